@@ -1,0 +1,1 @@
+"""Runtime adapters: ``local`` for one machine, ``cloudflare`` for the Worker."""

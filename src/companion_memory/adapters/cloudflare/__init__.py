@@ -1,0 +1,1 @@
+"""Adapters over the Cloudflare Worker bindings (D1, Vectorize, Workers AI, Queues)."""

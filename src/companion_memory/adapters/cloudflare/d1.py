@@ -1,0 +1,106 @@
+"""The Database port over a Cloudflare D1 binding (``env.DB``)."""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn, Sequence
+
+from ...ports import (
+    ConstraintError,
+    DatabaseError,
+    QueryResult,
+    SqlValue,
+    Statement,
+    check_parameter_count,
+)
+from . import ffi
+
+_SQL_TYPES = (str, int, float, bytes, bytearray, memoryview)
+
+
+def _raise_translated(error: Exception) -> NoReturn:
+    # D1 failures reach Python as JsException("Error: D1_ERROR: <sqlite message>: SQLITE_<CODE>").
+    message = str(error).removeprefix("Error: ")
+    if "D1_" not in message:
+        raise error
+    if "SQLITE_CONSTRAINT" in message:
+        raise ConstraintError(message) from error
+    raise DatabaseError(message) from error
+
+
+def _value(value: Any) -> Any:
+    # D1 returns BLOBs as JS arrays of byte values; no other SQL value is an array.
+    if isinstance(value, list):
+        return bytes(value)
+    return value
+
+
+def _row(row: dict[str, Any]) -> dict[str, Any]:
+    return {column: _value(value) for column, value in row.items()}
+
+
+def _rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    return [_row(row) for row in result.get("results") or []]
+
+
+def _query_result(result: dict[str, Any]) -> QueryResult:
+    meta = result.get("meta") or {}
+    last_row_id = meta.get("last_row_id")
+    return QueryResult(
+        rows=_rows(result),
+        changes=int(meta.get("changes") or 0),
+        last_row_id=int(last_row_id) if last_row_id is not None else None,
+    )
+
+
+class D1Database:
+    """Implements ``ports.Database`` on a D1 binding object (``self.env.DB`` in the Worker)."""
+
+    def __init__(self, binding: Any) -> None:
+        self._binding = binding
+
+    def _prepare(self, sql: str, params: Sequence[SqlValue]) -> Any:
+        check_parameter_count(params)
+        for value in params:
+            if value is not None and not isinstance(value, _SQL_TYPES):
+                raise TypeError(f"cannot bind {type(value).__name__} to SQL: {value!r}")
+        try:
+            statement = self._binding.prepare(sql)
+            if params:
+                statement = statement.bind(*[ffi.to_js(value) for value in params])
+        except Exception as error:  # D1_TYPE_ERROR is raised by bind() itself
+            _raise_translated(error)
+        return statement
+
+    async def all(self, sql: str, params: Sequence[SqlValue] = ()) -> list[dict[str, Any]]:
+        statement = self._prepare(sql, params)
+        try:
+            result = ffi.to_py(await statement.all())
+        except Exception as error:
+            _raise_translated(error)
+        return _rows(result)
+
+    async def first(self, sql: str, params: Sequence[SqlValue] = ()) -> dict[str, Any] | None:
+        statement = self._prepare(sql, params)
+        try:
+            row = ffi.to_py(await statement.first())
+        except Exception as error:
+            _raise_translated(error)
+        return _row(row) if row is not None else None
+
+    async def run(self, sql: str, params: Sequence[SqlValue] = ()) -> QueryResult:
+        statement = self._prepare(sql, params)
+        try:
+            result = ffi.to_py(await statement.run())
+        except Exception as error:
+            _raise_translated(error)
+        return _query_result(result)
+
+    async def batch(self, statements: Sequence[Statement]) -> list[QueryResult]:
+        if not statements:
+            return []
+        prepared = [self._prepare(s.sql, s.params) for s in statements]
+        try:
+            results = ffi.to_py(await self._binding.batch(ffi.to_js(prepared)))
+        except Exception as error:
+            _raise_translated(error)
+        return [_query_result(result) for result in results]

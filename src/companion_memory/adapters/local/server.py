@@ -1,0 +1,47 @@
+"""The local server: the shared ASGI app plus the background work the Worker gets from
+its Queue and Cron (here: retrying vector-mirror writes)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from fastapi import FastAPI
+
+from ...api.app import create_app
+from ...runtime import Runtime
+
+log = logging.getLogger("companion_memory")
+MIRROR_RETRY_SECONDS = 15.0
+
+
+async def keep_mirror_in_step(runtime: Runtime, interval: float = MIRROR_RETRY_SECONDS) -> None:
+    """Queue what the index lacks, then drain the outbox now and every ``interval``."""
+    queued = await runtime.mirror.enqueue_missing()
+    if queued:
+        log.info("vector index is missing %d memories; rebuilding it in the background", queued)
+    while True:
+        try:
+            while (report := await runtime.mirror.drain()).synced:
+                pass
+            if report.failed:
+                log.warning("vector mirror: %d writes failed; retrying with backoff", report.failed)
+        except Exception:  # keep retrying: the outbox still holds the work
+            log.exception("vector mirror pass failed")
+        await asyncio.sleep(interval)
+
+
+def create_local_app(runtime: Runtime) -> FastAPI:
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        task = asyncio.create_task(keep_mirror_in_step(runtime))
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    return create_app(runtime, lifespan=lifespan)

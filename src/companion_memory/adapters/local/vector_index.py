@@ -1,0 +1,159 @@
+"""A Vectorize-shaped index persisted in SQLite and searched in memory with numpy.
+
+The index is a mirror of the memories table: it can be deleted and rebuilt at any
+time, so it lives in its own file beside the database.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from ...ports import VectorFilterValue, VectorMatch, VectorRecord
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS vectors (
+  id TEXT PRIMARY KEY,
+  vector BLOB NOT NULL,
+  metadata TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS index_info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+class DimensionMismatch(ValueError):
+    pass
+
+
+class LocalVectorIndex:
+    """``model`` names the embedder whose vectors the file holds: opened for another
+    model, the file is emptied, and the caller rebuilds it from the database."""
+
+    def __init__(self, path: Path | str, dimensions: int, model: str) -> None:
+        self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        if str(path) != ":memory:":
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = NORMAL")
+        self._db.executescript(_SCHEMA)
+        wanted = {"dimensions": str(dimensions), "model": model}
+        stored = dict(self._db.execute("SELECT key, value FROM index_info").fetchall())
+        self.reset = bool(stored) and stored != wanted
+        if stored != wanted:
+            self._db.execute("BEGIN")
+            self._db.execute("DELETE FROM vectors")
+            self._db.execute("DELETE FROM index_info")
+            self._db.executemany("INSERT INTO index_info VALUES (?, ?)", list(wanted.items()))
+            self._db.execute("COMMIT")
+        self.dimensions = dimensions
+        self._ids: list[str] = []
+        self._metadata: list[dict[str, Any]] = []
+        self._position: dict[str, int] = {}
+        self._storage = np.zeros((0, dimensions), dtype=np.float32)
+        for id_, blob, metadata in self._db.execute("SELECT id, vector, metadata FROM vectors"):
+            self._put(id_, np.frombuffer(blob, dtype=np.float32), json.loads(metadata))
+
+    def close(self) -> None:
+        self._db.close()
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        rows = []
+        for record in records:
+            vector = np.asarray(record.values, dtype=np.float32)
+            if vector.shape != (self.dimensions,):
+                raise DimensionMismatch(f"vector {record.id} has {vector.size} dimensions, index has {self.dimensions}")
+            rows.append((record.id, vector.tobytes(), json.dumps(dict(record.metadata))))
+        self._db.execute("BEGIN")
+        self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
+        self._db.execute("COMMIT")
+        for record, (_, blob, _) in zip(records, rows):
+            self._put(record.id, np.frombuffer(blob, dtype=np.float32), dict(record.metadata))
+
+    async def query(
+        self, vector: Sequence[float], *, top_k: int, filter: Mapping[str, VectorFilterValue] | None = None
+    ) -> list[VectorMatch]:
+        if not self._ids or top_k <= 0:
+            return []
+        query = np.asarray(vector, dtype=np.float32)
+        rows = [i for i, meta in enumerate(self._metadata) if _matches(meta, filter or {})]
+        if not rows:
+            return []
+        scores = self._matrix[rows] @ query
+        best = np.argsort(-scores)[:top_k]
+        return [
+            VectorMatch(id=self._ids[rows[i]], score=float(scores[i]), metadata=dict(self._metadata[rows[i]]))
+            for i in best
+        ]
+
+    async def get(self, ids: Sequence[str]) -> list[VectorRecord]:
+        found = [self._position[i] for i in ids if i in self._position]
+        return [VectorRecord(self._ids[p], self._matrix[p].tolist(), dict(self._metadata[p])) for p in found]
+
+    async def delete(self, ids: Sequence[str]) -> None:
+        present = [i for i in ids if i in self._position]
+        if not present:
+            return
+        self._db.execute("BEGIN")
+        self._db.executemany("DELETE FROM vectors WHERE id = ?", [(i,) for i in present])
+        self._db.execute("COMMIT")
+        for id_ in present:
+            self._remove(id_)
+
+    async def count(self) -> int:
+        return len(self._ids)
+
+    def _put(self, id_: str, vector: np.ndarray, metadata: dict[str, Any]) -> None:
+        position = self._position.get(id_)
+        if position is None:
+            position = len(self._ids)
+            if position == self._storage.shape[0]:
+                # Grow by doubling so that appends stay amortised O(dimensions).
+                grown = np.zeros((max(64, position * 2), self.dimensions), dtype=np.float32)
+                grown[:position] = self._storage
+                self._storage = grown
+            self._position[id_] = position
+            self._ids.append(id_)
+            self._metadata.append(metadata)
+        else:
+            self._metadata[position] = metadata
+        self._storage[position] = vector
+
+    def _remove(self, id_: str) -> None:
+        # Move the last row into the hole so that removal stays O(dimensions).
+        position = self._position.pop(id_)
+        last = len(self._ids) - 1
+        if position != last:
+            moved = self._ids[last]
+            self._ids[position] = moved
+            self._metadata[position] = self._metadata[last]
+            self._storage[position] = self._storage[last]
+            self._position[moved] = position
+        self._ids.pop()
+        self._metadata.pop()
+
+    @property
+    def _matrix(self) -> np.ndarray:
+        return self._storage[: len(self._ids)]
+
+
+def _matches(metadata: Mapping[str, Any], filter: Mapping[str, VectorFilterValue]) -> bool:
+    for key, condition in filter.items():
+        value = metadata.get(key)
+        if isinstance(condition, Mapping):
+            for op, operand in condition.items():
+                if op == "$eq" and value != operand:
+                    return False
+                if op == "$ne" and value == operand:
+                    return False
+                if op == "$in" and value not in operand:
+                    return False
+                if op == "$nin" and value in operand:
+                    return False
+                if op not in ("$eq", "$ne", "$in", "$nin"):
+                    raise ValueError(f"unsupported vector filter operator {op!r}")
+        elif value != condition:
+            return False
+    return True

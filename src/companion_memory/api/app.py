@@ -1,0 +1,29 @@
+"""The ASGI app: the same for the Worker's fetch and the local server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+
+from .. import __version__
+from ..runtime import Runtime
+from . import cache, errors, glossary, health, ingest, memories, precious, snapshot
+from .limits import BodyLimit
+
+
+def create_app(runtime: Runtime, *, lifespan: Any = None) -> FastAPI:
+    """``lifespan`` is for the local server's background work; the Worker passes none
+    (its ASGI bridge runs the lifespan around every request)."""
+    app = FastAPI(
+        lifespan=lifespan,
+        title="companion-memory",
+        version=__version__,
+        description="Long-term memory for AI chat clients and agents.",
+    )
+    app.state.runtime = runtime
+    errors.install(app)
+    for module in (health, memories, precious, glossary, ingest, cache, snapshot):
+        app.include_router(module.router)
+    app.add_middleware(BodyLimit)
+    return app

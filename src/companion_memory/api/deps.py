@@ -1,0 +1,23 @@
+"""Small FastAPI dependencies every router uses."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Query, Request
+
+from ..clock import iso
+from ..runtime import Runtime
+from .schemas import Namespace
+
+
+def get_runtime(request: Request) -> Runtime:
+    return request.app.state.runtime
+
+
+RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+NamespaceQuery = Annotated[Namespace, Query()]
+
+
+def now(runtime: Runtime) -> str:
+    return iso(runtime.clock.now())

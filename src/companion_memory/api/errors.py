@@ -1,0 +1,63 @@
+"""Every failure leaves as JSON: ``{"error": {"message", "type", "code"}}``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from ..errors import Conflict, InvalidInput, NotFound, PermissionDenied, SensitiveContent, ServiceError
+from .auth import Unauthenticated
+
+_STATUS: dict[type[ServiceError], tuple[int, str]] = {
+    Unauthenticated: (401, "authentication_error"),
+    PermissionDenied: (403, "permission_error"),
+    NotFound: (404, "not_found_error"),
+    Conflict: (409, "conflict_error"),
+    SensitiveContent: (422, "invalid_request_error"),
+    InvalidInput: (400, "invalid_request_error"),
+}
+
+
+def error_response(status: int, message: str, *, type_: str, code: str, **extra: Any) -> JSONResponse:
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse({"error": {"message": message, "type": type_, "code": code, **extra}}, status, headers=headers)
+
+
+def _describe(error: dict[str, Any]) -> str:
+    location = [str(p) for p in error.get("loc", ()) if p not in ("body",)]
+    if error.get("type") == "json_invalid":
+        return "request body is not valid JSON"
+    if error.get("type") == "model_attributes_type" or (not location and error.get("type", "").endswith("_type")):
+        return "request body must be a JSON object"
+    where = ".".join(location) or "body"
+    return f"{where}: {error.get('msg', 'invalid value')}"
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(ServiceError)
+    async def service_error(_: Request, error: ServiceError) -> JSONResponse:
+        status, type_ = next((v for k, v in _STATUS.items() if isinstance(error, k)), (400, "invalid_request_error"))
+        extra = {"details": error.details} if error.details else {}
+        return error_response(status, error.message, type_=type_, code=error.code, **extra)
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(_: Request, error: RequestValidationError) -> JSONResponse:
+        problems = [_describe(e) for e in error.errors()]
+        return error_response(400, "; ".join(problems[:5]), type_="invalid_request_error", code="invalid_request")
+
+    @app.exception_handler(HTTPException)
+    async def http_error(_: Request, error: HTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}.get(error.status_code, "http_error")
+        message = error.detail if isinstance(error.detail, str) else "request failed"
+        if error.status_code == 404 and message == "Not Found":
+            message = "no such route"
+        return error_response(error.status_code, message, type_="invalid_request_error", code=code)
+
+    @app.exception_handler(Exception)
+    async def unexpected(_: Request, error: Exception) -> JSONResponse:
+        # A bug or an outage of a binding: say so without leaking internals.
+        return error_response(500, "internal error", type_="server_error", code="internal_error")

@@ -1,0 +1,149 @@
+"""``companion-memory``: serve, migrate, export, import (the local runtime)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from .settings import Settings
+
+DATA_DIR_VARIABLE = "COMPANION_MEMORY_DATA_DIR"
+
+
+def default_data_dir() -> Path:
+    if os.environ.get(DATA_DIR_VARIABLE):
+        return Path(os.environ[DATA_DIR_VARIABLE]).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("companion-memory", appauthor=False))
+
+
+def load_settings() -> Settings:
+    """Environment variables, plus a ``.env`` in the working directory (which never
+    overrides a variable that is already set)."""
+    from dotenv import load_dotenv
+
+    load_dotenv(Path.cwd() / ".env", override=False)
+    return Settings.from_env(os.environ)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="companion-memory", description="Long-term memory for AI chat clients.")
+    parser.add_argument("--data-dir", type=Path, default=None, help=f"where data lives (default: ${DATA_DIR_VARIABLE} or a per-user dir)")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="migrate, load the embedder and serve the API")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8787)
+    serve.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
+
+    migrate = commands.add_parser("migrate", help="apply database migrations")
+    migrate.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
+
+    export = commands.add_parser("export", help="write everything to a JSON file")
+    export.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
+    export.add_argument("--namespace", help="export one namespace (default: all)")
+    export.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
+
+    import_ = commands.add_parser("import", help="load a JSON export (rows are upserted by id)")
+    import_.add_argument("file", type=Path)
+    import_.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    data_dir = (args.data_dir or default_data_dir()).resolve()
+    settings = load_settings()
+    if args.command == "serve":
+        return _serve(settings, data_dir, args.host, args.port)
+    return asyncio.run(_COMMANDS[args.command](settings, data_dir, args))
+
+
+def _serve(settings: Settings, data_dir: Path, host: str, port: int) -> int:
+    import uvicorn
+
+    from .adapters.local.keys import load_or_create_owner_key
+    from .adapters.local.runtime import build_local_runtime
+    from .adapters.local.server import create_local_app
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    if not settings.CHATBOX_API_KEY:
+        key, new = load_or_create_owner_key(data_dir)
+        settings = settings.model_copy(update={"CHATBOX_API_KEY": key})
+        if new:
+            print(f"No CHATBOX_API_KEY set: generated an owner key (shown once, kept in {data_dir}):\n\n    {key}\n", flush=True)
+        else:
+            print(f"Using the owner key kept in {data_dir} (set CHATBOX_API_KEY to choose your own).", flush=True)
+    runtime = asyncio.run(build_local_runtime(settings, data_dir))
+    print(f"companion-memory: data in {data_dir}, embedder {runtime.embedder.model} ({runtime.embedder.dimensions}-d)")
+    print(f"Serving on http://{host}:{port}  (API docs at /docs)", flush=True)
+    uvicorn.run(create_local_app(runtime), host=host, port=port, log_level="info")
+    return 0
+
+
+async def _migrate(settings: Settings, data_dir: Path, _: argparse.Namespace) -> int:
+    from .adapters.local.sqlite import SqliteDatabase
+    from .adapters.local.runtime import DATABASE_FILE
+    from .migrations import apply_migrations, default_migrations_dir, load_migrations
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    db = SqliteDatabase.open(data_dir / DATABASE_FILE)
+    applied = await apply_migrations(db, load_migrations(default_migrations_dir()))
+    print("\n".join(f"applied {name}" for name in applied) or "database is up to date")
+    return 0
+
+
+async def _export(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
+    runtime = await _runtime(settings, data_dir)
+    document = await runtime.snapshots.export(args.namespace)
+    text = json.dumps(document, ensure_ascii=False, indent=1)
+    if args.output:
+        args.output.write_text(text, encoding="utf-8")
+        counts = ", ".join(f"{len(v)} {k}" for k, v in document.items() if isinstance(v, list))
+        print(f"wrote {args.output}: {counts}", file=sys.stderr)
+    else:
+        sys.stdout.write(text + "\n")
+    return 0
+
+
+async def _import(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
+    from .errors import ServiceError
+
+    try:
+        document: Any = json.loads(args.file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        print(f"cannot read {args.file}: {error}", file=sys.stderr)
+        return 2
+    runtime = await _runtime(settings, data_dir)
+    try:
+        report = await runtime.snapshots.import_(document)
+    except ServiceError as error:
+        print(f"cannot import {args.file}: {error.message}", file=sys.stderr)
+        return 2
+    print("imported " + ", ".join(f"{n} {table}" for table, n in report["imported"].items()))
+    for table, n in report["refused"].items():
+        print(f"refused {n} {table} rows that clash with existing ones", file=sys.stderr)
+    embedded = 0
+    while (step := await runtime.mirror.drain()).synced:
+        embedded += step.synced
+        print(f"\rindexing vectors: {embedded}", end="", file=sys.stderr, flush=True)
+    print(f"\rindexed {embedded} vectors" + (f", {step.failed} to retry" if step.failed else ""), file=sys.stderr)
+    return 0
+
+
+async def _runtime(settings: Settings, data_dir: Path):  # type: ignore[no-untyped-def]
+    from .adapters.local.runtime import build_local_runtime
+
+    return await build_local_runtime(settings, data_dir)
+
+
+_COMMANDS = {"migrate": _migrate, "export": _export, "import": _import}
+
+if __name__ == "__main__":
+    raise SystemExit(main())

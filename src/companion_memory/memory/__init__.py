@@ -1,0 +1,1 @@
+"""Domain services for memories, messages and the tables around them. Runtime-free."""

@@ -1,0 +1,86 @@
+"""Export everything a namespace holds to one JSON document, and import it back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..clock import iso
+from ..errors import InvalidInput
+from ..ports import Clock, Database, Statement
+from ..store.outbox import OutboxStore
+from ..store.snapshot import TABLES, TABLES_BY_NAME, SnapshotStore, TableSpec
+from .models import Memory
+
+FORMAT = "companion-memory-export"
+VERSION = 1
+_IMPORT_GROUP = 200
+
+
+class Snapshots:
+    def __init__(self, db: Database, clock: Clock) -> None:
+        self.db = db
+        self.clock = clock
+        self.store = SnapshotStore(db)
+
+    async def export(self, namespace: str | None) -> dict[str, Any]:
+        """``namespace=None`` exports every namespace."""
+        document: dict[str, Any] = {
+            "format": FORMAT,
+            "version": VERSION,
+            "exported_at": iso(self.clock.now()),
+            "namespace": namespace,
+        }
+        for table in TABLES:
+            document[table.name] = await self.store.read(table, namespace)
+        return document
+
+    async def import_(self, document: Any) -> dict[str, Any]:
+        """Upsert every row by id; active memories are queued for the vector index."""
+        tables = _validate(document)
+        now = iso(self.clock.now())
+        counts: dict[str, int] = {}
+        refused: dict[str, int] = {}
+        for table, rows in tables:
+            statements = [SnapshotStore.upsert(table, row) for row in rows]
+            if table.name == "memories":
+                # Every imported memory gets a mirror pass: live ones are embedded,
+                # others are removed from the index if an older copy was there.
+                statements += [OutboxStore.enqueue(r["id"], r["namespace"], "upsert", now) for r in rows]
+            failed = 0
+            for start in range(0, len(statements), _IMPORT_GROUP):
+                failed += await self.store.write(statements[start : start + _IMPORT_GROUP])
+            counts[table.name] = len(rows) - failed
+            if failed:
+                refused[table.name] = failed
+        return {"imported": counts, "refused": refused}
+
+
+def _validate(document: Any) -> list[tuple[TableSpec, list[dict[str, Any]]]]:
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise InvalidInput(f"not a companion-memory export (expected \"format\": \"{FORMAT}\")", code="invalid_snapshot")
+    if document.get("version") != VERSION:
+        raise InvalidInput(f"unsupported export version {document.get('version')!r}; this server reads {VERSION}", code="invalid_snapshot")
+    tables: list[tuple[TableSpec, list[dict[str, Any]]]] = []
+    for table in TABLES:
+        rows = document.get(table.name, [])
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            raise InvalidInput(f"{table.name} must be a list of objects", code="invalid_snapshot")
+        required = set(table.key) | {"namespace", "created_at"} & set(table.columns)
+        for index, row in enumerate(rows):
+            missing = sorted(c for c in required if row.get(c) in (None, ""))
+            if missing:
+                raise InvalidInput(f"{table.name}[{index}] lacks {', '.join(missing)}", code="invalid_snapshot")
+            if table.name == "memories":
+                try:
+                    Memory.model_validate(row)
+                except ValidationError as error:
+                    first = error.errors()[0]
+                    field = ".".join(str(p) for p in first["loc"])
+                    raise InvalidInput(f"memories[{index}].{field}: {first['msg']}", code="invalid_snapshot") from None
+        tables.append((table, rows))
+    unknown = set(document) - set(TABLES_BY_NAME) - {"format", "version", "exported_at", "namespace"}
+    if unknown:
+        raise InvalidInput(f"unknown sections in export: {', '.join(sorted(unknown))}", code="invalid_snapshot")
+    return tables

@@ -1,0 +1,121 @@
+"""Keeps the vector index in step with the memories table through the outbox.
+
+Every write that changes what the index should hold enqueues an outbox entry in the
+same atomic batch as the row change. ``sync`` then applies it right away; if the
+embedder or the index fails, the entry stays and ``drain`` retries it later with
+backoff. So a vector write can be late, but never lost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Sequence
+
+from ..clock import iso
+from ..ports import Clock, Database, Embedder, VectorIndex, VectorRecord
+from ..store.memories import MemoryStore
+from ..store.outbox import OutboxEntry, OutboxStore
+from .models import Memory
+
+_MAX_BACKOFF = timedelta(hours=1)
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    synced: int = 0
+    failed: int = 0
+
+
+def vector_metadata(memory: Memory) -> dict[str, str | bool]:
+    return {
+        "namespace": memory.namespace,
+        "status": memory.status,
+        "type": memory.type,
+        "kind": "memory",
+        "pinned": memory.pinned,
+    }
+
+
+def is_indexed(memory: Memory) -> bool:
+    """Only live rows belong in the index; everything else is removed from it."""
+    return memory.status == "active" and memory.version_status == "current"
+
+
+class VectorMirror:
+    def __init__(self, db: Database, vectors: VectorIndex, embedder: Embedder, clock: Clock) -> None:
+        self.db = db
+        self.vectors = vectors
+        self.embedder = embedder
+        self.clock = clock
+        self.memories = MemoryStore(db)
+        self.outbox = OutboxStore(db)
+
+    async def sync(self, memory_ids: Sequence[str]) -> SyncReport:
+        """Apply the outbox entries of these memories now (right after a write)."""
+        return await self._apply(await self.outbox.entries(memory_ids))
+
+    async def drain(self, limit: int = 200) -> SyncReport:
+        """Retry the entries that are due; returns what happened."""
+        return await self._apply(await self.outbox.due(iso(self.clock.now()), limit))
+
+    async def enqueue_missing(self, batch: int = 500) -> int:
+        """Queue every live memory the index lacks (a new or emptied index); returns how many."""
+        queued = 0
+        after = ""
+        while True:
+            rows = await self.memories.live_ids(after=after, limit=batch)
+            if not rows:
+                return queued
+            after = rows[-1]["id"]
+            present = {r.id for r in await self.vectors.get([r["id"] for r in rows])}
+            now = iso(self.clock.now())
+            missing = [OutboxStore.enqueue(r["id"], r["namespace"], "upsert", now) for r in rows if r["id"] not in present]
+            if missing:
+                await self.db.batch(missing)
+                queued += len(missing)
+
+    async def _apply(self, entries: list[OutboxEntry]) -> SyncReport:
+        if not entries:
+            return SyncReport()
+        upserts = [e for e in entries if e.op == "upsert"]
+        removals = [e for e in entries if e.op != "upsert"]
+        synced = failed = 0
+        if upserts:
+            try:
+                await self._upsert(upserts)
+                synced += len(upserts)
+            except Exception as error:  # the index or embedder is down: retry later
+                await self._failed(upserts, error)
+                failed += len(upserts)
+        for entry in removals:
+            try:
+                await self.vectors.delete([entry.memory_id])
+                statements = [OutboxStore.clear(entry)]
+                if entry.op == "purge":
+                    statements = MemoryStore.delete_row(entry.memory_id) + statements
+                await self.db.batch(statements)
+                synced += 1
+            except Exception as error:
+                await self._failed([entry], error)
+                failed += 1
+        return SyncReport(synced=synced, failed=failed)
+
+    async def _upsert(self, entries: list[OutboxEntry]) -> None:
+        rows = {m.id: m for m in await self.memories.get_many([e.memory_id for e in entries])}
+        live = [rows[e.memory_id] for e in entries if e.memory_id in rows and is_indexed(rows[e.memory_id])]
+        gone = [e.memory_id for e in entries if e.memory_id not in rows or not is_indexed(rows[e.memory_id])]
+        if live:
+            embeddings = await self.embedder.embed([m.content for m in live], kind="passage")
+            await self.vectors.upsert(
+                [VectorRecord(m.id, values, vector_metadata(m)) for m, values in zip(live, embeddings)]
+            )
+        if gone:
+            await self.vectors.delete(gone)
+        await self.db.batch([OutboxStore.clear(e) for e in entries])
+
+    async def _failed(self, entries: list[OutboxEntry], error: Exception) -> None:
+        now = self.clock.now()
+        for entry in entries:
+            delay = min(timedelta(seconds=15 * 2**entry.attempts), _MAX_BACKOFF)
+            await self.outbox.record_failure(entry, f"{type(error).__name__}: {error}", iso(now + delay))

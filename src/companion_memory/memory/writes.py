@@ -1,0 +1,376 @@
+"""The write paths: upsert by fact_key, create, supersede, edit, archive, delete.
+
+Each write changes the row, its audit event and its vector-outbox entry in one atomic
+batch, then asks the mirror to apply the outbox entry. The database is the truth; the
+vector index catches up, now or on a retry.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from pydantic import BaseModel
+
+from ..clock import iso
+from ..errors import Conflict, InvalidInput, NotFound, SensitiveContent
+from ..ports import Clock, ConstraintError, Database, Statement
+from ..settings import Settings
+from ..store.memories import MemoryStore
+from ..store.outbox import OutboxOp, OutboxStore
+from .models import Evidence, Memory
+from .sensitive import find_sensitive
+from .types import normalise_type
+from .vector_mirror import VectorMirror
+
+
+class MemoryDraft(BaseModel):
+    """What a writer says about a memory; None means "not given"."""
+
+    content: str | None = None
+    type: str | None = None
+    fact_key: str | None = None
+    importance: float | None = None
+    confidence: float | None = None
+    tags: list[str] | None = None
+    pinned: bool | None = None
+    source: str | None = None
+    source_message_ids: list[str] | None = None
+    evidence: list[Evidence] | None = None
+    # Set when a person wrote this by hand; automatic writers leave it empty.
+    authored_by: str | None = None
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who writes: a key profile, the dream, an import. Only the owner may change a
+    memory that a person wrote by hand."""
+
+    name: str
+    owner: bool = False
+
+
+@dataclass
+class WriteResult:
+    memory: Memory
+    action: str
+    created: bool = False
+    vector: str = "synced"
+    previous: Memory | None = None
+    old_status: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+class MemoryWriter:
+    def __init__(
+        self,
+        db: Database,
+        mirror: VectorMirror,
+        clock: Clock,
+        settings: Settings,
+        new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+    ) -> None:
+        self.db = db
+        self.mirror = mirror
+        self.clock = clock
+        self.settings = settings
+        self.new_id = new_id
+        self.store = MemoryStore(db)
+
+    # -- public write paths -------------------------------------------------------
+
+    async def upsert(self, namespace: str, draft: MemoryDraft, actor: Actor) -> WriteResult:
+        """Same fact_key → update in place (seen once more); new key → create."""
+        if not draft.fact_key:
+            raise InvalidInput("fact_key is required: memories are written by upsert on a fact key", code="missing_fact_key")
+        self._check_content(draft)
+        existing = await self.store.current_by_fact_key(namespace, draft.fact_key)
+        if existing is None:
+            try:
+                return await self.create(namespace, draft, actor)
+            except ConstraintError:
+                # Another writer created the same key between our read and our insert.
+                existing = await self.store.current_by_fact_key(namespace, draft.fact_key)
+                if existing is None:
+                    raise
+        return await self._update_for_upsert(existing, draft, actor)
+
+    async def create(self, namespace: str, draft: MemoryDraft, actor: Actor) -> WriteResult:
+        self._check_content(draft)
+        notes: list[str] = []
+        memory_type = normalise_type(draft.type)
+        if memory_type is None:
+            memory_type = "note"
+            if draft.type:
+                notes.append(f"unknown type {draft.type!r} stored as 'note'")
+        now = iso(self.clock.now())
+        memory = Memory(
+            id=self.new_id(),
+            namespace=namespace,
+            type=memory_type,
+            content=draft.content.strip(),  # type: ignore[union-attr]
+            fact_key=draft.fact_key,
+            importance=_or(draft.importance, 0.5),
+            confidence=_or(draft.confidence, 0.8),
+            pinned=bool(draft.pinned),
+            tags=_clean_tags(draft.tags or []),
+            source=draft.source or "api",
+            source_message_ids=draft.source_message_ids or [],
+            evidence=draft.evidence or [],
+            authored_by=draft.authored_by,
+            last_seen_at=now,
+            created_at=now,
+            updated_at=now,
+        )
+        await self.db.batch(
+            [
+                MemoryStore.insert(memory),
+                MemoryStore.event(namespace, memory.id, "created", actor.name, {"source": memory.source}, now),
+                OutboxStore.enqueue(memory.id, namespace, "upsert", now),
+            ]
+        )
+        return await self._finish(memory, "created", created=True, notes=notes)
+
+    async def supersede(self, namespace: str, old_id: str, draft: MemoryDraft, actor: Actor) -> WriteResult:
+        """Replace a memory by a new version; the old one stays as history."""
+        self._check_content(draft)
+        old = await self.store.get(old_id)
+        if old is None:
+            result = await (self.upsert if draft.fact_key else self.create)(namespace, draft, actor)
+            result.old_status = "missing"
+            result.notes.append(f"memory {old_id} does not exist; the new memory was written on its own")
+            return result
+        self._guard_authored(old, actor)
+        if old.status != "active":
+            raise Conflict(
+                f"memory {old_id} is {old.status}"
+                + (f" (superseded by {old.superseded_by})" if old.superseded_by else "")
+                + "; only an active memory can be superseded",
+                code="not_active",
+            )
+        now = iso(self.clock.now())
+        new_type = normalise_type(draft.type) or old.type
+        new = Memory(
+            id=self.new_id(),
+            namespace=old.namespace,
+            type=new_type,
+            content=draft.content.strip(),  # type: ignore[union-attr]
+            fact_key=draft.fact_key or old.fact_key,
+            importance=_or(draft.importance, old.importance),
+            confidence=_or(draft.confidence, old.confidence),
+            pinned=old.pinned if draft.pinned is None else draft.pinned,
+            tags=_clean_tags(old.tags if draft.tags is None else draft.tags),
+            source=draft.source or "api",
+            source_message_ids=draft.source_message_ids or [],
+            evidence=draft.evidence or [],
+            authored_by=draft.authored_by,
+            last_seen_at=now,
+            created_at=now,
+            updated_at=now,
+        )
+        # The old row leaves 'active' before the new one arrives: the one-live-row-per-fact
+        # index sees them in this order inside the batch.
+        await self.db.batch(
+            [
+                MemoryStore.update(
+                    old.id,
+                    {"status": "superseded", "version_status": "historical", "superseded_by": new.id, "updated_at": now},
+                ),
+                MemoryStore.insert(new),
+                MemoryStore.add_relation(self.new_id(), old.namespace, new.id, old.id, "supersedes", 1.0, now),
+                MemoryStore.event(old.namespace, old.id, "superseded", actor.name, {"superseded_by": new.id}, now),
+                MemoryStore.event(old.namespace, new.id, "created", actor.name, {"supersedes": old.id}, now),
+                OutboxStore.enqueue(old.id, old.namespace, "delete", now),
+                OutboxStore.enqueue(new.id, old.namespace, "upsert", now),
+            ]
+        )
+        result = await self._finish(new, "superseded", created=True, also_sync=[old.id])
+        result.previous = old.model_copy(
+            update={"status": "superseded", "version_status": "historical", "superseded_by": new.id, "updated_at": now}
+        )
+        result.old_status = old.status
+        return result
+
+    async def edit(self, memory_id: str, draft: MemoryDraft, actor: Actor, *, status: str | None = None) -> WriteResult:
+        """Change fields in place (the panel's edit); content changes re-embed."""
+        memory = await self._existing(memory_id)
+        self._guard_authored(memory, actor)
+        if draft.content is not None:
+            self._check_content(draft)
+        changes: dict[str, Any] = {}
+        notes: list[str] = []
+        if draft.type is not None:
+            memory_type = normalise_type(draft.type)
+            if memory_type is None:
+                raise InvalidInput(f"unknown memory type {draft.type!r}", code="invalid_type")
+            changes["type"] = memory_type
+        for name in ("content", "fact_key", "importance", "confidence", "pinned", "source", "authored_by"):
+            value = getattr(draft, name)
+            if value is not None:
+                changes[name] = value.strip() if isinstance(value, str) else value
+        if draft.tags is not None:
+            changes["tags"] = _clean_tags(draft.tags)
+        if draft.evidence is not None:
+            changes["evidence"] = draft.evidence
+        if draft.source_message_ids is not None:
+            changes["source_message_ids"] = draft.source_message_ids
+        if status is not None:
+            if status not in ("active", "archived") or memory.status not in ("active", "archived"):
+                raise Conflict(
+                    f"cannot move memory from {memory.status} to {status} by editing", code="invalid_status_change"
+                )
+            changes["status"] = status
+        changes = {k: v for k, v in changes.items() if getattr(memory, k) != v}
+        if not changes:
+            return WriteResult(memory=memory, action="unchanged", notes=["nothing to change"])
+        if "fact_key" in changes and changes["fact_key"] and memory.status == "active":
+            clash = await self.store.current_by_fact_key(memory.namespace, changes["fact_key"])
+            if clash is not None and clash.id != memory.id:
+                raise Conflict(f"fact_key {changes['fact_key']!r} already belongs to memory {clash.id}", code="fact_key_taken")
+        now = iso(self.clock.now())
+        changes["updated_at"] = now
+        statements = [
+            MemoryStore.update(memory.id, changes),
+            MemoryStore.event(memory.namespace, memory.id, "edited", actor.name, {"fields": sorted(set(changes) - {"updated_at"})}, now),
+        ]
+        updated = memory.model_copy(update=changes)
+        if _vector_relevant(changes):
+            statements.append(OutboxStore.enqueue(memory.id, memory.namespace, "upsert", now))
+        await self.db.batch(statements)
+        return await self._finish(updated, "updated", notes=notes)
+
+    async def archive(self, memory_id: str, actor: Actor) -> WriteResult:
+        memory = await self._existing(memory_id)
+        self._guard_authored(memory, actor)
+        if memory.status == "archived":
+            return WriteResult(memory=memory, action="unchanged", notes=["already archived"])
+        if memory.status != "active":
+            raise Conflict(f"memory {memory_id} is {memory.status}; only an active memory can be archived", code="not_active")
+        return await self._retire(memory, "archived", actor, "delete")
+
+    async def delete(self, memory_id: str, actor: Actor, *, hard: bool = False) -> WriteResult:
+        """Soft delete (status 'deleted', vector removed); ``hard`` also removes the row,
+        but only once its vector is gone."""
+        memory = await self._existing(memory_id)
+        self._guard_authored(memory, actor)
+        if hard:
+            return await self._retire(memory, "deleted", actor, "purge")
+        if memory.status == "deleted":
+            return WriteResult(memory=memory, action="unchanged", notes=["already deleted"])
+        return await self._retire(memory, "deleted", actor, "delete")
+
+    # -- helpers ------------------------------------------------------------------
+
+    async def _update_for_upsert(self, existing: Memory, draft: MemoryDraft, actor: Actor) -> WriteResult:
+        self._guard_authored(existing, actor)
+        now = iso(self.clock.now())
+        notes: list[str] = []
+        changes: dict[str, Any] = {}
+        content = draft.content.strip()  # type: ignore[union-attr]
+        if content != existing.content:
+            changes["content"] = content
+        if draft.type is not None:
+            memory_type = normalise_type(draft.type)
+            if memory_type is None:
+                notes.append(f"unknown type {draft.type!r} ignored; kept {existing.type!r}")
+            elif memory_type != existing.type:
+                changes["type"] = memory_type
+        for name in ("importance", "confidence", "pinned", "source", "authored_by"):
+            value = getattr(draft, name)
+            if value is not None and value != getattr(existing, name):
+                changes[name] = value
+        if draft.tags is not None:
+            changes["tags"] = _clean_tags(draft.tags)
+        if draft.source_message_ids:
+            changes["source_message_ids"] = _union(existing.source_message_ids, draft.source_message_ids)
+        if draft.evidence:
+            known = {e.quote for e in existing.evidence}
+            changes["evidence"] = existing.evidence + [e for e in draft.evidence if e.quote not in known]
+        changes.update(seen_count=existing.seen_count + 1, last_seen_at=now, updated_at=now)
+        statements = [
+            MemoryStore.update(existing.id, changes),
+            MemoryStore.event(
+                existing.namespace, existing.id, "updated", actor.name,
+                {"fields": sorted(set(changes) - {"seen_count", "last_seen_at", "updated_at"})}, now,
+            ),
+        ]
+        if _vector_relevant(changes):
+            statements.append(OutboxStore.enqueue(existing.id, existing.namespace, "upsert", now))
+        await self.db.batch(statements)
+        updated = existing.model_copy(update=changes)
+        return await self._finish(updated, "updated", notes=notes)
+
+    async def _retire(self, memory: Memory, status: str, actor: Actor, op: OutboxOp) -> WriteResult:
+        now = iso(self.clock.now())
+        event = "purged" if op == "purge" else status
+        await self.db.batch(
+            [
+                MemoryStore.update(memory.id, {"status": status, "updated_at": now}),
+                MemoryStore.event(memory.namespace, memory.id, event, actor.name, {"from": memory.status}, now),
+                OutboxStore.enqueue(memory.id, memory.namespace, op, now),
+            ]
+        )
+        retired = memory.model_copy(update={"status": status, "updated_at": now})
+        return await self._finish(retired, event)
+
+    async def _finish(
+        self, memory: Memory, action: str, *, created: bool = False, notes: list[str] | None = None,
+        also_sync: list[str] | None = None,
+    ) -> WriteResult:
+        report = await self.mirror.sync([memory.id, *(also_sync or [])])
+        return WriteResult(
+            memory=memory,
+            action=action,
+            created=created,
+            vector="pending" if report.failed else "synced",
+            notes=notes or [],
+        )
+
+    async def _existing(self, memory_id: str) -> Memory:
+        memory = await self.store.get(memory_id)
+        if memory is None:
+            raise NotFound(f"memory {memory_id} not found")
+        return memory
+
+    def _check_content(self, draft: MemoryDraft) -> None:
+        if draft.content is None or not draft.content.strip():
+            raise InvalidInput("content must not be empty", code="empty_content")
+        if draft.authored_by:
+            return
+        found = [c for c in find_sensitive(draft.content) if c not in self.settings.MEMORY_SENSITIVE_ALLOW]
+        if found:
+            raise SensitiveContent(
+                f"content looks like it holds sensitive data ({', '.join(found)}); automatic writers may not "
+                "store it. Remove it, write the memory by hand, or allow the class with MEMORY_SENSITIVE_ALLOW",
+                details={"classes": found},
+            )
+
+    @staticmethod
+    def _guard_authored(memory: Memory, actor: Actor) -> None:
+        if memory.authored_by and not actor.owner:
+            raise Conflict(
+                f"memory {memory.id} was written by hand ({memory.authored_by}); only the owner may change it",
+                code="authored_memory",
+            )
+
+
+def _or(value: float | None, default: float) -> float:
+    return default if value is None else value
+
+
+def _clean_tags(tags: list[str]) -> list[str]:
+    seen: dict[str, None] = {}
+    for tag in tags:
+        tag = tag.strip()
+        if tag:
+            seen.setdefault(tag, None)
+    return list(seen)
+
+
+def _union(first: list[str], second: list[str]) -> list[str]:
+    return list(dict.fromkeys([*first, *second]))
+
+
+def _vector_relevant(changes: dict[str, Any]) -> bool:
+    return bool({"content", "type", "pinned", "status"} & changes.keys())

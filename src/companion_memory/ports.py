@@ -1,0 +1,119 @@
+"""The ports: what the domain services need from a runtime.
+
+Each port is a ``typing.Protocol``. Adapters in ``adapters/local`` (sqlite3, numpy,
+a bundled embedder) and ``adapters/cloudflare`` (D1, Vectorize, Workers AI) implement
+them; services only ever see these types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, Mapping, Protocol, Sequence
+
+# D1 refuses statements with more bound parameters than this; every adapter enforces
+# it so that SQL which passes locally also passes in production.
+MAX_BOUND_PARAMETERS = 100
+
+SqlValue = str | int | float | bytes | None
+
+
+class DatabaseError(Exception):
+    """A statement failed in the database."""
+
+
+class ConstraintError(DatabaseError):
+    """A UNIQUE, CHECK or NOT NULL constraint refused the write."""
+
+
+def check_parameter_count(params: Sequence[SqlValue]) -> None:
+    if len(params) > MAX_BOUND_PARAMETERS:
+        raise DatabaseError(
+            f"statement binds {len(params)} parameters; D1 allows at most {MAX_BOUND_PARAMETERS}"
+        )
+
+
+@dataclass(frozen=True)
+class Statement:
+    sql: str
+    params: tuple[SqlValue, ...] = ()
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    changes: int = 0
+    last_row_id: int | None = None
+
+
+class Database(Protocol):
+    """A SQLite-dialect database with D1's shape: single statements and atomic batches.
+
+    There are no interactive transactions: a multi-statement write that must be atomic
+    goes through ``batch``, which applies all statements or none.
+    """
+
+    async def all(self, sql: str, params: Sequence[SqlValue] = ()) -> list[dict[str, Any]]: ...
+
+    async def first(self, sql: str, params: Sequence[SqlValue] = ()) -> dict[str, Any] | None: ...
+
+    async def run(self, sql: str, params: Sequence[SqlValue] = ()) -> QueryResult: ...
+
+    async def batch(self, statements: Sequence[Statement]) -> list[QueryResult]: ...
+
+
+VectorFilterValue = str | int | float | bool | Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class VectorRecord:
+    id: str
+    values: Sequence[float]
+    metadata: Mapping[str, str | int | float | bool] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class VectorMatch:
+    id: str
+    score: float
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+class VectorIndex(Protocol):
+    """A mirror of the memories' embeddings, shaped like Vectorize.
+
+    ``filter`` follows Vectorize's metadata filter: ``{"namespace": "default",
+    "status": {"$in": ["active"]}}`` with ``$eq``, ``$ne``, ``$in`` and ``$nin``.
+    """
+
+    dimensions: int
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None: ...
+
+    async def query(
+        self, vector: Sequence[float], *, top_k: int, filter: Mapping[str, VectorFilterValue] | None = None
+    ) -> list[VectorMatch]: ...
+
+    async def get(self, ids: Sequence[str]) -> list[VectorRecord]: ...
+
+    async def delete(self, ids: Sequence[str]) -> None: ...
+
+    async def count(self) -> int: ...
+
+
+EmbeddingKind = Literal["query", "passage"]
+
+
+class Embedder(Protocol):
+    """Turns text into unit-length vectors; ``kind`` selects query or passage mode."""
+
+    model: str
+    dimensions: int
+
+    async def embed(self, texts: Sequence[str], *, kind: EmbeddingKind) -> list[list[float]]: ...
+
+
+class Clock(Protocol):
+    def now(self) -> datetime:
+        """The current time, timezone-aware, in UTC."""
+        ...

@@ -1,0 +1,37 @@
+"""The Runtime: one set of ports per process, and the services built on them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from .memory.ingest import MessageIngestor
+from .memory.snapshot import Snapshots
+from .memory.vector_mirror import VectorMirror
+from .memory.writes import MemoryWriter
+from .ports import Clock, Database, Embedder, VectorIndex
+from .settings import Settings
+
+@dataclass
+class Runtime:
+    settings: Settings
+    db: Database
+    vectors: VectorIndex
+    embedder: Embedder
+    clock: Clock
+
+    @cached_property
+    def mirror(self) -> VectorMirror:
+        return VectorMirror(self.db, self.vectors, self.embedder, self.clock)
+
+    @cached_property
+    def writer(self) -> MemoryWriter:
+        return MemoryWriter(self.db, self.mirror, self.clock, self.settings)
+
+    @cached_property
+    def ingestor(self) -> MessageIngestor:
+        return MessageIngestor(self.db, self.clock)
+
+    @cached_property
+    def snapshots(self) -> Snapshots:
+        return Snapshots(self.db, self.clock)

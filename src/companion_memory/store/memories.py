@@ -1,0 +1,174 @@
+"""SQL for the memories table, its relations and its audit events."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..memory.models import Evidence, Memory
+from ..memory.search_text import search_document
+from ..ports import Database, Statement
+from .pagination import decode_cursor, page_of
+from .sql import chunks, from_json, placeholders, to_json
+
+_COLUMNS = (
+    "id", "namespace", "type", "content", "search_text", "fact_key", "importance", "confidence",
+    "status", "version_status", "superseded_by", "pinned", "tags", "source", "source_message_ids",
+    "evidence", "authored_by", "seen_count", "recall_count", "last_injected_at", "last_seen_at",
+    "created_at", "updated_at",
+)
+_SELECT = "SELECT " + ", ".join(c for c in _COLUMNS if c != "search_text") + " FROM memories"
+# Columns a service may change in place; id and namespace never change.
+_UPDATABLE = frozenset(_COLUMNS) - {"id", "namespace", "created_at", "search_text"}
+
+
+def memory_from_row(row: dict[str, Any]) -> Memory:
+    return Memory(
+        **{
+            **row,
+            "pinned": bool(row["pinned"]),
+            "tags": from_json(row["tags"], []),
+            "source_message_ids": from_json(row["source_message_ids"], []),
+            "evidence": [Evidence(**e) for e in from_json(row["evidence"], [])],
+        }
+    )
+
+
+def _column_value(column: str, value: Any) -> Any:
+    if column in ("tags", "source_message_ids"):
+        return to_json(list(value))
+    if column == "evidence":
+        return to_json([e.model_dump(exclude_none=True) if isinstance(e, Evidence) else e for e in value])
+    if column == "pinned":
+        return 1 if value else 0
+    return value
+
+
+class MemoryStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def get(self, memory_id: str) -> Memory | None:
+        row = await self.db.first(f"{_SELECT} WHERE id = ?", (memory_id,))
+        return memory_from_row(row) if row else None
+
+    async def get_many(self, ids: Sequence[str]) -> list[Memory]:
+        found: list[Memory] = []
+        for part in chunks(list(ids)):
+            rows = await self.db.all(f"{_SELECT} WHERE id IN ({placeholders(len(part))})", tuple(part))
+            found.extend(memory_from_row(r) for r in rows)
+        return found
+
+    async def current_by_fact_key(self, namespace: str, fact_key: str) -> Memory | None:
+        row = await self.db.first(
+            f"{_SELECT} WHERE namespace = ? AND fact_key = ? AND status = 'active'", (namespace, fact_key)
+        )
+        return memory_from_row(row) if row else None
+
+    async def list(
+        self,
+        namespace: str,
+        *,
+        types: Sequence[str] = (),
+        statuses: Sequence[str] = ("active",),
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> tuple[list[Memory], str | None]:
+        where = ["namespace = ?"]
+        params: list[Any] = [namespace]
+        if types:
+            where.append(f"type IN ({placeholders(len(types))})")
+            params.extend(types)
+        if statuses:
+            where.append(f"status IN ({placeholders(len(statuses))})")
+            params.extend(statuses)
+        if cursor:
+            updated_at, id_ = decode_cursor(cursor)
+            where.append("(updated_at < ? OR (updated_at = ? AND id < ?))")
+            params.extend((updated_at, updated_at, id_))
+        params.append(limit + 1)
+        rows = await self.db.all(
+            f"{_SELECT} WHERE {' AND '.join(where)} ORDER BY updated_at DESC, id DESC LIMIT ?", params
+        )
+        page, next_cursor = page_of(rows, limit, "updated_at")
+        return [memory_from_row(r) for r in page], next_cursor
+
+    async def live_ids(self, *, after: str, limit: int) -> list[dict[str, Any]]:
+        """Ids (and namespaces) of active current memories, in id order, after ``after``."""
+        return await self.db.all(
+            "SELECT id, namespace FROM memories WHERE status = 'active' AND version_status = 'current' "
+            "AND id > ? ORDER BY id LIMIT ?",
+            (after, limit),
+        )
+
+    async def count_by_status(self, namespace: str) -> dict[str, int]:
+        rows = await self.db.all(
+            "SELECT status, COUNT(*) AS n FROM memories WHERE namespace = ? GROUP BY status", (namespace,)
+        )
+        return {r["status"]: r["n"] for r in rows}
+
+    @staticmethod
+    def insert(memory: Memory) -> Statement:
+        values = memory.model_dump()
+        values["search_text"] = search_document(memory.content)
+        return Statement(
+            f"INSERT INTO memories ({', '.join(_COLUMNS)}) VALUES ({placeholders(len(_COLUMNS))})",
+            tuple(_column_value(c, values[c]) for c in _COLUMNS),
+        )
+
+    @staticmethod
+    def update(memory_id: str, changes: dict[str, Any]) -> Statement:
+        unknown = set(changes) - _UPDATABLE
+        if unknown:
+            raise ValueError(f"not updatable: {sorted(unknown)}")
+        columns = list(changes)
+        values = [_column_value(c, changes[c]) for c in columns]
+        if "content" in changes:
+            columns.append("search_text")
+            values.append(search_document(changes["content"]))
+        assignments = ", ".join(f"{c} = ?" for c in columns)
+        return Statement(f"UPDATE memories SET {assignments} WHERE id = ?", (*values, memory_id))
+
+    @staticmethod
+    def mark_seen(memory_id: str, at: str) -> Statement:
+        return Statement(
+            "UPDATE memories SET seen_count = seen_count + 1, last_seen_at = ?, updated_at = ? WHERE id = ?",
+            (at, at, memory_id),
+        )
+
+    @staticmethod
+    def delete_row(memory_id: str) -> list[Statement]:
+        return [
+            Statement("DELETE FROM memory_relations WHERE source_id = ? OR target_id = ?", (memory_id, memory_id)),
+            Statement("DELETE FROM memories WHERE id = ?", (memory_id,)),
+        ]
+
+    @staticmethod
+    def add_relation(
+        relation_id: str, namespace: str, source_id: str, target_id: str, relation: str, weight: float, at: str
+    ) -> Statement:
+        return Statement(
+            "INSERT INTO memory_relations (id, namespace, source_id, target_id, relation, weight, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (source_id, target_id, relation) DO NOTHING",
+            (relation_id, namespace, source_id, target_id, relation, weight, at),
+        )
+
+    async def relations(self, memory_id: str) -> list[dict[str, Any]]:
+        return await self.db.all(
+            "SELECT id, source_id, target_id, relation, weight, created_at FROM memory_relations "
+            "WHERE source_id = ? OR target_id = ? ORDER BY created_at",
+            (memory_id, memory_id),
+        )
+
+    @staticmethod
+    def event(namespace: str, memory_id: str, event: str, actor: str, detail: dict[str, Any], at: str) -> Statement:
+        return Statement(
+            "INSERT INTO memory_events (namespace, memory_id, event, actor, detail, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (namespace, memory_id, event, actor, to_json(detail), at),
+        )
+
+    async def events(self, memory_id: str) -> list[dict[str, Any]]:
+        rows = await self.db.all(
+            "SELECT id, event, actor, detail, created_at FROM memory_events WHERE memory_id = ? ORDER BY id",
+            (memory_id,),
+        )
+        return [{**r, "detail": from_json(r["detail"], {})} for r in rows]

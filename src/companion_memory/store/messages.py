@@ -1,0 +1,57 @@
+"""SQL for raw chat messages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from ..ports import Database, Statement
+from .sql import chunks, placeholders
+
+
+@dataclass(frozen=True)
+class MessageRow:
+    id: str
+    namespace: str
+    conversation_id: str | None
+    role: str
+    content: str
+    client_hash: str
+    source: str
+    model: str | None
+    metadata: str | None
+    created_at: str
+    stored_at: str
+
+
+_COLUMNS = tuple(MessageRow.__dataclass_fields__)
+
+
+class MessageStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    @staticmethod
+    def insert_if_new(row: MessageRow) -> Statement:
+        return Statement(
+            f"INSERT INTO messages ({', '.join(_COLUMNS)}) VALUES ({placeholders(len(_COLUMNS))}) "
+            "ON CONFLICT (namespace, client_hash) DO NOTHING",
+            tuple(getattr(row, c) for c in _COLUMNS),
+        )
+
+    async def ids_by_hash(self, namespace: str, hashes: Sequence[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for part in chunks(list(hashes)):
+            rows = await self.db.all(
+                f"SELECT id, client_hash FROM messages WHERE namespace = ? AND client_hash IN ({placeholders(len(part))})",
+                (namespace, *part),
+            )
+            found.update((r["client_hash"], r["id"]) for r in rows)
+        return found
+
+    async def list(self, namespace: str, *, since: str, until: str, limit: int = 500) -> list[dict[str, Any]]:
+        return await self.db.all(
+            "SELECT id, conversation_id, role, content, source, model, created_at FROM messages "
+            "WHERE namespace = ? AND created_at >= ? AND created_at < ? ORDER BY created_at, id LIMIT ?",
+            (namespace, since, until, limit),
+        )

@@ -1,0 +1,73 @@
+"""SQL for the vector outbox: mirror writes that have not reached the index yet."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Sequence
+
+from ..ports import Database, Statement
+from .sql import chunks, placeholders
+
+OutboxOp = Literal["upsert", "delete", "purge"]
+
+
+@dataclass(frozen=True)
+class OutboxEntry:
+    memory_id: str
+    namespace: str
+    op: OutboxOp
+    seq: int
+    attempts: int
+
+
+class OutboxStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    @staticmethod
+    def enqueue(memory_id: str, namespace: str, op: OutboxOp, at: str) -> Statement:
+        """The newest wanted state replaces an older one for the same memory."""
+        return Statement(
+            "INSERT INTO vector_outbox (memory_id, namespace, op, seq, attempts, next_attempt_at, created_at) "
+            "VALUES (?, ?, ?, 0, 0, ?, ?) "
+            "ON CONFLICT (memory_id) DO UPDATE SET op = excluded.op, seq = vector_outbox.seq + 1, "
+            "attempts = 0, last_error = NULL, next_attempt_at = excluded.next_attempt_at",
+            (memory_id, namespace, op, at, at),
+        )
+
+    async def entries(self, memory_ids: Sequence[str]) -> list[OutboxEntry]:
+        found: list[OutboxEntry] = []
+        for part in chunks(list(memory_ids)):
+            rows = await self.db.all(
+                "SELECT memory_id, namespace, op, seq, attempts FROM vector_outbox "
+                f"WHERE memory_id IN ({placeholders(len(part))})",
+                tuple(part),
+            )
+            found.extend(OutboxEntry(**r) for r in rows)
+        return found
+
+    async def due(self, now: str, limit: int) -> list[OutboxEntry]:
+        rows = await self.db.all(
+            "SELECT memory_id, namespace, op, seq, attempts FROM vector_outbox "
+            "WHERE next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?",
+            (now, limit),
+        )
+        return [OutboxEntry(**r) for r in rows]
+
+    @staticmethod
+    def clear(entry: OutboxEntry) -> Statement:
+        # Only the entry as processed: a newer enqueue (higher seq) stays for the next pass.
+        return Statement("DELETE FROM vector_outbox WHERE memory_id = ? AND seq = ?", (entry.memory_id, entry.seq))
+
+    async def record_failure(self, entry: OutboxEntry, error: str, retry_at: str) -> None:
+        await self.db.run(
+            "UPDATE vector_outbox SET attempts = attempts + 1, last_error = ?, next_attempt_at = ? "
+            "WHERE memory_id = ? AND seq = ?",
+            (error[:500], retry_at, entry.memory_id, entry.seq),
+        )
+
+    async def stats(self) -> dict[str, int | str | None]:
+        row = await self.db.first(
+            "SELECT COUNT(*) AS pending, MAX(attempts) AS max_attempts, MIN(created_at) AS oldest FROM vector_outbox"
+        )
+        return dict(row) if row else {"pending": 0, "max_attempts": None, "oldest": None}

@@ -1,0 +1,111 @@
+"""SQL for snapshots: every table a person would want back, row for row."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..memory.search_text import search_document
+from ..ports import ConstraintError, Database, Statement
+from .sql import from_json, placeholders, to_json
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    name: str
+    key: tuple[str, ...]
+    columns: tuple[str, ...]
+    json_columns: tuple[str, ...] = ()
+    order_by: str = "created_at, id"
+    # Columns computed from the row on import instead of being exported.
+    derived: tuple[tuple[str, Callable[[dict[str, Any]], Any]], ...] = ()
+
+
+# Derived columns (memories.search_text) are rebuilt on import, not exported.
+TABLES = (
+    TableSpec(
+        "memories", ("id",),
+        ("id", "namespace", "type", "content", "fact_key", "importance", "confidence", "status", "version_status",
+         "superseded_by", "pinned", "tags", "source", "source_message_ids", "evidence", "authored_by", "seen_count",
+         "recall_count", "last_injected_at", "last_seen_at", "created_at", "updated_at"),
+        ("tags", "source_message_ids", "evidence"),
+        derived=(("search_text", lambda row: search_document(row["content"])),),
+    ),
+    TableSpec(
+        "memory_relations", ("id",),
+        ("id", "namespace", "source_id", "target_id", "relation", "weight", "created_at"),
+    ),
+    TableSpec(
+        "memory_candidates", ("id",),
+        ("id", "namespace", "kind", "type", "content", "fact_key", "importance", "confidence", "evidence",
+         "source_message_ids", "target_memory_id", "result_memory_id", "status", "reason", "dream_run_id",
+         "created_at", "updated_at", "reviewed_at"),
+        ("evidence", "source_message_ids"),
+    ),
+    TableSpec("precious", ("id",), ("id", "namespace", "content", "note", "source", "created_at")),
+    TableSpec(
+        "glossary", ("id",), ("id", "namespace", "term", "aliases", "definition", "created_at", "updated_at"), ("aliases",)
+    ),
+    TableSpec(
+        "daily_log", ("id",),
+        ("id", "namespace", "date", "title", "summary", "message_count", "created_at", "updated_at"), order_by="date",
+    ),
+    TableSpec(
+        "weekly_log", ("id",),
+        ("id", "namespace", "week", "start_date", "end_date", "title", "summary", "created_at", "updated_at"),
+        order_by="week",
+    ),
+    TableSpec(
+        "monthly_log", ("id",), ("id", "namespace", "month", "title", "summary", "created_at", "updated_at"),
+        order_by="month",
+    ),
+    TableSpec(
+        "messages", ("id",),
+        ("id", "namespace", "conversation_id", "role", "content", "client_hash", "source", "model", "metadata",
+         "created_at", "stored_at"),
+        ("metadata",),
+    ),
+)
+TABLES_BY_NAME = {t.name: t for t in TABLES}
+
+
+class SnapshotStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def read(self, table: TableSpec, namespace: str | None) -> list[dict[str, Any]]:
+        where, params = ("WHERE namespace = ?", (namespace,)) if namespace else ("", ())
+        rows = await self.db.all(f"SELECT {', '.join(table.columns)} FROM {table.name} {where} ORDER BY {table.order_by}", params)
+        for row in rows:
+            for column in table.json_columns:
+                row[column] = from_json(row[column], None)
+        return rows
+
+    @staticmethod
+    def upsert(table: TableSpec, row: dict[str, Any]) -> Statement:
+        columns = [*table.columns, *(name for name, _ in table.derived)]
+        values = [
+            to_json(row[c]) if c in table.json_columns and row.get(c) is not None else row.get(c) for c in table.columns
+        ]
+        values.extend(compute(row) for _, compute in table.derived)
+        updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in table.key)
+        return Statement(
+            f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({placeholders(len(columns))}) "
+            f"ON CONFLICT ({', '.join(table.key)}) DO UPDATE SET {updates}",
+            tuple(values),
+        )
+
+    async def write(self, statements: list[Statement]) -> int:
+        """Write rows atomically; returns how many were refused by a constraint when
+        the whole group could not go in (then each row is tried on its own)."""
+        try:
+            await self.db.batch(statements)
+            return 0
+        except ConstraintError:
+            refused = 0
+            for statement in statements:
+                try:
+                    await self.db.run(statement.sql, statement.params)
+                except ConstraintError:
+                    refused += 1
+            return refused

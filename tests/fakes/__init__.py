@@ -1,0 +1,1 @@
+"""In-memory fakes of the Cloudflare bindings, shaped like the real ones."""
