@@ -17,6 +17,8 @@ def create_app(runtime: Runtime, *, lifespan: Any = None) -> FastAPI:
     (its ASGI bridge runs the lifespan around every request)."""
     app = FastAPI(
         lifespan=lifespan,
+        # `curl -d '{...}'` sends a form content type; the body is JSON all the same.
+        strict_content_type=False,
         title="companion-memory",
         version=__version__,
         description="Long-term memory for AI chat clients and agents.",

