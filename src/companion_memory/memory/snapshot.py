@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from ..clock import iso
 from ..errors import InvalidInput
-from ..ports import Clock, Database, Statement
+from ..ports import Clock, Database
 from ..store.outbox import OutboxStore
 from ..store.snapshot import TABLES, TABLES_BY_NAME, SnapshotStore, TableSpec
 from .models import Memory

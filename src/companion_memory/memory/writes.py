@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from ..clock import iso
 from ..errors import Conflict, InvalidInput, NotFound, SensitiveContent
-from ..ports import Clock, ConstraintError, Database, Statement
+from ..ports import Clock, ConstraintError, Database
 from ..settings import Settings
 from ..store.memories import MemoryStore
 from ..store.outbox import OutboxOp, OutboxStore
@@ -105,24 +105,7 @@ class MemoryWriter:
             if draft.type:
                 notes.append(f"unknown type {draft.type!r} stored as 'note'")
         now = iso(self.clock.now())
-        memory = Memory(
-            id=self.new_id(),
-            namespace=namespace,
-            type=memory_type,
-            content=draft.content.strip(),  # type: ignore[union-attr]
-            fact_key=draft.fact_key,
-            importance=_or(draft.importance, 0.5),
-            confidence=_or(draft.confidence, 0.8),
-            pinned=bool(draft.pinned),
-            tags=_clean_tags(draft.tags or []),
-            source=draft.source or "api",
-            source_message_ids=draft.source_message_ids or [],
-            evidence=draft.evidence or [],
-            authored_by=draft.authored_by,
-            last_seen_at=now,
-            created_at=now,
-            updated_at=now,
-        )
+        memory = self._new_memory(namespace, draft, memory_type, now)
         await self.db.batch(
             [
                 MemoryStore.insert(memory),
@@ -150,25 +133,7 @@ class MemoryWriter:
                 code="not_active",
             )
         now = iso(self.clock.now())
-        new_type = normalise_type(draft.type) or old.type
-        new = Memory(
-            id=self.new_id(),
-            namespace=old.namespace,
-            type=new_type,
-            content=draft.content.strip(),  # type: ignore[union-attr]
-            fact_key=draft.fact_key or old.fact_key,
-            importance=_or(draft.importance, old.importance),
-            confidence=_or(draft.confidence, old.confidence),
-            pinned=old.pinned if draft.pinned is None else draft.pinned,
-            tags=_clean_tags(old.tags if draft.tags is None else draft.tags),
-            source=draft.source or "api",
-            source_message_ids=draft.source_message_ids or [],
-            evidence=draft.evidence or [],
-            authored_by=draft.authored_by,
-            last_seen_at=now,
-            created_at=now,
-            updated_at=now,
-        )
+        new = self._new_memory(old.namespace, draft, normalise_type(draft.type) or old.type, now, inherit=old)
         # The old row leaves 'active' before the new one arrives: the one-live-row-per-fact
         # index sees them in this order inside the batch.
         await self.db.batch(
@@ -261,6 +226,31 @@ class MemoryWriter:
         return await self._retire(memory, "deleted", actor, "delete")
 
     # -- helpers ------------------------------------------------------------------
+
+    def _new_memory(
+        self, namespace: str, draft: MemoryDraft, memory_type: str, now: str, *, inherit: Memory | None = None
+    ) -> Memory:
+        """A fresh row from a draft; what the draft leaves out comes from ``inherit``
+        (the version being superseded) or the defaults."""
+        base = inherit or Memory(id="", namespace=namespace, type=memory_type, content="", created_at=now, updated_at=now)
+        return Memory(
+            id=self.new_id(),
+            namespace=namespace,
+            type=memory_type,
+            content=draft.content.strip(),  # type: ignore[union-attr]
+            fact_key=draft.fact_key or base.fact_key,
+            importance=_or(draft.importance, base.importance),
+            confidence=_or(draft.confidence, base.confidence),
+            pinned=base.pinned if draft.pinned is None else draft.pinned,
+            tags=_clean_tags(base.tags if draft.tags is None else draft.tags),
+            source=draft.source or "api",
+            source_message_ids=draft.source_message_ids or [],
+            evidence=draft.evidence or [],
+            authored_by=draft.authored_by,
+            last_seen_at=now,
+            created_at=now,
+            updated_at=now,
+        )
 
     async def _update_for_upsert(self, existing: Memory, draft: MemoryDraft, actor: Actor) -> WriteResult:
         self._guard_authored(existing, actor)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, NoReturn, Sequence
+from typing import Any, Awaitable, Callable, NoReturn, Sequence
 
 from ...ports import (
     ConstraintError,
@@ -71,36 +71,28 @@ class D1Database:
             _raise_translated(error)
         return statement
 
-    async def all(self, sql: str, params: Sequence[SqlValue] = ()) -> list[dict[str, Any]]:
-        statement = self._prepare(sql, params)
+    async def _settle(self, call: Callable[[], Awaitable[Any]]) -> Any:
         try:
-            result = ffi.to_py(await statement.all())
+            return ffi.to_py(await call())
         except Exception as error:
             _raise_translated(error)
-        return _rows(result)
+
+    async def all(self, sql: str, params: Sequence[SqlValue] = ()) -> list[dict[str, Any]]:
+        statement = self._prepare(sql, params)
+        return _rows(await self._settle(statement.all))
 
     async def first(self, sql: str, params: Sequence[SqlValue] = ()) -> dict[str, Any] | None:
         statement = self._prepare(sql, params)
-        try:
-            row = ffi.to_py(await statement.first())
-        except Exception as error:
-            _raise_translated(error)
+        row = await self._settle(statement.first)
         return _row(row) if row is not None else None
 
     async def run(self, sql: str, params: Sequence[SqlValue] = ()) -> QueryResult:
         statement = self._prepare(sql, params)
-        try:
-            result = ffi.to_py(await statement.run())
-        except Exception as error:
-            _raise_translated(error)
-        return _query_result(result)
+        return _query_result(await self._settle(statement.run))
 
     async def batch(self, statements: Sequence[Statement]) -> list[QueryResult]:
         if not statements:
             return []
         prepared = [self._prepare(s.sql, s.params) for s in statements]
-        try:
-            results = ffi.to_py(await self._binding.batch(ffi.to_js(prepared)))
-        except Exception as error:
-            _raise_translated(error)
+        results = await self._settle(lambda: self._binding.batch(ffi.to_js(prepared)))
         return [_query_result(result) for result in results]

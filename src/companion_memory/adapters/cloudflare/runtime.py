@@ -1,0 +1,66 @@
+"""Build the Runtime of a Python Worker from its ``env``: D1, Vectorize, Workers AI.
+
+Worker-safe on purpose: nothing here (or in the adapters it uses) imports numpy or
+sqlite3 or starts threads. Vars and secrets are attributes of ``env`` (plain strings, or
+JsProxy objects for JSON vars); bindings are ``env.DB``, ``env.VECTORIZE`` and ``env.AI``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ...clock import SystemClock
+from ...runtime import Runtime
+from ...settings import WORKER_DEFAULT_EMBEDDING_MODEL, Settings
+from . import ffi
+from .d1 import D1Database
+from .vectorize import VectorizeIndex
+from .workers_ai import WorkersAIEmbedder
+
+BINDINGS = ("DB", "VECTORIZE", "AI")
+
+
+def _read(env: Any, name: str) -> Any:
+    if isinstance(env, Mapping):
+        return env.get(name)
+    try:
+        return getattr(env, name, None)
+    except Exception:  # a JsProxy may raise something other than AttributeError
+        return None
+
+
+def env_settings_values(env: Any) -> dict[str, Any]:
+    """Every ``Settings`` field present in ``env``, converted to plain Python values."""
+    values: dict[str, Any] = {}
+    for name in Settings.model_fields:
+        value = ffi.to_py(_read(env, name))
+        if value is not None:
+            values[name] = value
+    return values
+
+
+def settings_from_env(env: Any) -> Settings:
+    return Settings.from_env(env_settings_values(env))
+
+
+def _binding(env: Any, name: str) -> Any:
+    binding = _read(env, name)
+    if ffi.is_js_nullish(binding):
+        raise RuntimeError(f"the Worker has no {name} binding; declare it in wrangler.toml")
+    return binding
+
+
+async def build_runtime(env: Any) -> Runtime:
+    settings = settings_from_env(env)
+    dimensions = settings.EMBEDDING_DIMENSIONS
+    return Runtime(
+        settings=settings,
+        db=D1Database(_binding(env, "DB")),
+        vectors=VectorizeIndex(_binding(env, "VECTORIZE"), dimensions=dimensions),
+        embedder=WorkersAIEmbedder(
+            _binding(env, "AI"),
+            settings.embedding_model(WORKER_DEFAULT_EMBEDDING_MODEL),
+            dimensions=dimensions,
+        ),
+        clock=SystemClock(),
+    )

@@ -1,0 +1,124 @@
+"""A fake of the Workers AI binding (``env.AI``) for the text-embedding models.
+
+``await run(model, inputs, options=None)`` follows the models' published schemas:
+
+- ``{"text": str | [str, ...], "truncate_inputs"?: bool}`` → ``{"shape": [n, d], "data":
+  [[...], ...], "pooling": ...}``; at most 100 strings (``"maxItems": 100``), none empty
+  (``"minLength": 1``).
+- bge-m3 only: ``{"contexts": [{"text"}...]}`` → ``{"response": [[...]], "shape", "pooling"}``
+  (embeddings of the contexts) and ``{"query", "contexts"}`` → ``{"response": [{"id", "score"}]}``
+  (contexts ranked by similarity to the query).
+
+Input that fails the schema raises what the binding raises: workerd's
+``InferenceUpstreamError`` named after the service's error (``AiError``) with
+``"<internalCode>: <description>"``, i.e. ``AiError: 5006: Error: oneOf at '/' not met, ...``
+(the exact validator detail after the code is modelled, not copied). An unknown model
+raises ``AiError: 5007: No such model ...``.
+
+Vectors are deterministic: a hashed bag of words (each lower-cased word adds ±1 to one of
+``d`` buckets chosen by BLAKE2b), normalised to unit length, so texts sharing words are
+close and the same text always gives the same vector.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import math
+import re
+from typing import Any, Literal
+
+from tests.fakes.d1 import FakeJsException, FakeJsProxy, _wrap
+
+ResultStyle = Literal["jsproxy", "python"]
+
+MAX_TEXTS = 100
+# model -> (dimensions, pooling reported)
+EMBEDDING_MODELS: dict[str, tuple[int, str]] = {
+    "@cf/baai/bge-m3": (1024, "cls"),
+    "@cf/baai/bge-small-en-v1.5": (384, "mean"),
+    "@cf/baai/bge-base-en-v1.5": (768, "mean"),
+    "@cf/baai/bge-large-en-v1.5": (1024, "mean"),
+}
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def _schema_error(detail: str) -> FakeJsException:
+    return FakeJsException(f"5006: Error: oneOf at '/' not met, 0 matches: {detail}", name="AiError")
+
+
+def hashed_embedding(text: str, dimensions: int) -> list[float]:
+    vector = [0.0] * dimensions
+    words = _WORD.findall(text.lower()) or [text]
+    for word in words:
+        digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+        bucket = int.from_bytes(digest[:4], "little") % dimensions
+        vector[bucket] += 1.0 if digest[4] & 1 else -1.0
+    norm = math.sqrt(sum(v * v for v in vector))
+    if norm == 0:  # every word cancelled out; fall back to the whole text
+        digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
+        vector[int.from_bytes(digest[:4], "little") % dimensions] = 1.0
+        norm = 1.0
+    return [v / norm for v in vector]
+
+
+class FakeWorkersAI:
+    """The fake ``env.AI``. ``calls`` records ``(model, inputs)`` for every ``run``."""
+
+    def __init__(self, *, result_style: ResultStyle = "jsproxy") -> None:
+        self.result_style = result_style
+        self.calls: list[tuple[str, Any]] = []
+
+    async def run(self, model: str, inputs: Any, options: Any = None) -> Any:
+        inputs = inputs.to_py() if isinstance(inputs, FakeJsProxy) else copy.deepcopy(inputs)
+        self.calls.append((model, inputs))
+        if model not in EMBEDDING_MODELS:
+            raise FakeJsException(f"5007: No such model {model} or task", name="AiError")
+        dimensions, pooling = EMBEDDING_MODELS[model]
+        if not isinstance(inputs, dict):
+            raise _schema_error("Type mismatch of '/', 'array' not in 'object'")
+        if "text" in inputs:
+            texts = self._texts(inputs["text"])
+            vectors = [hashed_embedding(t, dimensions) for t in texts]
+            return self._out({"shape": [len(vectors), dimensions], "data": vectors, "pooling": pooling})
+        if model == "@cf/baai/bge-m3" and "contexts" in inputs:
+            return self._out(self._contexts(inputs, dimensions, pooling))
+        raise _schema_error("required properties at '/' are 'text'")
+
+    def _texts(self, text: Any) -> list[str]:
+        if isinstance(text, str):
+            if not text:
+                raise _schema_error("String at '/text' is shorter than minLength 1")
+            return [text]
+        if not isinstance(text, list):
+            raise _schema_error("Type mismatch of '/text', 'object' not in 'string' or 'array'")
+        if len(text) > MAX_TEXTS:
+            raise _schema_error(f"Array at '/text' has {len(text)} items, more than maxItems {MAX_TEXTS}")
+        for index, item in enumerate(text):
+            if not isinstance(item, str):
+                raise _schema_error(f"Type mismatch of '/text/{index}', not 'string'")
+            if not item:
+                raise _schema_error(f"String at '/text/{index}' is shorter than minLength 1")
+        return list(text)
+
+    def _contexts(self, inputs: dict[str, Any], dimensions: int, pooling: str) -> dict[str, Any]:
+        contexts = inputs["contexts"]
+        if not isinstance(contexts, list) or not all(
+            isinstance(c, dict) and isinstance(c.get("text"), str) and c["text"] for c in contexts
+        ):
+            raise _schema_error("'/contexts' must be an array of {text} with non-empty text")
+        vectors = [hashed_embedding(c["text"], dimensions) for c in contexts]
+        query = inputs.get("query")
+        if query is None:
+            return {"response": vectors, "shape": [len(vectors), dimensions], "pooling": pooling}
+        if not isinstance(query, str) or not query:
+            raise _schema_error("String at '/query' is shorter than minLength 1")
+        q = hashed_embedding(query, dimensions)
+        scores = [sum(a * b for a, b in zip(q, v)) for v in vectors]
+        ranked = sorted(range(len(scores)), key=lambda i: -scores[i])
+        return {"response": [{"id": i, "score": scores[i]} for i in ranked]}
+
+    def _out(self, value: Any) -> Any:
+        if self.result_style == "jsproxy":
+            return _wrap(value)
+        return copy.deepcopy(value)
