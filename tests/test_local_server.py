@@ -134,3 +134,12 @@ def test_cli_export_and_import_round_trip(data_dir: Path, tmp_path: Path) -> Non
     bad.write_text('{"format": "nope"}')
     refused = cli("import", str(bad), "--data-dir", str(other))
     assert refused.returncode == 2 and "not a companion-memory export" in refused.stderr
+
+
+def test_an_invalid_setting_stops_with_a_clear_message(data_dir: Path, tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "companion_memory.cli", "migrate", "--data-dir", str(data_dir)],
+        cwd=tmp_path, env=clean_env(DEDUP_COSINE="very"), capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert result.returncode == 1
+    assert "invalid setting (DEDUP_COSINE" in result.stderr and "Traceback" not in result.stderr

@@ -28,8 +28,14 @@ def load_settings() -> Settings:
     overrides a variable that is already set)."""
     from dotenv import load_dotenv
 
+    from pydantic import ValidationError
+
     load_dotenv(Path.cwd() / ".env", override=False)
-    return Settings.from_env(os.environ)
+    try:
+        return Settings.from_env(os.environ)
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+        raise SystemExit(f"companion-memory: invalid setting ({problems})") from None
 
 
 def _parser() -> argparse.ArgumentParser:
