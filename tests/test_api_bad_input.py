@@ -103,3 +103,13 @@ async def test_very_long_strings_in_every_ingest_field(client: httpx.AsyncClient
     assert response.status_code == 400
     bad_time = await client.post("/v1/ingest/messages", json={"messages": [{"role": "user", "content": "hi", "created_at": "yesterday"}]}, headers=auth())
     assert bad_time.status_code == 400 and "created_at" in bad_time.json()["error"]["message"]
+
+
+async def test_json_sent_the_way_curl_d_sends_it(client: httpx.AsyncClient) -> None:
+    body = b'{"content": "likes tea", "fact_key": "drink"}'
+    for content_type in ("application/x-www-form-urlencoded", None):
+        headers = {**auth(), **({"content-type": content_type} if content_type else {})}
+        response = await client.post("/v1/memories", content=body, headers=headers)
+        assert response.status_code in (200, 201), response.text
+    form = await client.post("/v1/memories", data={"content": "x", "fact_key": "k"}, headers=auth())
+    assert form.status_code == 400 and "not valid JSON" in form.json()["error"]["message"]

@@ -9,6 +9,7 @@ from fastapi import FastAPI
 from .. import __version__
 from ..runtime import Runtime
 from . import cache, errors, glossary, health, ingest, memories, precious, snapshot
+from .content_type import JsonBodies
 from .limits import BodyLimit
 
 
@@ -17,7 +18,7 @@ def create_app(runtime: Runtime, *, lifespan: Any = None) -> FastAPI:
     (its ASGI bridge runs the lifespan around every request)."""
     app = FastAPI(
         lifespan=lifespan,
-        # `curl -d '{...}'` sends a form content type; the body is JSON all the same.
+        # A JSON body without a Content-Type is still JSON.
         strict_content_type=False,
         title="companion-memory",
         version=__version__,
@@ -27,5 +28,6 @@ def create_app(runtime: Runtime, *, lifespan: Any = None) -> FastAPI:
     errors.install(app)
     for module in (health, memories, precious, glossary, ingest, cache, snapshot):
         app.include_router(module.router)
+    app.add_middleware(JsonBodies)
     app.add_middleware(BodyLimit)
     return app

@@ -1,0 +1,25 @@
+"""Read form-typed bodies as JSON.
+
+No route here takes a form, and `curl -d '{...}'` labels its JSON body
+``application/x-www-form-urlencoded``. Relabelling it lets such a request work, and
+a body that really is a form gets the usual "not valid JSON" error.
+"""
+
+from __future__ import annotations
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+_FORM = b"application/x-www-form-urlencoded"
+
+
+class JsonBodies:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = scope.get("headers") or []
+            if any(name == b"content-type" and value.split(b";")[0].strip() == _FORM for name, value in headers):
+                relabelled = [(n, b"application/json" if n == b"content-type" else v) for n, v in headers]
+                scope = {**scope, "headers": relabelled}
+        await self.app(scope, receive, send)
