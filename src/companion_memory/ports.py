@@ -117,3 +117,18 @@ class Clock(Protocol):
     def now(self) -> datetime:
         """The current time, timezone-aware, in UTC."""
         ...
+
+
+@dataclass(frozen=True)
+class RerankScore:
+    index: int  # position in the documents passed in
+    score: float  # relevance in [0, 1], higher is better
+
+
+class Reranker(Protocol):
+    """Scores documents against a query with a cross-encoder (bge-reranker-base or a
+    configured endpoint). Callers treat any exception as "keep the fused order"."""
+
+    model: str
+
+    async def rerank(self, query: str, documents: Sequence[str]) -> list[RerankScore]: ...

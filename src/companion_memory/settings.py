@@ -36,6 +36,12 @@ class Settings(BaseModel):
     EMBEDDING_DIMENSIONS: int = Field(1024, ge=1, le=4096)
     MEMORY_RERANKER_MODEL: str = "workers-ai/@cf/baai/bge-reranker-base"
     ENABLE_MEMORY_RERANKER: bool = True
+    # Local runtime only: an OpenAI-compatible /embeddings endpoint (Ollama, llama.cpp,
+    # vLLM, ...) and an OpenAI/Cohere-style /rerank endpoint. Empty means not used.
+    EMBEDDING_BASE_URL: str = ""
+    EMBEDDING_API_KEY: str = ""
+    MEMORY_RERANKER_BASE_URL: str = ""
+    MEMORY_RERANKER_API_KEY: str = ""
 
     # Recall and dream.
     DEDUP_COSINE: float = Field(0.9, ge=0, le=1)
