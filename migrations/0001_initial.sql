@@ -56,7 +56,7 @@ CREATE VIRTUAL TABLE memories_fts USING fts5 (
   search_text,
   content = 'memories',
   content_rowid = 'rowid',
-  tokenize = 'unicode61 remove_diacritics 2'
+  tokenize = 'porter unicode61 remove_diacritics 2'
 );
 CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
   INSERT INTO memories_fts (rowid, search_text) VALUES (new.rowid, new.search_text);

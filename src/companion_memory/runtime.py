@@ -6,10 +6,11 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from .memory.ingest import MessageIngestor
+from .memory.recall import Recall
 from .memory.snapshot import Snapshots
 from .memory.vector_mirror import VectorMirror
 from .memory.writes import MemoryWriter
-from .ports import Clock, Database, Embedder, VectorIndex
+from .ports import Clock, Database, Embedder, Reranker, VectorIndex
 from .settings import Settings
 
 @dataclass
@@ -19,6 +20,7 @@ class Runtime:
     vectors: VectorIndex
     embedder: Embedder
     clock: Clock
+    reranker: Reranker | None = None
 
     @cached_property
     def mirror(self) -> VectorMirror:
@@ -35,3 +37,7 @@ class Runtime:
     @cached_property
     def snapshots(self) -> Snapshots:
         return Snapshots(self.db, self.clock)
+
+    @cached_property
+    def recall(self) -> Recall:
+        return Recall(self.db, self.vectors, self.embedder, self.clock, self.settings, self.reranker)

@@ -1,4 +1,5 @@
-"""A fake of the Workers AI binding (``env.AI``) for the text-embedding models.
+"""A fake of the Workers AI binding (``env.AI``) for the text-embedding models and the
+reranker.
 
 ``await run(model, inputs, options=None)`` follows the models' published schemas:
 
@@ -8,6 +9,10 @@
 - bge-m3 only: ``{"contexts": [{"text"}...]}`` → ``{"response": [[...]], "shape", "pooling"}``
   (embeddings of the contexts) and ``{"query", "contexts"}`` → ``{"response": [{"id", "score"}]}``
   (contexts ranked by similarity to the query).
+- ``@cf/baai/bge-reranker-base``: ``{"query", "contexts": [{"text"}...], "top_k"?}`` →
+  ``{"response": [{"id", "score"}]}``, best first, cut to ``top_k`` rows (all rows when
+  ``top_k`` is absent: the real default is undocumented); ``query`` and ``contexts``
+  required, texts ``"minLength": 1``, ``top_k`` ``"minimum": 1``.
 
 Input that fails the schema raises what the binding raises: workerd's
 ``InferenceUpstreamError`` named after the service's error (``AiError``) with
@@ -17,7 +22,8 @@ raises ``AiError: 5007: No such model ...``.
 
 Vectors are deterministic: a hashed bag of words (each lower-cased word adds ±1 to one of
 ``d`` buckets chosen by BLAKE2b), normalised to unit length, so texts sharing words are
-close and the same text always gives the same vector.
+close and the same text always gives the same vector. Reranker scores are deterministic
+too: the share of the query's words that the context contains, in [0, 1].
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ EMBEDDING_MODELS: dict[str, tuple[int, str]] = {
     "@cf/baai/bge-base-en-v1.5": (768, "mean"),
     "@cf/baai/bge-large-en-v1.5": (1024, "mean"),
 }
+RERANKER_MODELS = frozenset({"@cf/baai/bge-reranker-base"})
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -72,11 +79,13 @@ class FakeWorkersAI:
     async def run(self, model: str, inputs: Any, options: Any = None) -> Any:
         inputs = inputs.to_py() if isinstance(inputs, FakeJsProxy) else copy.deepcopy(inputs)
         self.calls.append((model, inputs))
-        if model not in EMBEDDING_MODELS:
+        if model not in EMBEDDING_MODELS and model not in RERANKER_MODELS:
             raise FakeJsException(f"5007: No such model {model} or task", name="AiError")
-        dimensions, pooling = EMBEDDING_MODELS[model]
         if not isinstance(inputs, dict):
             raise _schema_error("Type mismatch of '/', 'array' not in 'object'")
+        if model in RERANKER_MODELS:
+            return self._out(self._rerank(inputs))
+        dimensions, pooling = EMBEDDING_MODELS[model]
         if "text" in inputs:
             texts = self._texts(inputs["text"])
             vectors = [hashed_embedding(t, dimensions) for t in texts]
@@ -116,6 +125,22 @@ class FakeWorkersAI:
         q = hashed_embedding(query, dimensions)
         scores = [sum(a * b for a, b in zip(q, v)) for v in vectors]
         ranked = sorted(range(len(scores)), key=lambda i: -scores[i])
+        return {"response": [{"id": i, "score": scores[i]} for i in ranked]}
+
+    def _rerank(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        query, contexts, top_k = inputs.get("query"), inputs.get("contexts"), inputs.get("top_k")
+        if not isinstance(query, str) or not isinstance(contexts, list):
+            raise _schema_error("required properties at '/' are 'query', 'contexts'")
+        if not query:
+            raise _schema_error("String at '/query' is shorter than minLength 1")
+        for index, context in enumerate(contexts):
+            if not isinstance(context, dict) or not isinstance(context.get("text"), str) or not context["text"]:
+                raise _schema_error(f"'/contexts/{index}' must be {{text}} with a string of minLength 1")
+        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+            raise _schema_error("Value at '/top_k' must be an integer of minimum 1")
+        query_words = set(_WORD.findall(query.lower())) or {query.lower()}
+        scores = [len(query_words & set(_WORD.findall(c["text"].lower()))) / len(query_words) for c in contexts]
+        ranked = sorted(range(len(scores)), key=lambda i: -scores[i])[: top_k or len(scores)]
         return {"response": [{"id": i, "score": scores[i]} for i in ranked]}
 
     def _out(self, value: Any) -> Any:

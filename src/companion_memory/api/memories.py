@@ -11,7 +11,7 @@ from ..memory.types import MEMORY_TYPES, STATUSES, normalise_type
 from ..memory.writes import MemoryDraft, WriteResult
 from .auth import MEMORY_READ, MEMORY_WRITE, OWNER, Principal, requires
 from .deps import NamespaceQuery, RuntimeDep
-from .schemas import MemoryPatch, MemoryWrite
+from .schemas import MemoryPatch, MemoryWrite, RelationWrite
 
 router = APIRouter(tags=["memories"])
 Reader = Annotated[Principal, requires(MEMORY_READ)]
@@ -136,3 +136,18 @@ async def supersede_memory(memory_id: str, body: MemoryWrite, runtime: RuntimeDe
 @router.post("/v1/memory/{memory_id}/archive", include_in_schema=False)
 async def archive_memory(memory_id: str, runtime: RuntimeDep, principal: Writer) -> dict[str, Any]:
     return _result(await runtime.writer.archive(memory_id, principal.actor))
+
+
+@router.post("/v1/memories/{memory_id}/relations", status_code=201)
+@router.post("/v1/memory/{memory_id}/relations", status_code=201, include_in_schema=False)
+async def relate_memory(memory_id: str, body: RelationWrite, runtime: RuntimeDep, principal: Writer) -> dict[str, Any]:
+    """A typed, weighted edge from this memory to another (recall follows it one hop)."""
+    edge = await runtime.writer.relate(memory_id, body.target_id, body.relation, body.weight, principal.actor)
+    return {"relation": edge}
+
+
+@router.delete("/v1/memories/{memory_id}/relations/{relation_id}")
+@router.delete("/v1/memory/{memory_id}/relations/{relation_id}", include_in_schema=False)
+async def unrelate_memory(memory_id: str, relation_id: str, runtime: RuntimeDep, principal: Writer) -> dict[str, Any]:
+    await runtime.writer.unrelate(memory_id, relation_id, principal.actor)
+    return {"deleted": True, "id": relation_id}

@@ -49,6 +49,12 @@ class MemoryPatch(MemoryFields):
     status: Literal["active", "archived"] | None = None
 
 
+class RelationWrite(Request):
+    target_id: Id
+    relation: ShortText
+    weight: Annotated[float, Field(gt=0, le=1)] = 1.0
+
+
 class PreciousWrite(Request):
     namespace: Namespace = "default"
     content: Annotated[str, StringConstraints(min_length=1, max_length=50_000)]

@@ -1,16 +1,30 @@
-"""The text the full-text index stores for a memory.
+"""How text meets the full-text index: the document form of a memory, the MATCH
+expression for a query, and the token sets the recall gates compare.
 
 FTS5's unicode61 tokenizer splits on spaces and punctuation, which leaves a Chinese
 sentence as one long token that no two-character query could match. Spelling each
 CJK run out as overlapping character bigrams ("我很怕黑" → "我很 很怕 怕黑") lets
-"怕黑" match, while Latin words are indexed as words.
+"怕黑" match, while Latin words are indexed as (stemmed) words.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
-_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_CJK_RUN = re.compile(f"[{_CJK}]+")
+_TOKEN = re.compile(f"[{_CJK}]+|[^\\W_]+", re.UNICODE)
+_MAX_QUERY_TERMS = 32
+# Words that match nearly every memory: they cost time and add nothing to a ranking.
+_STOPWORDS = frozenset(
+    """a about after again all am an and any are as at be been before being both but by can could did do does
+    doing down during each few for from further had has have having he her here hers herself him himself his how i
+    if in into is it its itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them themselves then there these
+    they this those through to too under until up very was we were what when where which while who whom why will
+    with would you your yours yourself yourselves s t don didn doesn isn wasn""".split()
+)
 
 
 def cjk_bigrams(run: str) -> list[str]:
@@ -28,3 +42,38 @@ def search_document(text: str) -> str:
         position = match.end()
     parts.append(text[position:])
     return " ".join("".join(parts).lower().split())
+
+
+def match_expression(query: str) -> str | None:
+    """An FTS5 MATCH expression that ORs the query's terms, each quoted, so that no user
+    text is ever read as FTS5 syntax. None when nothing searchable is left."""
+    terms: dict[str, None] = {}
+    for token in _TOKEN.findall(unicodedata.normalize("NFKC", query).lower()):
+        if _CJK_RUN.fullmatch(token):
+            for gram in cjk_bigrams(token):
+                # A lone CJK character is matched as the start of an indexed bigram.
+                terms.setdefault(f'"{gram}"*' if len(gram) == 1 else f'"{gram}"', None)
+        elif token not in _STOPWORDS and (len(token) > 1 or token.isdigit()):
+            terms.setdefault(f'"{token}"', None)
+        if len(terms) >= _MAX_QUERY_TERMS:
+            break
+    return " OR ".join(terms) or None
+
+
+def gate_tokens(text: str) -> set[str]:
+    """Tokens for overlap checks: Latin words, and each CJK character on its own."""
+    tokens: set[str] = set()
+    for token in _TOKEN.findall(unicodedata.normalize("NFKC", text).lower()):
+        tokens.update(token if _CJK_RUN.fullmatch(token) else (token,))
+    return tokens
+
+
+def normalised(text: str) -> str:
+    """The text with case, width, punctuation and spacing differences removed (dedupe key)."""
+    return " ".join(_TOKEN.findall(unicodedata.normalize("NFKC", text).lower()))
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)

@@ -21,7 +21,7 @@ from ..store.memories import MemoryStore
 from ..store.outbox import OutboxOp, OutboxStore
 from .models import Evidence, Memory
 from .sensitive import find_sensitive
-from .types import normalise_type
+from .types import RELATIONS, normalise_type
 from .vector_mirror import VectorMirror
 
 
@@ -224,6 +224,44 @@ class MemoryWriter:
         if memory.status == "deleted":
             return WriteResult(memory=memory, action="unchanged", notes=["already deleted"])
         return await self._retire(memory, "deleted", actor, "delete")
+
+    async def relate(
+        self, source_id: str, target_id: str, relation: str, weight: float, actor: Actor
+    ) -> dict[str, Any]:
+        """A typed, weighted edge between two live memories of one namespace."""
+        if relation not in RELATIONS or relation == "supersedes":
+            allowed = ", ".join(r for r in RELATIONS if r != "supersedes")
+            raise InvalidInput(f"relation must be one of {allowed} (supersedes comes from superseding)", code="invalid_relation")
+        if source_id == target_id:
+            raise InvalidInput("a memory cannot be related to itself", code="invalid_relation")
+        source, target = await self._existing(source_id), await self._existing(target_id)
+        if source.namespace != target.namespace:
+            raise InvalidInput("related memories must be in the same namespace", code="invalid_relation")
+        existing = await self.store.relations(source.id)
+        if any(e["source_id"] == source.id and e["target_id"] == target.id and e["relation"] == relation for e in existing):
+            raise Conflict(f"{source.id} already {relation} {target.id}", code="relation_exists")
+        now = iso(self.clock.now())
+        edge = {"id": self.new_id(), "source_id": source.id, "target_id": target.id, "relation": relation, "weight": weight, "created_at": now}
+        await self.db.batch(
+            [
+                MemoryStore.add_relation(edge["id"], source.namespace, source.id, target.id, relation, weight, now),
+                MemoryStore.event(source.namespace, source.id, "related", actor.name, {"target_id": target.id, "relation": relation}, now),
+            ]
+        )
+        return edge
+
+    async def unrelate(self, memory_id: str, relation_id: str, actor: Actor) -> None:
+        memory = await self._existing(memory_id)
+        edges = [e for e in await self.store.relations(memory.id) if e["id"] == relation_id]
+        if not edges or edges[0]["relation"] == "supersedes":
+            raise NotFound(f"relation {relation_id} of memory {memory_id} not found (version history cannot be removed)")
+        now = iso(self.clock.now())
+        await self.db.batch(
+            [
+                MemoryStore.remove_relation(relation_id),
+                MemoryStore.event(memory.namespace, memory.id, "unrelated", actor.name, {"relation_id": relation_id}, now),
+            ]
+        )
 
     # -- helpers ------------------------------------------------------------------
 

@@ -92,6 +92,42 @@ class MemoryStore:
         page, next_cursor = page_of(rows, limit, "updated_at")
         return [memory_from_row(r) for r in page], next_cursor
 
+    async def lexical_search(
+        self, namespace: str, match: str, *, types: Sequence[str] = (), limit: int = 50
+    ) -> list[tuple[str, float]]:
+        """(id, bm25) of live memories matching an FTS5 expression, best first."""
+        type_filter = f"AND m.type IN ({placeholders(len(types))})" if types else ""
+        rows = await self.db.all(
+            "SELECT m.id AS id, bm25(memories_fts) AS rank FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
+            "WHERE memories_fts MATCH ? AND m.namespace = ? AND m.status = 'active' AND m.version_status = 'current' "
+            f"{type_filter} ORDER BY rank LIMIT ?",
+            (match, namespace, *types, limit),
+        )
+        return [(r["id"], float(r["rank"])) for r in rows]
+
+    async def neighbours(self, ids: Sequence[str]) -> list[dict[str, Any]]:
+        """Relation edges touching these memories, except version history."""
+        edges: list[dict[str, Any]] = []
+        for part in chunks(list(ids), 45):
+            marks = placeholders(len(part))
+            edges += await self.db.all(
+                "SELECT source_id, target_id, relation, weight FROM memory_relations "
+                f"WHERE relation != 'supersedes' AND (source_id IN ({marks}) OR target_id IN ({marks}))",
+                (*part, *part),
+            )
+        return edges
+
+    @staticmethod
+    def mark_injected(ids: Sequence[str], at: str) -> list[Statement]:
+        return [
+            Statement(
+                f"UPDATE memories SET last_injected_at = ?, recall_count = recall_count + 1 "
+                f"WHERE id IN ({placeholders(len(part))})",
+                (at, *part),
+            )
+            for part in chunks(list(ids))
+        ]
+
     async def live_ids(self, *, after: str, limit: int) -> list[dict[str, Any]]:
         """Ids (and namespaces) of active current memories, in id order, after ``after``."""
         return await self.db.all(
@@ -151,6 +187,10 @@ class MemoryStore:
             "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (source_id, target_id, relation) DO NOTHING",
             (relation_id, namespace, source_id, target_id, relation, weight, at),
         )
+
+    @staticmethod
+    def remove_relation(relation_id: str) -> Statement:
+        return Statement("DELETE FROM memory_relations WHERE id = ?", (relation_id,))
 
     async def relations(self, memory_id: str) -> list[dict[str, Any]]:
         return await self.db.all(

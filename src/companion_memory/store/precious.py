@@ -35,6 +35,12 @@ class PreciousStore:
         rows = await self.db.all(f"{_SELECT} WHERE {where} ORDER BY created_at DESC, id DESC LIMIT ?", (*params, limit + 1))
         return page_of(rows, limit, "created_at")
 
+    async def newest_contents(self, namespace: str, limit: int) -> list[str]:
+        rows = await self.db.all(
+            "SELECT content FROM precious WHERE namespace = ? ORDER BY created_at DESC LIMIT ?", (namespace, limit)
+        )
+        return [r["content"] for r in rows]
+
     async def delete(self, precious_id: str) -> bool:
         result = await self.db.run("DELETE FROM precious WHERE id = ?", (precious_id,))
         return result.changes > 0

@@ -15,7 +15,7 @@ from ...settings import WORKER_DEFAULT_EMBEDDING_MODEL, Settings
 from . import ffi
 from .d1 import D1Database
 from .vectorize import VectorizeIndex
-from .workers_ai import WorkersAIEmbedder
+from .workers_ai import WorkersAIEmbedder, WorkersAIReranker
 
 BINDINGS = ("DB", "VECTORIZE", "AI")
 
@@ -63,4 +63,9 @@ async def build_runtime(env: Any) -> Runtime:
             dimensions=dimensions,
         ),
         clock=SystemClock(),
+        reranker=(
+            WorkersAIReranker(_binding(env, "AI"), settings.MEMORY_RERANKER_MODEL)
+            if settings.ENABLE_MEMORY_RERANKER
+            else None
+        ),
     )

