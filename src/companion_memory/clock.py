@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, time, timedelta, timezone
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 
 class SystemClock:
@@ -34,3 +35,23 @@ def parse_iso(text: str) -> datetime:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     return moment.astimezone(timezone.utc)
+
+
+def zone(name: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"unknown time zone {name!r} (use an IANA name such as 'Asia/Singapore')") from None
+
+
+def local_date(moment: datetime, time_zone: str) -> date:
+    """The calendar day it is at ``moment`` in ``time_zone``."""
+    return moment.astimezone(zone(time_zone)).date()
+
+
+def day_bounds(day: date, time_zone: str) -> tuple[str, str]:
+    """The UTC timestamps (as stored) where ``day`` starts and ends in ``time_zone``."""
+    tz = zone(time_zone)
+    start = datetime.combine(day, time.min, tzinfo=tz)
+    end = datetime.combine(day + timedelta(days=1), time.min, tzinfo=tz)
+    return iso(start), iso(end)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from .memory.boot import Boot
 from .memory.ingest import MessageIngestor
 from .memory.recall import Recall
 from .memory.snapshot import Snapshots
@@ -41,3 +42,7 @@ class Runtime:
     @cached_property
     def recall(self) -> Recall:
         return Recall(self.db, self.vectors, self.embedder, self.clock, self.settings, self.reranker)
+
+    @cached_property
+    def boot(self) -> Boot:
+        return Boot(self.db, self.clock, self.settings)

@@ -8,7 +8,7 @@ from fastapi import FastAPI
 
 from .. import __version__
 from ..runtime import Runtime
-from . import cache, errors, glossary, health, ingest, memories, precious, recall, snapshot
+from . import boot, cache, errors, glossary, health, ingest, memories, precious, recall, snapshot
 from .content_type import JsonBodies
 from .limits import BodyLimit
 
@@ -26,7 +26,7 @@ def create_app(runtime: Runtime, *, lifespan: Any = None) -> FastAPI:
     )
     app.state.runtime = runtime
     errors.install(app)
-    for module in (health, memories, recall, precious, glossary, ingest, cache, snapshot):
+    for module in (health, memories, recall, boot, precious, glossary, ingest, cache, snapshot):
         app.include_router(module.router)
     app.add_middleware(JsonBodies)
     app.add_middleware(BodyLimit)

@@ -136,11 +136,12 @@ class MemoryStore:
             (after, limit),
         )
 
-    async def count_by_status(self, namespace: str) -> dict[str, int]:
+    async def count_active_by_type(self, namespace: str) -> dict[str, int]:
         rows = await self.db.all(
-            "SELECT status, COUNT(*) AS n FROM memories WHERE namespace = ? GROUP BY status", (namespace,)
+            "SELECT type, COUNT(*) AS n FROM memories WHERE namespace = ? AND status = 'active' GROUP BY type ORDER BY type",
+            (namespace,),
         )
-        return {r["status"]: r["n"] for r in rows}
+        return {r["type"]: r["n"] for r in rows}
 
     @staticmethod
     def insert(memory: Memory) -> Statement:
