@@ -242,3 +242,12 @@ CREATE TABLE vector_outbox (
   created_at TEXT NOT NULL
 );
 CREATE INDEX vector_outbox_due ON vector_outbox (next_attempt_at);
+
+-- Which embedder filled the vector index: changing EMBEDDING_MODEL is detected against
+-- this row and refused until the index is rebuilt (reindex).
+CREATE TABLE vector_index_state (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  model TEXT NOT NULL,
+  dimensions INTEGER NOT NULL,
+  updated_at TEXT NOT NULL
+);

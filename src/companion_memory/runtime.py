@@ -41,7 +41,7 @@ class Runtime:
 
     @cached_property
     def recall(self) -> Recall:
-        return Recall(self.db, self.vectors, self.embedder, self.clock, self.settings, self.reranker)
+        return Recall(self.db, self.mirror, self.clock, self.settings, self.reranker)
 
     @cached_property
     def boot(self) -> Boot:

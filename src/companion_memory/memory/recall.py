@@ -18,13 +18,14 @@ from datetime import timedelta
 from typing import Any, Sequence
 
 from ..clock import iso, parse_iso
-from ..ports import Clock, Database, Embedder, Reranker, VectorIndex
+from ..ports import Clock, Database, Reranker
 from ..settings import Settings
 from ..store.glossary import GlossaryStore
 from ..store.memories import MemoryStore
 from ..store.precious import PreciousStore
 from .models import Memory
 from .search_text import gate_tokens, jaccard, match_expression, normalised
+from .vector_mirror import VectorMirror
 
 # Reciprocal-rank fusion constant: small, so that the top ranks of each channel count
 # for more than a long tail (measured on LoCoMo by bench/locomo_recall.py).
@@ -61,15 +62,15 @@ class Recall:
     def __init__(
         self,
         db: Database,
-        vectors: VectorIndex,
-        embedder: Embedder,
+        mirror: VectorMirror,
         clock: Clock,
         settings: Settings,
         reranker: Reranker | None = None,
     ) -> None:
         self.db = db
-        self.vectors = vectors
-        self.embedder = embedder
+        self.mirror = mirror
+        self.vectors = mirror.vectors
+        self.embedder = mirror.embedder
         self.clock = clock
         self.settings = settings
         self.reranker = reranker
@@ -125,6 +126,10 @@ class Recall:
         self, text: str, namespace: str, types: Sequence[str], meta: dict[str, Any]
     ) -> dict[str, float]:
         """id → cosine similarity, best first; empty (and noted) when the channel is down."""
+        problem = await self.mirror.mismatch()
+        if problem:
+            meta["notes"].append(f"vector search off: {problem}; lexical results only")
+            return {}
         try:
             vector = (await self.embedder.embed([text], kind="query"))[0]
             where: dict[str, Any] = {"namespace": namespace, "status": "active"}

@@ -16,6 +16,7 @@ from ..clock import iso
 from ..ports import Clock, Database, Embedder, VectorIndex, VectorRecord
 from ..store.memories import MemoryStore
 from ..store.outbox import OutboxEntry, OutboxStore
+from ..store.vector_state import VectorStateStore
 from .models import Memory
 
 _MAX_BACKOFF = timedelta(hours=1)
@@ -25,6 +26,8 @@ _MAX_BACKOFF = timedelta(hours=1)
 class SyncReport:
     synced: int = 0
     failed: int = 0
+    # Left in the outbox because the index holds another embedder's vectors.
+    blocked: int = 0
 
 
 def vector_metadata(memory: Memory) -> dict[str, str | bool]:
@@ -50,6 +53,30 @@ class VectorMirror:
         self.clock = clock
         self.memories = MemoryStore(db)
         self.outbox = OutboxStore(db)
+        self.state = VectorStateStore(db)
+        self._mismatch: str | None = None
+        self._checked = False
+
+    async def mismatch(self) -> str | None:
+        """Why the index cannot be used with this embedder, or None when it can.
+
+        The first embedder to write claims the index. Another one (EMBEDDING_MODEL was
+        changed) must not mix its vectors in or query them: until a reindex, recall uses
+        words only and mirror writes wait in the outbox.
+        """
+        if not self._checked:
+            state = await self.state.get()
+            wanted = (self.embedder.model, self.embedder.dimensions)
+            if state is None:
+                await self.state.set(*wanted, iso(self.clock.now()))
+            elif (state["model"], state["dimensions"]) != wanted:
+                self._mismatch = (
+                    f"the vector index holds {state['model']} vectors ({state['dimensions']}-d) but EMBEDDING_MODEL is "
+                    f"{wanted[0]} ({wanted[1]}-d); rebuild it with POST /v1/debug/vector_reindex "
+                    "(or `companion-memory reindex`), or set EMBEDDING_MODEL back"
+                )
+            self._checked = True
+        return self._mismatch
 
     async def sync(self, memory_ids: Sequence[str]) -> SyncReport:
         """Apply the outbox entries of these memories now (right after a write)."""
@@ -59,25 +86,54 @@ class VectorMirror:
         """Retry the entries that are due; returns what happened."""
         return await self._apply(await self.outbox.due(iso(self.clock.now()), limit))
 
-    async def enqueue_missing(self, batch: int = 500) -> int:
+    async def enqueue_missing(self) -> int:
         """Queue every live memory the index lacks (a new or emptied index); returns how many."""
+        return await self._enqueue_live(only_missing=True)
+
+    async def missing(self, limit: int) -> tuple[int, bool]:
+        """How many live memories the index lacks, counting the first ``limit`` of them;
+        says whether the count is complete."""
+        counted = missing = 0
+        after = ""
+        while counted < limit:
+            rows = await self.memories.live_ids(after=after, limit=min(500, limit - counted))
+            if not rows:
+                return missing, True
+            after = rows[-1]["id"]
+            counted += len(rows)
+            present = {r.id for r in await self.vectors.get([r["id"] for r in rows])}
+            missing += sum(r["id"] not in present for r in rows)
+        return missing, not await self.memories.live_ids(after=after, limit=1)
+
+    async def start_reindex(self) -> int:
+        """Empty the index of every memory's vector, claim it for the current embedder
+        and queue every live memory; ``drain`` then fills it. Returns how many are queued."""
+        after = ""
+        while ids := await self.memories.ids_after(after, 500):
+            await self.vectors.delete(ids)
+            after = ids[-1]
+        await self.state.set(self.embedder.model, self.embedder.dimensions, iso(self.clock.now()))
+        self._mismatch, self._checked = None, True
+        return await self._enqueue_live(only_missing=False)
+
+    async def _enqueue_live(self, *, only_missing: bool) -> int:
         queued = 0
         after = ""
-        while True:
-            rows = await self.memories.live_ids(after=after, limit=batch)
-            if not rows:
-                return queued
+        while rows := await self.memories.live_ids(after=after, limit=500):
             after = rows[-1]["id"]
-            present = {r.id for r in await self.vectors.get([r["id"] for r in rows])}
+            present = {r.id for r in await self.vectors.get([r["id"] for r in rows])} if only_missing else set()
             now = iso(self.clock.now())
-            missing = [OutboxStore.enqueue(r["id"], r["namespace"], "upsert", now) for r in rows if r["id"] not in present]
-            if missing:
-                await self.db.batch(missing)
-                queued += len(missing)
+            wanted = [OutboxStore.enqueue(r["id"], r["namespace"], "upsert", now) for r in rows if r["id"] not in present]
+            if wanted:
+                await self.db.batch(wanted)
+                queued += len(wanted)
+        return queued
 
     async def _apply(self, entries: list[OutboxEntry]) -> SyncReport:
         if not entries:
             return SyncReport()
+        if await self.mismatch():
+            return SyncReport(blocked=len(entries))
         upserts = [e for e in entries if e.op == "upsert"]
         removals = [e for e in entries if e.op != "upsert"]
         synced = failed = 0

@@ -351,7 +351,7 @@ class MemoryWriter:
             memory=memory,
             action=action,
             created=created,
-            vector="pending" if report.failed else "synced",
+            vector="pending" if report.failed or report.blocked else "synced",
             notes=notes or [],
         )
 

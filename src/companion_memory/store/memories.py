@@ -128,6 +128,11 @@ class MemoryStore:
             for part in chunks(list(ids))
         ]
 
+    async def ids_after(self, after: str, limit: int) -> list[str]:
+        """Every memory id (any status), in id order, after ``after``."""
+        rows = await self.db.all("SELECT id FROM memories WHERE id > ? ORDER BY id LIMIT ?", (after, limit))
+        return [r["id"] for r in rows]
+
     async def live_ids(self, *, after: str, limit: int) -> list[dict[str, Any]]:
         """Ids (and namespaces) of active current memories, in id order, after ``after``."""
         return await self.db.all(
@@ -135,6 +140,12 @@ class MemoryStore:
             "AND id > ? ORDER BY id LIMIT ?",
             (after, limit),
         )
+
+    async def count_live(self) -> int:
+        row = await self.db.first(
+            "SELECT COUNT(*) AS n FROM memories WHERE status = 'active' AND version_status = 'current'"
+        )
+        return row["n"] if row else 0
 
     async def count_active_by_type(self, namespace: str) -> dict[str, int]:
         rows = await self.db.all(

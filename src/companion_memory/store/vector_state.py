@@ -1,0 +1,23 @@
+"""SQL for the one row that says which embedder filled the vector index."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ports import Database
+
+
+class VectorStateStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def get(self) -> dict[str, Any] | None:
+        return await self.db.first("SELECT model, dimensions, updated_at FROM vector_index_state WHERE id = 1")
+
+    async def set(self, model: str, dimensions: int, at: str) -> None:
+        await self.db.run(
+            "INSERT INTO vector_index_state (id, model, dimensions, updated_at) VALUES (1, ?, ?, ?) "
+            "ON CONFLICT (id) DO UPDATE SET model = excluded.model, dimensions = excluded.dimensions, "
+            "updated_at = excluded.updated_at",
+            (model, dimensions, at),
+        )
