@@ -56,8 +56,11 @@ CREATE VIRTUAL TABLE memories_fts USING fts5 (
   search_text,
   content = 'memories',
   content_rowid = 'rowid',
-  tokenize = 'porter unicode61 remove_diacritics 2'
+  tokenize = 'unicode61 remove_diacritics 2'
 );
+-- Document frequency of every indexed term: recall leaves out terms that match most
+-- memories (they rank nothing and cost the most).
+CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab (memories_fts, 'row');
 CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
   INSERT INTO memories_fts (rowid, search_text) VALUES (new.rowid, new.search_text);
 END;

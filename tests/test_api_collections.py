@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import httpx
 
+from companion_memory.memory.search_text import query_terms
 from companion_memory.runtime import Runtime
 from tests.conftest import IM_KEY, MCP_KEY, auth
 
@@ -112,8 +113,7 @@ async def test_export_then_import_round_trips(client: httpx.AsyncClient, runtime
     again = (await client.get("/api/memories/export", headers=auth())).json()
     assert {k: v for k, v in again.items() if k != "exported_at"} == {k: v for k, v in exported.items() if k != "exported_at"}
     assert await runtime.vectors.count() == 1
-    hits = await runtime.db.all("SELECT rowid FROM memories_fts WHERE memories_fts MATCH 'lisbon'")
-    assert len(hits) == 1
+    assert len(await runtime.writer.store.lexical_search("default", query_terms("Lisbon"))) == 1
 
 
 async def test_import_refuses_what_is_not_an_export(client: httpx.AsyncClient) -> None:
@@ -135,16 +135,15 @@ async def test_full_text_index_finds_chinese_and_english(client: httpx.AsyncClie
         await client.post("/v1/memories", json={"content": text, "fact_key": key}, headers=auth())
 
     async def match(query: str) -> list[str]:
-        rows = await runtime.db.all(
-            "SELECT m.content FROM memories_fts f JOIN memories m ON m.rowid = f.rowid WHERE memories_fts MATCH ?", (query,)
-        )
-        return [r["content"] for r in rows]
+        found = await runtime.writer.store.lexical_search("default", query_terms(query))
+        return [m.content for m in await runtime.writer.store.get_many([id_ for id_, _ in found])]
 
-    assert await match('"怕黑"') == ["我一直很怕黑"]
-    assert await match('"咖啡"') == ["她每天早上喝咖啡"]
-    assert await match("hiking") == ["Loves hiking in the Alps"]
+    assert await match("怕黑") == ["我一直很怕黑"]
+    assert await match("咖啡") == ["她每天早上喝咖啡"]
+    assert await match("hikes") == ["Loves hiking in the Alps"]
+    assert await match("黑") == ["我一直很怕黑"]
     memory = (await client.get("/v1/memories", params={"limit": 10}, headers=auth())).json()["memories"]
     dark = next(m for m in memory if m["fact_key"] == "dark")
     await client.patch(f"/v1/memories/{dark['id']}", json={"content": "她不再怕黑了"}, headers=auth())
-    assert await match('"一直"') == []
-    assert await match('"怕黑"') == ["她不再怕黑了"]
+    assert await match("一直") == []
+    assert await match("怕黑") == ["她不再怕黑了"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import operator
 import re
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -24,7 +25,7 @@ from ..store.glossary import GlossaryStore
 from ..store.memories import MemoryStore
 from ..store.precious import PreciousStore
 from .models import Memory
-from .search_text import gate_tokens, jaccard, match_expression, normalised
+from .search_text import gate_tokens, jaccard, normalised, query_terms
 from .vector_mirror import VectorMirror
 
 # Reciprocal-rank fusion constant: small, so that the top ranks of each channel count
@@ -87,8 +88,10 @@ class Recall:
         rerank: bool = True,
         expand: bool = True,
         account: bool = False,
+        vector: bool = True,
     ) -> RecallResult:
-        """``account`` is recall's bookkeeping (injection time and count); search leaves it off."""
+        """``account`` is recall's bookkeeping (injection time and count); search leaves it
+        off. ``vector=False`` answers from the full-text index alone."""
         settings = self.settings
         k = max(1, min(100, k if k is not None else settings.MEMORY_FILTER_MAX_OUTPUT))
         floor = settings.RECALL_MIN_SCORE if min_score is None else min_score
@@ -100,7 +103,8 @@ class Recall:
             return RecallResult([], glossary_hits, meta)
 
         vector_ranked, lexical_ranked = await asyncio.gather(
-            self._vector_channel(text, namespace, types, meta), self._lexical_channel(text, namespace, types, meta)
+            self._vector_channel(text, namespace, types, meta) if vector else _nothing(),
+            self._lexical_channel(text, namespace, types, meta),
         )
         pool = await self._pool(vector_ranked, lexical_ranked, namespace, types, meta)
         if expand and pool:
@@ -143,10 +147,10 @@ class Recall:
         return {m.id: m.score for m in matches}
 
     async def _lexical_channel(self, text: str, namespace: str, types: Sequence[str], meta: dict[str, Any]) -> list[str]:
-        expression = match_expression(text)
-        if expression is None:
+        terms = query_terms(text)
+        if not terms:
             return []
-        found = await self.memories.lexical_search(namespace, expression, types=types, limit=self.settings.MEMORY_TOP_K)
+        found = await self.memories.lexical_search(namespace, terms, types=types, limit=self.settings.MEMORY_TOP_K)
         return [id_ for id_, _ in found]
 
     async def _pool(
@@ -273,6 +277,10 @@ class Recall:
         return found
 
 
+async def _nothing() -> dict[str, float]:
+    return {}
+
+
 def _live(memory: Memory, namespace: str, types: Sequence[str]) -> bool:
     return (
         memory.namespace == namespace
@@ -290,6 +298,5 @@ def _mentions(text: str, name: str) -> bool:
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b))
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return dot / norm if norm else 0.0
+    # Embedders and indexes hold unit vectors, so the dot product is the cosine.
+    return math.fsum(map(operator.mul, a, b))

@@ -1,21 +1,28 @@
-"""How text meets the full-text index: the document form of a memory, the MATCH
-expression for a query, and the token sets the recall gates compare.
+"""How text meets the full-text index: the document form of a memory, the terms of a
+query, and the token sets the recall gates compare.
 
 FTS5's unicode61 tokenizer splits on spaces and punctuation, which leaves a Chinese
 sentence as one long token that no two-character query could match. Spelling each
 CJK run out as overlapping character bigrams ("我很怕黑" → "我很 很怕 怕黑") lets
-"怕黑" match, while Latin words are indexed as (stemmed) words.
+"怕黑" match. Latin words are stemmed here (Snowball English: "hiking" → "hike") rather
+than by the tokenizer, so that a query term is exactly the indexed term and its document
+frequency can be looked up.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
+
+import snowballstemmer
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _TOKEN = re.compile(f"[{_CJK}]+|[^\\W_]+", re.UNICODE)
 _MAX_QUERY_TERMS = 32
+_LATIN_WORD = re.compile(r"[a-z0-9]+")
+_STEMMER = snowballstemmer.stemmer("english")
 # Words that match nearly every memory: they cost time and add nothing to a ranking.
 _STOPWORDS = frozenset(
     """a about after again all am an and any are as at be been before being both but by can could did do does
@@ -33,31 +40,43 @@ def cjk_bigrams(run: str) -> list[str]:
     return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
+@lru_cache(maxsize=50_000)
+def stem(word: str) -> str:
+    return _STEMMER.stemWord(word) if _LATIN_WORD.fullmatch(word) else word
+
+
 def search_document(text: str) -> str:
-    parts: list[str] = []
-    position = 0
-    for match in _CJK_RUN.finditer(text):
-        parts.append(text[position : match.start()])
-        parts.append(" " + " ".join(cjk_bigrams(match.group(0))) + " ")
-        position = match.end()
-    parts.append(text[position:])
-    return " ".join("".join(parts).lower().split())
+    terms: list[str] = []
+    for token in _TOKEN.findall(unicodedata.normalize("NFKC", text).lower()):
+        if _CJK_RUN.fullmatch(token):
+            # The last character also stands alone, so that every character of the run
+            # starts some term and a one-character query ("黑"*) can find it.
+            terms.extend(cjk_bigrams(token) + ([token[-1]] if len(token) > 1 else []))
+        else:
+            terms.append(stem(token))
+    return " ".join(terms)
 
 
-def match_expression(query: str) -> str | None:
-    """An FTS5 MATCH expression that ORs the query's terms, each quoted, so that no user
-    text is ever read as FTS5 syntax. None when nothing searchable is left."""
+def query_terms(query: str) -> list[str]:
+    """The distinct index terms of a query, in order. A lone CJK character ends in ``*``:
+    it is matched as the start of an indexed bigram."""
     terms: dict[str, None] = {}
     for token in _TOKEN.findall(unicodedata.normalize("NFKC", query).lower()):
         if _CJK_RUN.fullmatch(token):
             for gram in cjk_bigrams(token):
-                # A lone CJK character is matched as the start of an indexed bigram.
-                terms.setdefault(f'"{gram}"*' if len(gram) == 1 else f'"{gram}"', None)
+                terms.setdefault(gram + "*" if len(gram) == 1 else gram, None)
         elif token not in _STOPWORDS and (len(token) > 1 or token.isdigit()):
-            terms.setdefault(f'"{token}"', None)
+            terms.setdefault(stem(token), None)
         if len(terms) >= _MAX_QUERY_TERMS:
             break
-    return " OR ".join(terms) or None
+    return list(terms)
+
+
+def match_expression(terms: list[str]) -> str | None:
+    """An FTS5 MATCH expression that ORs the terms, each quoted, so that no user text is
+    ever read as FTS5 syntax. None when there is nothing to search for."""
+    quoted = [f'"{t[:-1]}"*' if t.endswith("*") else f'"{t}"' for t in terms]
+    return " OR ".join(quoted) or None
 
 
 def gate_tokens(text: str) -> set[str]:

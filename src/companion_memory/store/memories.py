@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..memory.models import Evidence, Memory
-from ..memory.search_text import search_document
+from ..memory.search_text import match_expression, search_document
 from ..ports import Database, Statement
 from .pagination import decode_cursor, page_of
 from .sql import chunks, from_json, placeholders, to_json
@@ -16,6 +16,9 @@ _COLUMNS = (
     "evidence", "authored_by", "seen_count", "recall_count", "last_injected_at", "last_seen_at",
     "created_at", "updated_at",
 )
+# A term in more than this share of all memories is left out of a full-text query.
+COMMON_TERM_SHARE = 0.2
+MAX_MATCH_TERMS = 16
 _SELECT = "SELECT " + ", ".join(c for c in _COLUMNS if c != "search_text") + " FROM memories"
 # Columns a service may change in place; id and namespace never change.
 _UPDATABLE = frozenset(_COLUMNS) - {"id", "namespace", "created_at", "search_text"}
@@ -93,15 +96,34 @@ class MemoryStore:
         return [memory_from_row(r) for r in page], next_cursor
 
     async def lexical_search(
-        self, namespace: str, match: str, *, types: Sequence[str] = (), limit: int = 50
+        self, namespace: str, terms: Sequence[str], *, types: Sequence[str] = (), limit: int = 50
     ) -> list[tuple[str, float]]:
-        """(id, bm25) of live memories matching an FTS5 expression, best first."""
+        """(id, bm25) of live memories matching any of the terms, best first.
+
+        Terms no memory has are dropped, and so are terms found in more than
+        ``COMMON_TERM_SHARE`` of all memories (unless nothing rarer is left): they
+        barely change a ranking, and scoring their postings is most of the cost.
+        """
+        exact = [t for t in terms if not t.endswith("*")]
+        frequency: dict[str, int] = {}
+        for part in chunks(exact):
+            rows = await self.db.all(
+                f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({placeholders(len(part))})", tuple(part)
+            )
+            frequency.update((r["term"], r["doc"]) for r in rows)
+        size = await self.db.first("SELECT MAX(rowid) AS n FROM memories")
+        ceiling = COMMON_TERM_SHARE * ((size or {}).get("n") or 0)
+        present = sorted((t for t in exact if t in frequency), key=frequency.__getitem__)
+        kept = [t for t in present if frequency[t] <= ceiling] or present[:1]
+        expression = match_expression(kept[:MAX_MATCH_TERMS] + [t for t in terms if t.endswith("*")])
+        if expression is None:
+            return []
         type_filter = f"AND m.type IN ({placeholders(len(types))})" if types else ""
         rows = await self.db.all(
             "SELECT m.id AS id, bm25(memories_fts) AS rank FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
             "WHERE memories_fts MATCH ? AND m.namespace = ? AND m.status = 'active' AND m.version_status = 'current' "
             f"{type_filter} ORDER BY rank LIMIT ?",
-            (match, namespace, *types, limit),
+            (expression, namespace, *types, limit),
         )
         return [(r["id"], float(r["rank"])) for r in rows]
 

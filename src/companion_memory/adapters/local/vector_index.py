@@ -44,6 +44,8 @@ class LocalVectorIndex:
         self._ids: list[str] = []
         self._metadata: list[dict[str, Any]] = []
         self._position: dict[str, int] = {}
+        # Metadata values by key, as arrays for filtering; dropped on every change.
+        self._columns: dict[str, np.ndarray] = {}
         self._storage = np.zeros((0, self.dimensions), dtype=np.float32)
         for id_, blob, metadata in self._db.execute("SELECT id, vector, metadata FROM vectors"):
             self._put(id_, np.frombuffer(blob, dtype=np.float32), json.loads(metadata))
@@ -76,13 +78,14 @@ class LocalVectorIndex:
             raise DimensionMismatch(f"query has {query.size} dimensions, index has {self.dimensions}")
         if not self._ids or top_k <= 0:
             return []
-        rows = [i for i, meta in enumerate(self._metadata) if _matches(meta, filter or {})]
-        if not rows:
+        allowed = np.flatnonzero(self._mask(filter or {}))
+        if allowed.size == 0:
             return []
-        scores = self._matrix[rows] @ query
-        best = np.argsort(-scores)[:top_k]
+        scores = self._matrix[allowed] @ query if allowed.size < len(self._ids) // 2 else (self._matrix @ query)[allowed]
+        best = np.argpartition(-scores, top_k - 1)[:top_k] if scores.size > top_k else np.arange(scores.size)
+        best = best[np.argsort(-scores[best])]
         return [
-            VectorMatch(id=self._ids[rows[i]], score=float(scores[i]), metadata=dict(self._metadata[rows[i]]))
+            VectorMatch(id=self._ids[allowed[i]], score=float(scores[i]), metadata=dict(self._metadata[allowed[i]]))
             for i in best
         ]
 
@@ -103,6 +106,31 @@ class LocalVectorIndex:
     async def count(self) -> int:
         return len(self._ids)
 
+    def _mask(self, filter: Mapping[str, VectorFilterValue]) -> np.ndarray:
+        """Vectorize's metadata filter over the whole index at once."""
+        mask = np.ones(len(self._ids), dtype=bool)
+        for key, condition in filter.items():
+            column = self._column(key)
+            for op, operand in (condition.items() if isinstance(condition, Mapping) else [("$eq", condition)]):
+                if op in ("$eq", "$ne"):
+                    hit = column == operand
+                elif op in ("$in", "$nin"):
+                    hit = np.zeros(len(self._ids), dtype=bool)
+                    for value in operand:
+                        hit |= column == value
+                else:
+                    raise ValueError(f"unsupported vector filter operator {op!r}")
+                mask &= ~hit if op in ("$ne", "$nin") else hit
+        return mask
+
+    def _column(self, key: str) -> np.ndarray:
+        column = self._columns.get(key)
+        if column is None:
+            column = np.empty(len(self._ids), dtype=object)
+            column[:] = [m.get(key) for m in self._metadata]
+            self._columns[key] = column
+        return column
+
     def _set_dimensions(self, dimensions: int) -> None:
         """Only while empty: an emptied index takes the new embedder's width."""
         self.dimensions = dimensions
@@ -110,6 +138,7 @@ class LocalVectorIndex:
         self._db.execute("INSERT OR REPLACE INTO index_info VALUES ('dimensions', ?)", (str(dimensions),))
 
     def _put(self, id_: str, vector: np.ndarray, metadata: dict[str, Any]) -> None:
+        self._columns.clear()
         position = self._position.get(id_)
         if position is None:
             position = len(self._ids)
@@ -127,6 +156,7 @@ class LocalVectorIndex:
 
     def _remove(self, id_: str) -> None:
         # Move the last row into the hole so that removal stays O(dimensions).
+        self._columns.clear()
         position = self._position.pop(id_)
         last = len(self._ids) - 1
         if position != last:
@@ -141,23 +171,3 @@ class LocalVectorIndex:
     @property
     def _matrix(self) -> np.ndarray:
         return self._storage[: len(self._ids)]
-
-
-def _matches(metadata: Mapping[str, Any], filter: Mapping[str, VectorFilterValue]) -> bool:
-    for key, condition in filter.items():
-        value = metadata.get(key)
-        if isinstance(condition, Mapping):
-            for op, operand in condition.items():
-                if op == "$eq" and value != operand:
-                    return False
-                if op == "$ne" and value == operand:
-                    return False
-                if op == "$in" and value not in operand:
-                    return False
-                if op == "$nin" and value in operand:
-                    return False
-                if op not in ("$eq", "$ne", "$in", "$nin"):
-                    raise ValueError(f"unsupported vector filter operator {op!r}")
-        elif value != condition:
-            return False
-    return True
