@@ -1,11 +1,13 @@
 """Recall latency on the local runtime at 1k, 10k and 100k memories.
 
-Memories are synthetic sentences (English and Chinese, drawn from a few thousand
-words) written with the real store SQL; their vectors are random unit vectors of the
-bundled embedder's width, because the search cost does not depend on what a vector
-means and embedding 100k texts would take most of an hour. Queries are embedded with the
-real bundled embedder. Printed: p50/p95/max of ``Recall.run`` (k=10, no bookkeeping)
-with the query embedding (hybrid) and without it (lexical only).
+Memory texts are LoCoMo dialog turns (../shared/data/locomo-dev.json; Maharana et al.,
+ACL 2024; CC BY-NC 4.0), cycled with a serial number to reach each size, and the
+queries are LoCoMo questions: real conversational vocabulary for the full-text index.
+The stored vectors are random unit vectors of the bundled embedder's width, because the
+search cost does not depend on what a vector means and embedding 100k texts would take
+most of an hour; every query is embedded with the real bundled embedder. Printed:
+p50/p95/max of ``Recall.run`` (k=10, no bookkeeping) with the query embedding (hybrid)
+and without it (lexical only).
 
     .venv/bin/python bench/recall_latency.py [--sizes 1000 10000 100000] [--queries 200]
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import random
 import tempfile
 import time
@@ -24,40 +27,36 @@ import numpy as np
 from companion_memory.adapters.local.runtime import build_local_runtime
 from companion_memory.clock import iso
 from companion_memory.memory.models import Memory
+from companion_memory.memory.vector_mirror import vector_metadata
 from companion_memory.ports import VectorRecord
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
 from companion_memory.store.memories import MemoryStore
-from companion_memory.memory.vector_mirror import vector_metadata
 
-PEOPLE = ["she", "he", "my sister", "her mother", "Mei", "Tom", "the neighbour", "her boss", "my friend Ana", "Grandpa"]
-VERBS = ["likes", "hates", "visited", "bought", "cooked", "talked about", "is afraid of", "wants", "lost", "painted"]
-THINGS = (
-    "coffee tea hiking swimming guitar piano cats dogs rain winter summer Kyoto Lisbon Berlin books films pottery "
-    "yoga running chess noodles dumplings cake chocolate spiders thunder trains flights museums gardens roses "
-    "tulips mountains beaches camping photography painting knitting sushi ramen pizza jazz opera podcasts exams "
-    "hospital night-shifts bakery startup interview promotion wedding birthday vacation marathon bicycle scooter"
-).split()
-CN = ["我", "她", "妈妈", "朋友", "同事", "老板", "小咪", "哥哥"]
-CN_VERBS = ["喜欢", "讨厌", "害怕", "想去", "买了", "做了", "聊到", "梦见"]
-CN_THINGS = ["咖啡", "爬山", "下雨", "京都", "火锅", "猫", "打雷", "考试", "医院", "蛋糕", "钢琴", "游泳", "奶茶", "樱花"]
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev.json"
 
 
-def sentence(rng: random.Random, serial: int) -> str:
-    if rng.random() < 0.3:
-        return f"{rng.choice(CN)}{rng.choice(CN_VERBS)}{rng.choice(CN_THINGS)}，还有{rng.choice(CN_THINGS)}（第{serial}条）"
-    extra = " and ".join(rng.sample(THINGS, 2))
-    return f"{rng.choice(PEOPLE)} {rng.choice(VERBS)} {rng.choice(THINGS)}, also {extra} (note {serial} w{rng.randrange(5000)})"
+def corpus(data: Path) -> tuple[list[str], list[str]]:
+    turns, questions = [], []
+    for sample in json.loads(data.read_text(encoding="utf-8")):
+        conversation = sample["conversation"]
+        number = 1
+        while f"session_{number}" in conversation:
+            date = conversation[f"session_{number}_date_time"]
+            turns += [f'({date}) {t["speaker"]} said, "{t["text"]}"' for t in conversation[f"session_{number}"]]
+            number += 1
+        questions += [qa["question"] for qa in sample["qa"]]
+    return turns, questions
 
 
-async def populate(runtime: Runtime, count: int, rng: random.Random) -> None:
+async def populate(runtime: Runtime, count: int, texts: list[str]) -> None:
     dims = runtime.embedder.dimensions
     now = iso(runtime.clock.now())
     generator = np.random.default_rng(7)
     for start in range(0, count, 1000):
         memories = [
-            Memory(id=f"m{i:07d}", namespace="default", type=rng.choice(["fact", "preference", "event", "habit"]),
-                   content=sentence(rng, i), fact_key=f"k{i}", created_at=now, updated_at=now)
+            Memory(id=f"m{i:07d}", namespace="default", type=("fact", "preference", "event", "habit")[i % 4],
+                   content=f"{texts[i % len(texts)]} #{i}", fact_key=f"k{i}", created_at=now, updated_at=now)
             for i in range(start, min(count, start + 1000))
         ]
         await runtime.db.batch([MemoryStore.insert(m) for m in memories])
@@ -77,13 +76,13 @@ async def measure(runtime: Runtime, queries: list[str], vector: bool) -> tuple[f
 
 
 async def main(sizes: list[int], query_count: int) -> None:
-    rng = random.Random(42)
-    queries = [sentence(rng, rng.randrange(10**6)).split("(")[0].split("（")[0] for _ in range(query_count)]
+    texts, questions = corpus(DATA)
+    queries = random.Random(42).sample(questions, min(query_count, len(questions)))
     print(f"{'memories':>9}  {'mode':<14}{'p50 ms':>8}{'p95 ms':>8}{'max ms':>8}")
     for size in sizes:
         with tempfile.TemporaryDirectory() as directory:
             runtime = await build_local_runtime(Settings(), Path(directory))
-            await populate(runtime, size, random.Random(size))
+            await populate(runtime, size, texts)
             await runtime.recall.run("warm up", k=10)
             for label, vector in (("hybrid", True), ("lexical only", False)):
                 p50, p95, worst = await measure(runtime, queries, vector)

@@ -35,6 +35,9 @@ PRECIOUS_OVERLAP = 0.6
 DECAY_FACTOR = 0.5
 # Share of a related memory's score that one hop along an edge passes on.
 RELATION_SHARE = 0.4
+# How many fused candidates, per place in the final pool, are read from the database:
+# enough headroom for the gates and for related memories to climb.
+POOL_FACTOR = 3
 _MAX_QUERY_CHARS = 2000
 _PRECIOUS_CHECKED = 500
 
@@ -106,10 +109,11 @@ class Recall:
             self._vector_channel(text, namespace, types, meta) if vector else _nothing(),
             self._lexical_channel(text, namespace, types, meta),
         )
-        pool = await self._pool(vector_ranked, lexical_ranked, namespace, types, meta)
+        size = max(settings.MEMORY_FILTER_MAX_CANDIDATES, k)
+        pool = await self._pool(vector_ranked, lexical_ranked, namespace, types, POOL_FACTOR * size, meta)
         if expand and pool:
             pool = await self._expand(pool, namespace, types)
-        pool = pool[: max(settings.MEMORY_FILTER_MAX_CANDIDATES, k)]
+        pool = pool[:size]
         if rerank:
             await self._rerank(text, pool, meta)
         else:
@@ -159,27 +163,31 @@ class Recall:
         lexical_ranked: list[str],
         namespace: str,
         types: Sequence[str],
+        limit: int,
         meta: dict[str, Any],
     ) -> list[Hit]:
+        """The best ``limit`` fused candidates that are live, above the similarity
+        floor and not a repeat of a better one's text."""
         fused: dict[str, float] = {}
         channels: dict[str, dict[str, int]] = {}
         for name, ids in (("vector", list(vector_ranked)), ("lexical", lexical_ranked)):
             for rank, id_ in enumerate(ids, start=1):
                 fused[id_] = fused.get(id_, 0.0) + 1.0 / (RRF_K + rank)
                 channels.setdefault(id_, {})[name] = rank
-        similarity = dict(vector_ranked)
+        ranked = sorted(fused, key=fused.__getitem__, reverse=True)[:limit]
+        similarity = {id_: vector_ranked[id_] for id_ in ranked if id_ in vector_ranked}
         query_vector = meta.pop("query_vector", None)
-        lexical_only = [id_ for id_ in lexical_ranked if id_ not in similarity]
+        lexical_only = [id_ for id_ in ranked if id_ not in similarity]
         if query_vector is not None and lexical_only:
             try:
                 for record in await self.vectors.get(lexical_only):
                     similarity[record.id] = _cosine(query_vector, record.values)
             except Exception as error:  # those hits go on without a similarity
                 meta["notes"].append(f"vector lookup failed ({type(error).__name__}); some scores unknown")
-        rows = {m.id: m for m in await self.memories.get_many(list(fused))}
+        rows = {m.id: m for m in await self.memories.get_many(ranked)}
         pool: list[Hit] = []
         seen_text: dict[str, str] = {}
-        for id_ in sorted(fused, key=fused.__getitem__, reverse=True):
+        for id_ in ranked:
             memory = rows.get(id_)
             # The index is a mirror and may lag: the row decides what is live.
             if memory is None or not _live(memory, namespace, types):

