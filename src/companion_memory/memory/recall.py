@@ -31,6 +31,8 @@ from .vector_mirror import VectorMirror
 # Reciprocal-rank fusion constant: small, so that the top ranks of each channel count
 # for more than a long tail (measured on LoCoMo by bench/locomo_recall.py).
 RRF_K = 10
+# Meaning counts for a little more than shared words (LoCoMo R@5 0.663 vs 0.658 offline).
+CHANNEL_WEIGHTS = {"vector": 1.3, "lexical": 1.0}
 PRECIOUS_OVERLAP = 0.6
 DECAY_FACTOR = 0.5
 # Share of a related memory's score that one hop along an edge passes on.
@@ -171,8 +173,9 @@ class Recall:
         fused: dict[str, float] = {}
         channels: dict[str, dict[str, int]] = {}
         for name, ids in (("vector", list(vector_ranked)), ("lexical", lexical_ranked)):
+            weight = CHANNEL_WEIGHTS[name]
             for rank, id_ in enumerate(ids, start=1):
-                fused[id_] = fused.get(id_, 0.0) + 1.0 / (RRF_K + rank)
+                fused[id_] = fused.get(id_, 0.0) + weight / (RRF_K + rank)
                 channels.setdefault(id_, {})[name] = rank
         ranked = sorted(fused, key=fused.__getitem__, reverse=True)[:limit]
         similarity = {id_: vector_ranked[id_] for id_ in ranked if id_ in vector_ranked}
