@@ -214,7 +214,7 @@ async def test_workers_ai_rest_reranker_maps_logits_and_checks_rows(http: httpx.
     assert await reranker.rerank("panda", []) == []
     with pytest.raises(ValueError, match="non-empty query"):
         await reranker.rerank("  ", ["hi"])
-    with pytest.raises(ValueError, match="empty contexts"):
+    with pytest.raises(ValueError, match="empty documents"):
         await reranker.rerank("panda", ["hi", ""])
     assert len(route.calls) == calls
 

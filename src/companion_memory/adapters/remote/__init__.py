@@ -10,12 +10,6 @@ failure.
 from __future__ import annotations
 
 
-class ModelAPIError(Exception):
-    """A model API refused a call, could not be reached, or answered something unusable.
+from ..model_io import ModelAPIError
 
-    ``status`` is the HTTP status when there was a response, else ``None``.
-    """
-
-    def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
+__all__ = ["ModelAPIError"]

@@ -23,8 +23,7 @@ from typing import Any
 import httpx
 
 from ...ports import EmbeddingKind
-from ..cloudflare.workers_ai import unit_vector
-from . import ModelAPIError
+from ..model_io import ModelAPIError, embedding_texts, unit_vector
 from .http import post_json
 
 DEFAULT_BATCH = 32
@@ -97,12 +96,7 @@ class OpenAIEmbedder:
         return vectors
 
     async def embed(self, texts: Sequence[str], *, kind: EmbeddingKind) -> list[list[float]]:
-        if kind not in ("query", "passage"):
-            raise ValueError(f"kind must be 'query' or 'passage', got {kind!r}")
-        if isinstance(texts, str):
-            raise TypeError("embed() takes a sequence of texts, not a single string")
-        if any(not isinstance(text, str) or not text.strip() for text in texts):
-            raise ValueError("embedding endpoints refuse empty texts; got an empty or non-string input")
+        texts = embedding_texts(texts, kind)
         vectors: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
             chunk = list(texts[start : start + self.batch_size])

@@ -20,8 +20,7 @@ from typing import Any
 import httpx
 
 from ...ports import RerankScore
-from ..cloudflare.workers_ai import relevance_scores
-from . import ModelAPIError
+from ..model_io import ModelAPIError, relevance_scores, rerank_documents
 from .http import post_json
 
 # TEI's --max-client-batch-size defaults to 32 (a 413 beyond it); scores are per pair, so
@@ -74,12 +73,9 @@ class RerankAPI:
         return [(row.get("index"), row.get("relevance_score", row.get("score"))) for row in rows]
 
     async def rerank(self, query: str, documents: Sequence[str]) -> list[RerankScore]:
-        if isinstance(documents, str):
-            raise TypeError("rerank() takes a sequence of documents, not a single string")
+        documents = rerank_documents(query, documents)
         if not documents:
             return []
-        if not query.strip():
-            raise ValueError("the reranker needs a non-empty query")
         pairs: list[tuple[Any, Any]] = []
         for start in range(0, len(documents), self.batch_size):
             chunk = list(documents[start : start + self.batch_size])
