@@ -39,6 +39,7 @@ class ConstantEmbedder:
     """Same unit vector for every text: measures everything but the model."""
 
     model = "constant"
+    similarity_range = (0.0, 1.0)
 
     def __init__(self, dimensions: int = 384) -> None:
         self.dimensions = dimensions

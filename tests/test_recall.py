@@ -147,7 +147,7 @@ async def test_glossary_hits_and_the_prompt(client: httpx.AsyncClient) -> None:
     await client.post("/v1/glossary", json={"term": "bbt", "aliases": ["boba", "珍奶"], "definition": "bubble tea, her favourite"}, headers=auth())
     await client.post("/v1/glossary", json={"term": "art", "definition": "her art class"}, headers=auth())
     await client.post("/v1/glossary", json={"term": "x", "definition": "too short to match"}, headers=auth())
-    result = await recall(client, "Want to get BOBA after the party? and coffee x", include_prompt=True)
+    result = await recall(client, "Want to get BOBA after the party, or coffee with oat milk? x", include_prompt=True)
     assert [g["term"] for g in result["glossary_hits"]] == ["bbt"]
     assert (await recall(client, "今天喝珍奶"))["glossary_hits"][0]["matched"] == "珍奶"
     prompt = result["prompt"]
@@ -223,3 +223,10 @@ async def test_vector_outage_falls_back_to_words(client: httpx.AsyncClient, runt
     result = await recall(client, "怕黑")
     assert result["hits"][0]["id"] == ids["fear.dark"] and result["hits"][0]["raw_score"] is None
     assert any("vector search unavailable" in n for n in result["meta"]["notes"])
+
+
+async def test_nothing_is_injected_when_nothing_is_relevant(client: httpx.AsyncClient) -> None:
+    await seed(client)
+    result = await recall(client, "what is the capital of France?", include_prompt=True)
+    assert result["hits"] == [] and result["prompt"] == ""
+    assert result["meta"]["floored"]  # the candidates were there, under the floor

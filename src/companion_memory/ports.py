@@ -104,11 +104,21 @@ class VectorIndex(Protocol):
 EmbeddingKind = Literal["query", "passage"]
 
 
+# Cosine similarity as most embedders spread it: unrelated texts near 0, paraphrases near 1.
+PLAIN_SIMILARITY = (0.0, 1.0)
+
+
 class Embedder(Protocol):
-    """Turns text into unit-length vectors; ``kind`` selects query or passage mode."""
+    """Turns text into unit-length vectors; ``kind`` selects query or passage mode.
+
+    ``similarity_range`` is (unrelated, near-identical) cosine for this model. Recall maps
+    cosines onto 0–1 through it, so that score floors such as RECALL_MIN_SCORE mean the
+    same with every model: some (e5) put even unrelated texts at 0.75.
+    """
 
     model: str
     dimensions: int
+    similarity_range: tuple[float, float]
 
     async def embed(self, texts: Sequence[str], *, kind: EmbeddingKind) -> list[list[float]]: ...
 

@@ -9,6 +9,8 @@ from typing import Sequence
 
 
 class HashEmbedder:
+    similarity_range = (0.0, 1.0)
+
     def __init__(self, dimensions: int = 16, model: str = "test-hash") -> None:
         self.dimensions = dimensions
         self.model = model

@@ -48,8 +48,9 @@ _PRECIOUS_CHECKED = 500
 class Hit:
     memory: Memory
     score: float  # what the ranking uses (after decay)
-    # Relevance before any decay: the reranker's score, else cosine similarity; None when
-    # neither could be had (vector search down, no reranker), and then no floor applies.
+    # Relevance before any decay: the reranker's score, else the cosine similarity mapped
+    # onto 0–1 (see Embedder.similarity_range); None when neither could be had (vector
+    # search down, no reranker), and then no floor applies.
     raw_score: float | None
     channels: dict[str, int] = field(default_factory=dict)  # channel → 1-based rank
     decayed: bool = False
@@ -178,13 +179,13 @@ class Recall:
                 fused[id_] = fused.get(id_, 0.0) + weight / (RRF_K + rank)
                 channels.setdefault(id_, {})[name] = rank
         ranked = sorted(fused, key=fused.__getitem__, reverse=True)[:limit]
-        similarity = {id_: vector_ranked[id_] for id_ in ranked if id_ in vector_ranked}
+        similarity = {id_: self._relevance(vector_ranked[id_]) for id_ in ranked if id_ in vector_ranked}
         query_vector = meta.pop("query_vector", None)
         lexical_only = [id_ for id_ in ranked if id_ not in similarity]
         if query_vector is not None and lexical_only:
             try:
                 for record in await self.vectors.get(lexical_only):
-                    similarity[record.id] = _cosine(query_vector, record.values)
+                    similarity[record.id] = self._relevance(_cosine(query_vector, record.values))
             except Exception as error:  # those hits go on without a similarity
                 meta["notes"].append(f"vector lookup failed ({type(error).__name__}); some scores unknown")
         rows = {m.id: m for m in await self.memories.get_many(ranked)}
@@ -206,6 +207,11 @@ class Recall:
             seen_text[key] = id_
             pool.append(Hit(memory=memory, score=fused[id_], raw_score=raw, channels=channels[id_]))
         return pool
+
+    def _relevance(self, cosine: float) -> float:
+        """Cosine similarity on the embedder's own scale, mapped onto 0–1."""
+        unrelated, identical = self.embedder.similarity_range
+        return min(1.0, max(0.0, (cosine - unrelated) / (identical - unrelated)))
 
     async def _rerank(self, text: str, pool: list[Hit], meta: dict[str, Any]) -> None:
         if self.reranker is None or not self.settings.ENABLE_MEMORY_RERANKER or not pool:

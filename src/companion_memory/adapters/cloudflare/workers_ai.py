@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from ...ports import EmbeddingKind, RerankScore
+from ...ports import PLAIN_SIMILARITY, EmbeddingKind, RerankScore
 from ..model_io import ModelAPIError, embedding_texts, relevance_scores, rerank_documents, unit_vector
 from . import ffi
 
@@ -104,6 +104,8 @@ class BindingTransport:
 
 class WorkersAIEmbedderCore:
     """``ports.Embedder`` for the Workers AI text-embedding models, over any transport."""
+
+    similarity_range = PLAIN_SIMILARITY
 
     def __init__(self, transport: Transport, model: str, *, dimensions: int, batch_size: int = MAX_BATCH) -> None:
         self._transport = transport

@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 
-from ...ports import EmbeddingKind
+from ...ports import PLAIN_SIMILARITY, EmbeddingKind
 from ..model_io import ModelAPIError, embedding_texts, unit_vector
 from .http import post_json
 
@@ -32,6 +32,8 @@ _DIMENSIONS_REFUSALS = ("dimension", "matryoshka")
 
 class OpenAIEmbedder:
     """Implements ``ports.Embedder`` on an OpenAI-compatible ``/embeddings`` endpoint."""
+
+    similarity_range = PLAIN_SIMILARITY
 
     def __init__(
         self,
