@@ -39,7 +39,7 @@ DECAY_FACTOR = 0.5
 RELATION_SHARE = 0.4
 # How many fused candidates, per place in the final pool, are read from the database:
 # enough headroom for the gates and for related memories to climb.
-POOL_FACTOR = 3
+POOL_FACTOR = 2
 _MAX_QUERY_CHARS = 2000
 _PRECIOUS_CHECKED = 500
 
@@ -238,7 +238,7 @@ class Recall:
         now = self.clock.now()
         kept: list[Hit] = []
         for hit in pool:
-            tokens = gate_tokens(hit.memory.content)
+            tokens = gate_tokens(hit.memory.content) if precious else set()
             if any(jaccard(tokens, p) >= PRECIOUS_OVERLAP for p in precious):
                 meta.setdefault("precious_overlap", []).append(hit.memory.id)
                 continue

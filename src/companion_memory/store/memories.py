@@ -17,20 +17,23 @@ _COLUMNS = (
     "created_at", "updated_at",
 )
 # At most this many matches are scored by a full-text query (see lexical_search).
-POSTINGS_BUDGET = 3000
+POSTINGS_BUDGET = 1000
 _SELECT = "SELECT " + ", ".join(c for c in _COLUMNS if c != "search_text") + " FROM memories"
 # Columns a service may change in place; id and namespace never change.
 _UPDATABLE = frozenset(_COLUMNS) - {"id", "namespace", "created_at", "search_text"}
 
 
 def memory_from_row(row: dict[str, Any]) -> Memory:
-    return Memory(
+    # Rows were validated on the way in; constructing without validation keeps reads cheap.
+    return Memory.model_construct(
         **{
             **row,
             "pinned": bool(row["pinned"]),
+            "importance": float(row["importance"]),
+            "confidence": float(row["confidence"]),
             "tags": from_json(row["tags"], []),
             "source_message_ids": from_json(row["source_message_ids"], []),
-            "evidence": [Evidence(**e) for e in from_json(row["evidence"], [])],
+            "evidence": [Evidence.model_construct(**e) for e in from_json(row["evidence"], [])],
         }
     )
 
