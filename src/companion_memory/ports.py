@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, Mapping, Protocol, Sequence
+from typing import Any, AsyncIterator, Literal, Mapping, Protocol, Sequence
 
 # D1 refuses statements with more bound parameters than this; every adapter enforces
 # it so that SQL which passes locally also passes in production.
@@ -142,3 +142,48 @@ class Reranker(Protocol):
     model: str
 
     async def rerank(self, query: str, documents: Sequence[str]) -> list[RerankScore]: ...
+
+
+@dataclass(frozen=True)
+class ChatCall:
+    """One upstream chat call. ``body`` is the client's OpenAI-format request as sent
+    (messages, tools, sampling options); ``model`` is the provider's own model name.
+    ``memory_patch`` is the recalled ``<memories>`` text ("" for none): each adapter
+    appends it to the current user turn, after every cache breakpoint of its format."""
+
+    model: str
+    body: Mapping[str, Any]
+    memory_patch: str = ""
+
+
+@dataclass(frozen=True)
+class ChatUsage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
+
+
+class UpstreamError(Exception):
+    """The model provider failed: ``status`` is the HTTP status to answer the client with."""
+
+    def __init__(self, message: str, *, status: int = 502, code: str = "upstream_error") -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.code = code
+
+
+class ChatModel(Protocol):
+    """A chat provider behind one wire format, speaking OpenAI chat completions to us."""
+
+    provider: str
+
+    async def complete(self, call: ChatCall) -> tuple[dict[str, Any], ChatUsage]:
+        """A ``chat.completion`` object and the usage it reports."""
+        ...
+
+    def stream(self, call: ChatCall) -> AsyncIterator[dict[str, Any]]:
+        """``chat.completion.chunk`` objects as they arrive; the last one carries
+        ``usage`` (and no choices) whatever the client asked for."""
+        ...

@@ -5,12 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+import httpx
+
 from .memory.boot import Boot
 from .memory.ingest import MessageIngestor
 from .memory.recall import Recall
 from .memory.snapshot import Snapshots
 from .memory.vector_mirror import VectorMirror
 from .memory.writes import MemoryWriter
+from .proxy.gateway import ChatGateway
 from .ports import Clock, Database, Embedder, Reranker, VectorIndex
 from .settings import Settings
 
@@ -22,6 +25,8 @@ class Runtime:
     embedder: Embedder
     clock: Clock
     reranker: Reranker | None = None
+    # The client for model providers; made on first use when the runtime has none.
+    http: httpx.AsyncClient | None = None
 
     @cached_property
     def mirror(self) -> VectorMirror:
@@ -46,3 +51,8 @@ class Runtime:
     @cached_property
     def boot(self) -> Boot:
         return Boot(self.db, self.clock, self.settings)
+
+    @cached_property
+    def gateway(self) -> ChatGateway:
+        http = self.http or httpx.AsyncClient(timeout=httpx.Timeout(self.settings.UPSTREAM_TIMEOUT_SECONDS, connect=10.0))
+        return ChatGateway(self.db, self.recall, self.ingestor, self.clock, self.settings, http)

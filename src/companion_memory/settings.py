@@ -36,6 +36,12 @@ class Settings(BaseModel):
     EMBEDDING_DIMENSIONS: int = Field(1024, ge=1, le=4096)
     MEMORY_RERANKER_MODEL: str = "workers-ai/@cf/baai/bge-reranker-base"
     ENABLE_MEMORY_RERANKER: bool = True
+    # An OpenAI-compatible chat endpoint (Ollama, llama.cpp, vLLM, OpenRouter, ...) used
+    # instead of the AI Gateway's /compat path for models that are not routed elsewhere.
+    CHAT_BASE_URL: str = ""
+    CHAT_API_KEY: str = ""
+    # Seconds to wait for a model provider before answering 504.
+    UPSTREAM_TIMEOUT_SECONDS: float = Field(120.0, gt=0, le=900)
     # Local runtime only: an OpenAI-compatible /embeddings endpoint (Ollama, llama.cpp,
     # vLLM, ...) and an OpenAI/Cohere-style /rerank endpoint. Empty means not used.
     EMBEDDING_BASE_URL: str = ""

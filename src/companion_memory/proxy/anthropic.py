@@ -1,0 +1,159 @@
+"""The ChatModel port over the Anthropic Messages API, through Cloudflare AI Gateway.
+
+Two routes reach it:
+
+- ``anthropic/claude-*`` goes to the gateway's Anthropic provider,
+  ``{AI_GATEWAY_BASE_URL}/anthropic/v1/messages``;
+- ``custom-<slug>/claude-*`` goes to a gateway custom provider,
+  ``{AI_GATEWAY_BASE_URL}/custom-<slug>/{CUSTOM_ANTHROPIC_MESSAGES_PATH}``. The gateway
+  appends what follows ``custom-<slug>/`` to the base URL the provider was registered
+  with, so a provider registered as ``https://openrouter.ai/api/v1`` is called at
+  ``.../api/v1/messages`` with the default path ``messages``. That keeps Claude in its
+  native format (and its prompt cache) when it is reached through OpenRouter.
+
+Either way the provider key lives in the gateway (BYOK); we send only the gateway's own
+``cf-aig-authorization`` token and ``anthropic-version``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
+
+import httpx
+
+from ..ports import ChatCall, ChatUsage, UpstreamError
+from ..settings import Settings
+from .anthropic_format import AnthropicStreamTranslator, error_from_event, from_anthropic, to_anthropic
+from .routing import Route
+from .sse import SSEParser
+from .upstream import raise_for_upstream, upstream_failure
+
+ANTHROPIC_VERSION = "2023-06-01"
+ANTHROPIC_PREFIX = "anthropic/"
+CUSTOM_PREFIX = "custom-"
+
+
+def _encode(body: dict[str, Any]) -> bytes:
+    # UTF-8 rather than \u escapes: a Chinese history is a third of the size.
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+class AnthropicChatModel:
+    provider: str
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        url: str,
+        headers: dict[str, str],
+        *,
+        settings: Settings | None = None,
+        provider: str = "Anthropic",
+    ) -> None:
+        self.http = http
+        self.url = url
+        self.headers = {**headers, "content-type": "application/json"}
+        self.settings = settings or Settings()
+        self.provider = provider
+
+    async def complete(self, call: ChatCall) -> tuple[dict[str, Any], ChatUsage]:
+        body = to_anthropic(call, self.settings)
+        try:
+            response = await self.http.post(self.url, content=_encode(body), headers=self.headers)
+        except httpx.HTTPError as error:
+            raise upstream_failure(self.provider, error) from error
+        raise_for_upstream(self.provider, response.status_code, response.content)
+        try:
+            payload = response.json()
+        except ValueError:
+            raise UpstreamError(
+                f"{self.provider} answered {response.status_code} with a body that is not JSON", status=502
+            ) from None
+        if isinstance(payload, dict) and payload.get("type") == "error":
+            raise error_from_event(payload.get("error"), self.provider)
+        return from_anthropic(payload, call.model)
+
+    async def stream(self, call: ChatCall) -> AsyncIterator[dict[str, Any]]:
+        body = {**to_anthropic(call, self.settings), "stream": True}
+        translator = AnthropicStreamTranslator(call.model, provider=self.provider)
+        parser = SSEParser()
+        try:
+            async with self.http.stream("POST", self.url, content=_encode(body), headers=self.headers) as response:
+                if response.status_code >= 400:
+                    raise_for_upstream(self.provider, response.status_code, await response.aread())
+                if response.headers.get("content-type", "").startswith("application/json"):
+                    self._not_a_stream(await response.aread())
+                async for data in response.aiter_bytes():
+                    for chunk in self._translate(parser.feed(data), translator):
+                        yield chunk
+                    if translator.finished:
+                        return
+                for chunk in self._translate(parser.flush(), translator):
+                    yield chunk
+        except httpx.HTTPError as error:
+            raise upstream_failure(self.provider, error) from error
+        if not translator.finished:
+            raise UpstreamError(f"{self.provider} ended the stream before the message was complete", status=502)
+
+    def _translate(
+        self, events: Iterable[tuple[str, str]], translator: AnthropicStreamTranslator
+    ) -> list[dict[str, Any]]:
+        chunks: list[dict[str, Any]] = []
+        for event, payload in events:
+            try:
+                data = json.loads(payload)
+            except ValueError:
+                raise UpstreamError(f"{self.provider} sent a malformed stream event ({event})", status=502) from None
+            if not isinstance(data, dict):
+                raise UpstreamError(f"{self.provider} sent a malformed stream event ({event})", status=502)
+            chunks.extend(translator.feed(event, data))
+        return chunks
+
+    def _not_a_stream(self, content: bytes) -> None:
+        try:
+            payload = json.loads(content)
+        except ValueError:
+            payload = None
+        if isinstance(payload, dict) and payload.get("type") == "error":
+            raise error_from_event(payload.get("error"), self.provider)
+        raise UpstreamError(f"{self.provider} answered a streaming request with plain JSON", status=502)
+
+
+def anthropic_model(
+    http: httpx.AsyncClient, settings: Settings, model_name: str, *, custom_provider: str | None = None
+) -> Route:
+    """The route for ``model_name``: ``anthropic/claude-…`` (the gateway's Anthropic
+    provider) or ``custom-<slug>/claude-…`` (a gateway custom provider speaking the
+    Messages API). Given ``custom_provider`` (``"custom-<slug>"`` or ``"<slug>"``),
+    ``model_name`` is taken as the provider's model name, unchanged.
+
+    Raises ``UpstreamError`` (503, ``not_configured``) without AI_GATEWAY_BASE_URL.
+    """
+    label = model_name
+    if custom_provider is None:
+        prefix, slash, rest = model_name.partition("/")
+        if slash and prefix.startswith(CUSTOM_PREFIX):
+            custom_provider, model_name = prefix, rest  # custom-openrouter/anthropic/claude-… keeps "anthropic/"
+        elif slash and prefix + "/" == ANTHROPIC_PREFIX:
+            model_name = rest
+    if not settings.AI_GATEWAY_BASE_URL:
+        raise UpstreamError(
+            f"no upstream is configured for {label!r}: set AI_GATEWAY_BASE_URL (and CF_AIG_TOKEN) "
+            "to reach Claude through Cloudflare AI Gateway",
+            status=503,
+            code="not_configured",
+        )
+    base = settings.AI_GATEWAY_BASE_URL.rstrip("/")
+    if custom_provider:
+        segment = custom_provider if custom_provider.startswith(CUSTOM_PREFIX) else CUSTOM_PREFIX + custom_provider
+        url = f"{base}/{segment}/{settings.CUSTOM_ANTHROPIC_MESSAGES_PATH.strip('/')}"
+        provider = segment  # as the gateway names it: "custom-openrouter"
+    else:
+        url = f"{base}/anthropic/v1/messages"
+        provider = "Anthropic"
+    headers = {"anthropic-version": ANTHROPIC_VERSION}
+    if settings.CF_AIG_TOKEN:
+        headers["cf-aig-authorization"] = f"Bearer {settings.CF_AIG_TOKEN}"
+    return Route(AnthropicChatModel(http, url, headers, settings=settings, provider=provider), model_name, label)

@@ -1,0 +1,137 @@
+"""A chat turn through the gateway: route, recall, call the provider, then keep the turn.
+
+The turn's messages and usage are written after the reply has gone out (the caller runs
+``keep`` as a background task), so storage never delays an answer, and a failed call
+still keeps what the user said.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from ..clock import iso
+from ..memory.ingest import IncomingMessage, MessageIngestor
+from ..memory.prompt import memories_block
+from ..memory.recall import Recall
+from ..ports import ChatCall, ChatUsage, Clock, Database
+from ..settings import Settings
+from ..store.usage import UsageStore
+from .routing import Route, resolve_model, route
+from .usage import usage_of
+
+log = logging.getLogger("companion_memory.gateway")
+NAMESPACE = "default"
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(p.get("text", "") for p in content if isinstance(p, Mapping) and p.get("type") == "text")
+    return ""
+
+
+@dataclass
+class Turn:
+    """What one request needs from start to storage."""
+
+    body: dict[str, Any]
+    route: Route
+    call: ChatCall
+    remember: bool
+    started: float = field(default_factory=time.perf_counter)
+    reply: list[str] = field(default_factory=list)
+    usage: ChatUsage = field(default_factory=ChatUsage)
+
+
+class ChatGateway:
+    def __init__(
+        self, db: Database, recall: Recall, ingestor: MessageIngestor, clock: Clock, settings: Settings, http: httpx.AsyncClient
+    ) -> None:
+        self.db = db
+        self.recall = recall
+        self.ingestor = ingestor
+        self.clock = clock
+        self.settings = settings
+        self.http = http
+
+    async def start(self, body: dict[str, Any], *, guide_dog: bool = False) -> Turn:
+        """Route the request and recall for it. The guide dog never reads or writes memory."""
+        label = resolve_model(body["model"], body, self.settings, vision=guide_dog)
+        chosen = route(label, self.settings, self.http)
+        patch = "" if guide_dog or not self.settings.ENABLE_AUTO_MEMORY else await self._patch(body)
+        return Turn(body=body, route=chosen, call=ChatCall(chosen.model, body, patch), remember=not guide_dog)
+
+    async def _patch(self, body: dict[str, Any]) -> str:
+        query = next((message_text(m) for m in reversed(body["messages"]) if m.get("role") == "user"), "")
+        try:
+            result = await self.recall.run(query, namespace=NAMESPACE, account=True)
+        except Exception:  # recall must never cost the user their answer
+            log.exception("recall failed; answering without memories")
+            return ""
+        return memories_block(result.hits, result.glossary_hits)
+
+    async def complete(self, turn: Turn) -> dict[str, Any]:
+        completion, turn.usage = await turn.route.chat_model.complete(turn.call)
+        completion["model"] = turn.body["model"]
+        for choice in completion.get("choices") or []:
+            turn.reply.append(_reply_text(choice.get("message") or {}))
+        return completion
+
+    async def stream(self, turn: Turn) -> AsyncIterator[dict[str, Any]]:
+        """Chunks as they come; the usage chunk only when the client asked for it."""
+        wants_usage = bool((turn.body.get("stream_options") or {}).get("include_usage"))
+        async for chunk in turn.route.chat_model.stream(turn.call):
+            chunk["model"] = turn.body["model"]
+            if chunk.get("usage") and not chunk.get("choices"):
+                turn.usage = usage_of(chunk["usage"])
+                if wants_usage:
+                    yield chunk
+                continue
+            for choice in chunk.get("choices") or []:
+                delta = choice.get("delta") or {}
+                if delta.get("content"):
+                    turn.reply.append(delta["content"])
+            yield chunk
+
+    async def keep(self, turn: Turn, *, failed: bool = False) -> None:
+        """Store the user's message (always) and the reply (when there is one), once
+        each however often the client retries, plus a usage row."""
+        if not turn.remember:
+            return
+        try:
+            messages = turn.body["messages"]
+            last_user = next((m for m in reversed(messages) if m.get("role") == "user"), None)
+            if last_user is None:
+                return
+            turn_id = "chat:" + hashlib.sha256(json.dumps(messages, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+            stored = [IncomingMessage(role="user", content=message_text(last_user), id=turn_id)]
+            reply = "".join(turn.reply)
+            if reply and not failed:
+                stored.append(IncomingMessage(role="assistant", content=reply, id=turn_id + ":reply", model=turn.route.label))
+            await self.ingestor.ingest(NAMESPACE, stored, source="chat")
+            if not failed:
+                latency = int(1000 * (time.perf_counter() - turn.started))
+                await UsageStore(self.db).add(
+                    NAMESPACE, turn.route.label, turn.route.chat_model.provider, turn.usage, latency, iso(self.clock.now())
+                )
+        except Exception:  # the reply is already out; log and move on
+            log.exception("storing the chat turn failed")
+
+
+def _reply_text(message: Mapping[str, Any]) -> str:
+    text = message_text(message)
+    calls = message.get("tool_calls") or []
+    if calls:
+        names = ", ".join(c.get("function", {}).get("name", "?") for c in calls)
+        text = f"{text}\n[tool calls: {names}]".strip()
+    return text

@@ -1,0 +1,94 @@
+"""The ChatModel port over any OpenAI-compatible ``/chat/completions`` endpoint: the AI
+Gateway's ``/compat`` path, or a self-hosted server (Ollama, llama.cpp, vLLM)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from ..ports import ChatCall, ChatUsage, UpstreamError
+from .sse import SSEParser
+from .upstream import raise_for_upstream, upstream_failure
+from .usage import usage_of
+
+
+def with_patch(body: dict[str, Any], patch: str) -> dict[str, Any]:
+    """The body with the memory patch appended to the last user message, where no
+    provider's prefix cache reaches; everything before it is left byte-identical."""
+    if not patch:
+        return body
+    messages = [dict(m) for m in body["messages"]]
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, list):
+                message["content"] = [*content, {"type": "text", "text": patch}]
+            else:
+                message["content"] = f"{content or ''}\n\n{patch}"
+            break
+    return {**body, "messages": messages}
+
+
+class OpenAICompatChatModel:
+    def __init__(self, http: httpx.AsyncClient, url: str, headers: dict[str, str], provider: str) -> None:
+        self.http = http
+        self.url = url
+        self.headers = headers
+        self.provider = provider
+
+    def _body(self, call: ChatCall, stream: bool) -> dict[str, Any]:
+        body = with_patch({**call.body, "model": call.model}, call.memory_patch)
+        body.pop("stream_options", None)
+        body["stream"] = stream
+        if stream:
+            # Always ask for usage: the gateway logs it, and hides it from a client
+            # that did not ask.
+            body["stream_options"] = {"include_usage": True}
+        return body
+
+    async def complete(self, call: ChatCall) -> tuple[dict[str, Any], ChatUsage]:
+        try:
+            response = await self.http.post(self.url, json=self._body(call, False), headers=self.headers)
+        except httpx.HTTPError as error:
+            raise upstream_failure(self.provider, error) from error
+        raise_for_upstream(self.provider, response.status_code, response.content)
+        try:
+            completion = response.json()
+            completion["choices"]
+        except (ValueError, KeyError, TypeError):
+            raise UpstreamError(f"{self.provider} answered something that is not a chat completion", status=502) from None
+        return completion, usage_of(completion.get("usage"))
+
+    def _chunk(self, payload: str) -> dict[str, Any]:
+        try:
+            chunk = json.loads(payload)
+        except ValueError:
+            raise UpstreamError(f"{self.provider} sent a malformed stream event", status=502) from None
+        if not isinstance(chunk, dict):
+            raise UpstreamError(f"{self.provider} sent a malformed stream event", status=502)
+        if "error" in chunk:
+            error = chunk["error"]
+            raise UpstreamError(f"{self.provider}: {error.get('message', error) if isinstance(error, dict) else error}", status=502)
+        return chunk
+
+    async def stream(self, call: ChatCall) -> AsyncIterator[dict[str, Any]]:
+        try:
+            async with self.http.stream("POST", self.url, json=self._body(call, True), headers=self.headers) as response:
+                if response.status_code >= 400:
+                    raise_for_upstream(self.provider, response.status_code, await response.aread())
+                parser = SSEParser()
+                async for data in response.aiter_bytes():
+                    for _, payload in parser.feed(data):
+                        if payload.strip() == "[DONE]":
+                            return
+                        yield self._chunk(payload)
+                for _, payload in parser.flush():
+                    if payload.strip() != "[DONE]":
+                        yield self._chunk(payload)
+                # A stream that ends without [DONE] was cut off.
+                raise UpstreamError(f"{self.provider} ended the stream early", status=502)
+        except httpx.HTTPError as error:
+            raise upstream_failure(self.provider, error) from error
