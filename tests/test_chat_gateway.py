@@ -231,3 +231,81 @@ def test_an_image_in_a_companion_request_goes_to_the_vision_model(server: LiveSe
     sent = upstream.requests[-1].json
     assert sent["model"] == "google/gemma-vision"
     assert sent["messages"][-1]["content"][1] == image  # the picture goes through untouched
+
+
+def _blocks(body: dict) -> list[str]:
+    """The prompt as Anthropic caches it (tools, system, messages, in order) without the
+    cache markers, one JSON string per block."""
+    import json
+
+    def plain(block: dict) -> str:
+        return json.dumps({k: v for k, v in block.items() if k != "cache_control"}, ensure_ascii=False)
+
+    out = [plain(t) for t in body.get("tools", [])] + [plain(b) for b in body.get("system", [])]
+    for message in body["messages"]:
+        content = message["content"]
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        out += [message["role"] + ":" + plain(b) for b in blocks]
+    return out
+
+
+def _markers(body: dict) -> list[str]:
+    import json
+
+    return [m for m in json.dumps(body).split('"cache_control"')[1:]]
+
+
+def test_anthropic_route_keeps_the_cached_prefix_identical_across_turns(
+    tmp_path: Path, embedder, upstream: RecordingUpstream  # type: ignore[no-untyped-def]
+) -> None:
+    live = start(tmp_path, embedder, CHAT_MODEL="anthropic/claude-sonnet-4-5", AI_GATEWAY_BASE_URL=upstream.url,
+                 CF_AIG_TOKEN="gateway-token", ANTHROPIC_CACHE_USER_ID="mei-phone")
+    try:
+        upstream.usage = {"input_tokens": 12, "output_tokens": 7, "cache_read_input_tokens": 3000, "cache_creation_input_tokens": 200}
+        tools = [{"type": "function", "function": {"name": "weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+        history = [{"role": "system", "content": "You are Mei's companion. Be warm and brief."}]
+        memories = ["She drinks oat-milk latte every morning", "Her cat Mochi is afraid of thunder", "She is training for a marathon"]
+        bodies = []
+        for turn, (memory, question) in enumerate(zip(memories, ["what do I drink?", "is Mochi scared of storms?", "what am I training for?"])):
+            remember(live, f"fact{turn}", memory)
+            upstream.reply_text = f"Answer number {turn}."
+            history.append({"role": "user", "content": question})
+            answer = client(live).chat.completions.create(model="companion", messages=history, tools=tools)
+            history.append({"role": "assistant", "content": answer.choices[0].message.content})
+            request = upstream.requests[-1]
+            assert request.path == "/anthropic/v1/messages"
+            assert request.headers["cf-aig-authorization"] == "Bearer gateway-token"
+            body = request.json
+            bodies.append(body)
+            assert body["model"] == "claude-sonnet-4-5" and body["metadata"] == {"user_id": "mei-phone"}
+            assert 1 <= len(_markers(body)) <= 4
+            last = body["messages"][-1]["content"][-1]
+            assert "<memories>" in last["text"] and memory in last["text"] and "cache_control" not in last
+            assert answer.usage.prompt_tokens == 12 + 3000 + 200
+        for earlier, later in zip(bodies, bodies[1:]):
+            before = [b for b in _blocks(earlier) if "<memories>" not in b]
+            assert _blocks(later)[: len(before)] == before  # byte-identical prefix, whatever was recalled
+            assert earlier["system"] == later["system"] and earlier["tools"] == later["tools"]
+        usage = rows(live, "SELECT provider, input_tokens, cache_read_tokens, cache_creation_tokens FROM usage_logs ORDER BY id")
+        assert len(usage) == 3 and usage[-1][2:] == (3000, 200)
+    finally:
+        live.stop()
+
+
+def test_anthropic_stream_arrives_as_openai_chunks(tmp_path: Path, embedder, upstream: RecordingUpstream) -> None:  # type: ignore[no-untyped-def]
+    live = start(tmp_path, embedder, CHAT_MODEL="anthropic/claude-sonnet-4-5", AI_GATEWAY_BASE_URL=upstream.url)
+    try:
+        upstream.reply_text = "Thunder makes Mochi hide under the bed."
+        upstream.chunk_size, upstream.chunk_delay = 6, 0.1
+        text, finish, usage = "", None, None
+        for chunk in client(live).chat.completions.create(model="companion", messages=[{"role": "user", "content": "Mochi?"}],
+                                                          stream=True, stream_options={"include_usage": True}):
+            if chunk.choices:
+                text += chunk.choices[0].delta.content or ""
+                finish = chunk.choices[0].finish_reason or finish
+            if chunk.usage:
+                usage = chunk.usage
+        assert text == "Thunder makes Mochi hide under the bed." and finish == "stop" and usage.completion_tokens > 0
+        assert upstream.requests[-1].json["stream"] is True
+    finally:
+        live.stop()
