@@ -28,7 +28,7 @@ from ..settings import Settings
 from .anthropic_format import AnthropicStreamTranslator, error_from_event, from_anthropic, to_anthropic
 from .routing import Route
 from .sse import SSEParser
-from .upstream import raise_for_upstream, upstream_failure
+from .upstream import event_json, raise_for_upstream, upstream_failure
 
 ANTHROPIC_VERSION = "2023-06-01"
 ANTHROPIC_PREFIX = "anthropic/"
@@ -102,13 +102,7 @@ class AnthropicChatModel:
     ) -> list[dict[str, Any]]:
         chunks: list[dict[str, Any]] = []
         for event, payload in events:
-            try:
-                data = json.loads(payload)
-            except ValueError:
-                raise UpstreamError(f"{self.provider} sent a malformed stream event ({event})", status=502) from None
-            if not isinstance(data, dict):
-                raise UpstreamError(f"{self.provider} sent a malformed stream event ({event})", status=502)
-            chunks.extend(translator.feed(event, data))
+            chunks.extend(translator.feed(event, event_json(self.provider, payload, event)))
         return chunks
 
     def _not_a_stream(self, content: bytes) -> None:

@@ -120,16 +120,21 @@ def to_anthropic(call: ChatCall, settings: Settings) -> dict[str, Any]:
     return result
 
 
-def _text_blocks(content: Any, where: str) -> list[Block]:
-    """System (and developer) content: text only, empty text dropped."""
-    if content is None:
+def _parts(content: Any, where: str) -> list[Any]:
+    """Message content as a list of parts: a string is one text part, empty is none."""
+    if content is None or content == "":
         return []
     if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content else []
+        return [{"type": "text", "text": content}]
     if not isinstance(content, list):
         raise _bad_request(f"{where}.content must be a string or a list of parts")
+    return content
+
+
+def _text_blocks(content: Any, where: str) -> list[Block]:
+    """System (and developer) content: text only, empty text dropped."""
     blocks = []
-    for part in content:
+    for part in _parts(content, where):
         if isinstance(part, Mapping) and part.get("type") in ("text", "input_text"):
             if part.get("text"):
                 blocks.append({"type": "text", "text": str(part["text"])})
@@ -139,14 +144,8 @@ def _text_blocks(content: Any, where: str) -> list[Block]:
 
 
 def _user_blocks(content: Any, where: str) -> list[Block]:
-    if content is None:
-        return []
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content else []
-    if not isinstance(content, list):
-        raise _bad_request(f"{where}.content must be a string or a list of parts")
     blocks = []
-    for index, part in enumerate(content):
+    for index, part in enumerate(_parts(content, where)):
         block = _user_part(part, f"{where}.content[{index}]")
         if block is not None:
             blocks.append(block)

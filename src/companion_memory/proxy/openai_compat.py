@@ -3,7 +3,6 @@ Gateway's ``/compat`` path, or a self-hosted server (Ollama, llama.cpp, vLLM).""
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -11,7 +10,7 @@ import httpx
 
 from ..ports import ChatCall, ChatUsage, UpstreamError
 from .sse import SSEParser
-from .upstream import raise_for_upstream, upstream_failure
+from .upstream import event_json, raise_for_upstream, upstream_failure
 from .usage import usage_of
 
 
@@ -63,12 +62,7 @@ class OpenAICompatChatModel:
         return completion, usage_of(completion.get("usage"))
 
     def _chunk(self, payload: str) -> dict[str, Any]:
-        try:
-            chunk = json.loads(payload)
-        except ValueError:
-            raise UpstreamError(f"{self.provider} sent a malformed stream event", status=502) from None
-        if not isinstance(chunk, dict):
-            raise UpstreamError(f"{self.provider} sent a malformed stream event", status=502)
+        chunk = event_json(self.provider, payload)
         if "error" in chunk:
             error = chunk["error"]
             raise UpstreamError(f"{self.provider}: {error.get('message', error) if isinstance(error, dict) else error}", status=502)

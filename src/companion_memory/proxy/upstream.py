@@ -38,3 +38,15 @@ def upstream_failure(provider: str, error: httpx.HTTPError) -> UpstreamError:
     if isinstance(error, httpx.TimeoutException):
         return UpstreamError(f"{provider} did not answer in time", status=504, code="upstream_timeout")
     return UpstreamError(f"cannot reach {provider}: {type(error).__name__}: {error}", status=502, code="upstream_unreachable")
+
+
+def event_json(provider: str, payload: str, event: str = "") -> dict:
+    """One stream event's JSON object, or the 502 a malformed event deserves."""
+    try:
+        data = json.loads(payload)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        where = f" ({event})" if event else ""
+        raise UpstreamError(f"{provider} sent a malformed stream event{where}", status=502)
+    return data
