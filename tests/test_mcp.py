@@ -2,8 +2,8 @@
 a real port, once over the 2025 handshake and once over the stateless 2026-07-28 protocol
 (``server/discover``), and raw JSON-RPC over HTTP for everything a client can get wrong.
 
-The SDK tests (and the checks against the SDK's per-version schemas) need ``mcp>=2.3``;
-without it they are skipped and the raw JSON-RPC tests still run."""
+The dev extra installs the SDK (``mcp>=2.3``); the results are also checked against its
+per-version schemas."""
 
 from __future__ import annotations
 
@@ -21,15 +21,10 @@ from companion_memory.settings import Settings
 from tests.conftest import GUIDE_DOG_KEY, MCP_KEY, OWNER_KEY
 from tests.live_server import LiveServer
 
-try:
-    import httpx2
-    from mcp import Client, MCPError
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp_types.methods import validate_server_result
-except ImportError:  # pragma: no cover - the dev extra installs it
-    SDK_MISSING = "the official MCP SDK is not installed (pip install 'mcp>=2.3')"
-else:
-    SDK_MISSING = ""
+import httpx2
+from mcp import Client, MCPError
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types.methods import validate_server_result
 
 MODERN = "2026-07-28"
 META = {
@@ -76,16 +71,12 @@ def mcp_error(group: BaseException) -> MCPError:
 
 @pytest.fixture(params=list(ERAS))
 def mode(request: pytest.FixtureRequest) -> str:
-    if SDK_MISSING:
-        pytest.skip(SDK_MISSING)
     return request.param
 
 
 @pytest.fixture
 def schema_check():  # type: ignore[no-untyped-def]
     """The SDK's validator for a result against one protocol version's schema."""
-    if SDK_MISSING:
-        pytest.skip(SDK_MISSING)
     return validate_server_result
 
 

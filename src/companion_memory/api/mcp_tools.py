@@ -24,7 +24,7 @@ from ..store.glossary import GlossaryStore
 from ..store.precious import PreciousStore
 from .auth import MEMORY_READ, MEMORY_WRITE, Principal
 from .deps import now
-from .schemas import FactKey, GlossaryTerm, Id, MemoryContent, Namespace, Score, ShortText, Tag
+from .schemas import FactKey, GlossaryTerm, Id, MemoryContent, Namespace, Score, Tag
 
 MemoryType = Literal[MEMORY_TYPES]  # type: ignore[valid-type]
 Status = Literal[STATUSES]  # type: ignore[valid-type]
