@@ -10,6 +10,7 @@ import httpx
 from .memory.boot import Boot
 from .memory.ingest import MessageIngestor
 from .memory.recall import Recall
+from .memory.review import ReviewQueue
 from .memory.snapshot import Snapshots
 from .memory.vector_mirror import VectorMirror
 from .memory.writes import MemoryWriter
@@ -56,3 +57,7 @@ class Runtime:
     def gateway(self) -> ChatGateway:
         http = self.http or httpx.AsyncClient(timeout=httpx.Timeout(self.settings.UPSTREAM_TIMEOUT_SECONDS, connect=10.0))
         return ChatGateway(self.db, self.recall, self.ingestor, self.clock, self.settings, http)
+
+    @cached_property
+    def review(self) -> ReviewQueue:
+        return ReviewQueue(self.db, self.writer, self.mirror, self.clock, self.settings)

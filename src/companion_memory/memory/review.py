@@ -1,0 +1,136 @@
+"""The review queue: what the owner does with the dream's candidates.
+
+Applying a candidate is an automatic write the owner agreed to: it passes the
+sensitive-data filter and may not change a hand-authored memory (409). A candidate is
+claimed before it is applied, so approving twice never applies it twice.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..clock import iso
+from ..errors import Conflict, NotFound, ServiceError
+from ..ports import Clock, Database
+from ..settings import Settings
+from ..store.candidates import CandidateStore
+from .models import Evidence, Memory
+from .vector_mirror import VectorMirror
+from .writes import Actor, MemoryDraft, MemoryWriter, WriteResult
+
+
+class ReviewQueue:
+    def __init__(self, db: Database, writer: MemoryWriter, mirror: VectorMirror, clock: Clock, settings: Settings) -> None:
+        self.db = db
+        self.writer = writer
+        self.mirror = mirror
+        self.clock = clock
+        self.settings = settings
+        self.store = CandidateStore(db)
+
+    async def approve(self, candidate_id: str, reviewer: str) -> dict[str, Any]:
+        return await self._decide(candidate_id, "approved", reviewer, self._apply)
+
+    async def supersede(self, candidate_id: str, target_id: str, reviewer: str) -> dict[str, Any]:
+        async def apply(candidate: dict[str, Any], actor: Actor) -> tuple[str, WriteResult | None, list[str]]:
+            result = await self.writer.supersede(candidate["namespace"], target_id, _draft(candidate), actor)
+            return "superseded" if result.old_status != "missing" else "created", result, result.notes
+
+        return await self._decide(candidate_id, "superseded", reviewer, apply)
+
+    async def merge(self, candidate_id: str, target_id: str, reviewer: str) -> dict[str, Any]:
+        async def apply(candidate: dict[str, Any], actor: Actor) -> tuple[str, WriteResult | None, list[str]]:
+            target = await self._active(target_id)
+            evidence = [Evidence(**e) for e in candidate["evidence"]]
+            known = {e.quote for e in target.evidence}
+            draft = MemoryDraft(
+                importance=max(target.importance, candidate["importance"]),
+                confidence=max(target.confidence, candidate["confidence"]),
+                evidence=target.evidence + [e for e in evidence if e.quote not in known],
+                source_message_ids=list(dict.fromkeys(target.source_message_ids + candidate["source_message_ids"])),
+            )
+            return "merged", await self.writer.edit(target.id, draft, actor), []
+
+        return await self._decide(candidate_id, "merged", reviewer, apply)
+
+    async def discard(self, candidate_id: str, reviewer: str) -> dict[str, Any]:
+        async def apply(candidate: dict[str, Any], actor: Actor) -> tuple[str, WriteResult | None, list[str]]:
+            return "discarded", None, []
+
+        return await self._decide(candidate_id, "discarded", reviewer, apply)
+
+    async def _decide(self, candidate_id: str, status: str, reviewer: str, apply: Any) -> dict[str, Any]:
+        candidate = await self.store.get(candidate_id)
+        if candidate is None:
+            raise NotFound(f"candidate {candidate_id} not found")
+        now = iso(self.clock.now())
+        if not await self.store.claim(candidate_id, status, now):
+            current = (await self.store.get(candidate_id) or candidate)["status"]
+            raise Conflict(f"candidate {candidate_id} is already {current}", code="candidate_not_pending")
+        try:
+            action, result, notes = await apply(candidate, Actor(f"review:{reviewer}"))
+        except ServiceError:
+            await self.store.release(candidate_id, now)
+            raise
+        memory = result.memory if result else None
+        await self.store.settle(candidate_id, memory.id if memory else None, "; ".join(notes) or None)
+        answer: dict[str, Any] = {"action": action, "candidate": await self.store.get(candidate_id)}
+        if memory is not None:
+            answer["memory"] = memory.model_dump()
+        if notes:
+            answer["notes"] = notes
+        return answer
+
+    async def _apply(self, candidate: dict[str, Any], actor: Actor) -> tuple[str, WriteResult | None, list[str]]:
+        """Approve: the target if it is still live, else by fact_key, else a near-duplicate,
+        else a new memory. A delete candidate archives its target."""
+        namespace, notes = candidate["namespace"], []
+        target = await self.writer.store.get(candidate["target_memory_id"]) if candidate["target_memory_id"] else None
+        live = target is not None and target.status == "active"
+        if candidate["kind"] == "delete":
+            if not live:
+                raise Conflict(f"memory {candidate['target_memory_id']} is no longer active; nothing to delete", code="target_missing")
+            return "archived", await self.writer.archive(target.id, actor), notes  # type: ignore[union-attr]
+        draft = _draft(candidate)
+        if live:
+            return "superseded", await self.writer.supersede(namespace, target.id, draft, actor), notes  # type: ignore[union-attr]
+        if candidate["target_memory_id"]:
+            state = target.status if target else "gone"
+            notes.append(f"target {candidate['target_memory_id']} is {state}; applied as a new write instead")
+        if draft.fact_key:
+            return "upserted", await self.writer.upsert(namespace, draft, actor), notes
+        similar = await self._near_duplicate(namespace, draft.content or "", notes)
+        if similar:
+            return "superseded", await self.writer.supersede(namespace, similar, draft, actor), notes
+        return "created", await self.writer.create(namespace, draft, actor), notes
+
+    async def _near_duplicate(self, namespace: str, content: str, notes: list[str]) -> str | None:
+        """A live memory at cosine ≥ DEDUP_COSINE, or None; a vector failure fails open."""
+        try:
+            if await self.mirror.mismatch():
+                return None
+            vector = (await self.mirror.embedder.embed([content], kind="passage"))[0]
+            matches = await self.mirror.vectors.query(vector, top_k=1, filter={"namespace": namespace, "status": "active"})
+        except Exception as error:
+            notes.append(f"duplicate check skipped ({type(error).__name__})")
+            return None
+        return matches[0].id if matches and matches[0].score >= self.settings.DEDUP_COSINE else None
+
+    async def _active(self, memory_id: str) -> Memory:
+        memory = await self.writer.store.get(memory_id)
+        if memory is None or memory.status != "active":
+            raise Conflict(f"memory {memory_id} is not an active memory", code="target_missing")
+        return memory
+
+
+def _draft(candidate: dict[str, Any]) -> MemoryDraft:
+    return MemoryDraft(
+        content=candidate["content"],
+        type=candidate["type"],
+        fact_key=candidate["fact_key"],
+        importance=candidate["importance"],
+        confidence=candidate["confidence"],
+        evidence=[Evidence(**e) for e in candidate["evidence"]],
+        source_message_ids=candidate["source_message_ids"],
+        source="dream",
+    )

@@ -1,0 +1,69 @@
+"""SQL for the review queue: memory candidates waiting for the owner."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ports import Database, Statement
+from .pagination import decode_cursor, page_of
+from .sql import from_json, placeholders, to_json
+
+_COLUMNS = (
+    "id", "namespace", "kind", "type", "content", "fact_key", "importance", "confidence", "evidence",
+    "source_message_ids", "target_memory_id", "result_memory_id", "status", "reason", "dream_run_id",
+    "created_at", "updated_at", "reviewed_at",
+)
+_SELECT = f"SELECT {', '.join(_COLUMNS)} FROM memory_candidates"
+
+
+def _candidate(row: dict[str, Any]) -> dict[str, Any]:
+    return {**row, "evidence": from_json(row["evidence"], []), "source_message_ids": from_json(row["source_message_ids"], [])}
+
+
+class CandidateStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    @staticmethod
+    def insert(candidate: dict[str, Any]) -> Statement:
+        values = {**candidate, "evidence": to_json(candidate.get("evidence", [])),
+                  "source_message_ids": to_json(candidate.get("source_message_ids", []))}
+        return Statement(
+            f"INSERT INTO memory_candidates ({', '.join(_COLUMNS)}) VALUES ({placeholders(len(_COLUMNS))})",
+            tuple(values.get(c) for c in _COLUMNS),
+        )
+
+    async def get(self, candidate_id: str) -> dict[str, Any] | None:
+        row = await self.db.first(f"{_SELECT} WHERE id = ?", (candidate_id,))
+        return _candidate(row) if row else None
+
+    async def list(self, namespace: str, status: str, *, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+        where, params = "namespace = ? AND status = ?", [namespace, status]
+        if cursor:
+            created_at, id_ = decode_cursor(cursor)
+            where += " AND (created_at < ? OR (created_at = ? AND id < ?))"
+            params += [created_at, created_at, id_]
+        rows = await self.db.all(f"{_SELECT} WHERE {where} ORDER BY created_at DESC, id DESC LIMIT ?", (*params, limit + 1))
+        page, next_cursor = page_of(rows, limit, "created_at")
+        return [_candidate(r) for r in page], next_cursor
+
+    async def claim(self, candidate_id: str, status: str, at: str) -> bool:
+        """Move a pending candidate to ``status``; False when it was not pending (any more)."""
+        result = await self.db.run(
+            "UPDATE memory_candidates SET status = ?, reviewed_at = ?, updated_at = ? WHERE id = ? AND status = 'pending'",
+            (status, at, at, candidate_id),
+        )
+        return result.changes == 1
+
+    async def settle(self, candidate_id: str, result_memory_id: str | None, reason: str | None) -> None:
+        await self.db.run(
+            "UPDATE memory_candidates SET result_memory_id = ?, reason = COALESCE(?, reason) WHERE id = ?",
+            (result_memory_id, reason, candidate_id),
+        )
+
+    async def release(self, candidate_id: str, at: str) -> None:
+        """Back to pending after an approval that could not be applied."""
+        await self.db.run(
+            "UPDATE memory_candidates SET status = 'pending', reviewed_at = NULL, updated_at = ? WHERE id = ?",
+            (at, candidate_id),
+        )
