@@ -143,3 +143,15 @@ def test_an_invalid_setting_stops_with_a_clear_message(data_dir: Path, tmp_path:
     )
     assert result.returncode == 1
     assert "invalid setting (DEDUP_COSINE" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_cli_cleanup_runs_once_a_day(data_dir: Path, tmp_path: Path) -> None:
+    def cleanup(*extra: str) -> str:
+        result = subprocess.run([sys.executable, "-m", "companion_memory.cli", "cleanup", "--data-dir", str(data_dir), *extra],
+                                cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=120, check=False)
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    assert "0 messages" in cleanup()
+    assert "already ran" in cleanup()
+    assert "0 memories expired" in cleanup("--force")

@@ -59,6 +59,10 @@ def _parser() -> argparse.ArgumentParser:
     reindex = commands.add_parser("reindex", help="rebuild the vector index from the database (after changing EMBEDDING_MODEL)")
     reindex.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
 
+    cleanup = commands.add_parser("cleanup", help="apply retention now (old messages and logs, expiry, purge)")
+    cleanup.add_argument("--force", action="store_true", help="run even if retention ran in the last 24 hours")
+    cleanup.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
+
     import_ = commands.add_parser("import", help="load a JSON export (rows are upserted by id)")
     import_.add_argument("file", type=Path)
     import_.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
@@ -149,6 +153,16 @@ async def _reindex(settings: Settings, data_dir: Path, _: argparse.Namespace) ->
     return 0 if await _fill_index(runtime, queued) else 1
 
 
+async def _cleanup(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
+    runtime = await _runtime(settings, data_dir)
+    report = await runtime.retention.run(force=args.force)
+    if report["skipped"]:
+        print(f"retention already ran at {report['last_run']}; use --force to run again")
+        return 0
+    print(", ".join(f"{value} {name.replace('_', ' ')}" for name, value in report.items() if name != "skipped"))
+    return 0
+
+
 async def _fill_index(runtime: Any, total: int | None = None) -> bool:
     """Drain the outbox with a progress line; says whether everything got indexed."""
     embedded = 0
@@ -167,7 +181,7 @@ async def _runtime(settings: Settings, data_dir: Path):  # type: ignore[no-untyp
     return await build_local_runtime(settings, data_dir)
 
 
-_COMMANDS = {"migrate": _migrate, "export": _export, "import": _import, "reindex": _reindex}
+_COMMANDS = {"migrate": _migrate, "export": _export, "import": _import, "reindex": _reindex, "cleanup": _cleanup}
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -10,6 +10,7 @@ import httpx
 from .memory.boot import Boot
 from .memory.ingest import MessageIngestor
 from .memory.recall import Recall
+from .memory.retention import Retention
 from .memory.review import ReviewQueue
 from .memory.snapshot import Snapshots
 from .memory.vector_mirror import VectorMirror
@@ -61,3 +62,7 @@ class Runtime:
     @cached_property
     def review(self) -> ReviewQueue:
         return ReviewQueue(self.db, self.writer, self.mirror, self.clock, self.settings)
+
+    @cached_property
+    def retention(self) -> Retention:
+        return Retention(self.db, self.mirror, self.clock, self.settings)

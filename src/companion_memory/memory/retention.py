@@ -1,0 +1,83 @@
+"""Retention: old raw data goes, unused memories expire, retired rows are purged.
+
+At most once per 24 hours (unless forced). Purging removes a memory's vector before its
+row, through the vector outbox, so a failing index keeps the row until it can follow.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from ..clock import iso, parse_iso
+from ..ports import Clock, Database
+from ..settings import Settings
+from ..store.memories import MemoryStore
+from ..store.outbox import OutboxStore
+from ..store.retention import RetentionStore
+from .vector_mirror import VectorMirror
+
+LOG_DAYS = 30
+IDEMPOTENCY_DAYS = 7
+EXPIRE_AFTER_DAYS = 180
+PURGE_AFTER_DAYS = 30
+_BATCH = 200
+# Memories expired or purged per run; a larger backlog continues on the next run.
+PER_RUN = 10_000
+
+
+class Retention:
+    def __init__(self, db: Database, mirror: VectorMirror, clock: Clock, settings: Settings) -> None:
+        self.db = db
+        self.mirror = mirror
+        self.clock = clock
+        self.settings = settings
+        self.store = RetentionStore(db)
+
+    async def run(self, *, force: bool = False) -> dict[str, Any]:
+        now = self.clock.now()
+        last = await self.store.last_run()
+        if last and not force and now - parse_iso(last) < timedelta(hours=24):
+            return {"skipped": True, "last_run": last}
+
+        def before(days: int) -> str:
+            return iso(now - timedelta(days=days))
+
+        results = await self.db.batch(
+            [
+                RetentionStore.delete_older("messages", "created_at", before(self.settings.MESSAGES_RETENTION_DAYS)),
+                RetentionStore.delete_older("usage_logs", "created_at", before(LOG_DAYS)),
+                RetentionStore.delete_older("memory_events", "created_at", before(LOG_DAYS)),
+                RetentionStore.delete_older("idempotency_keys", "created_at", before(IDEMPOTENCY_DAYS)),
+            ]
+        )
+        # Purge first: what expires now must wait its own 30 days.
+        purged = await self._retire(await self.store.retired_memories(before(PURGE_AFTER_DAYS), PER_RUN), "purge", iso(now))
+        expired = await self._retire(await self.store.stale_memories(before(EXPIRE_AFTER_DAYS), PER_RUN), "expired", iso(now))
+        await self.db.batch([RetentionStore.record_run(iso(now))])
+        report = await self.mirror.drain(limit=max(200, expired + purged))
+        return {
+            "skipped": False,
+            "messages": results[0].changes,
+            "usage_logs": results[1].changes,
+            "memory_events": results[2].changes,
+            "idempotency_keys": results[3].changes,
+            "memories_expired": expired,
+            "memories_purged": purged,
+            "vectors_pending": report.failed + report.blocked,
+        }
+
+    async def _retire(self, rows: list[dict[str, Any]], what: str, at: str) -> int:
+        for start in range(0, len(rows), _BATCH):
+            statements = []
+            for row in rows[start : start + _BATCH]:
+                if what == "expired":
+                    statements += [
+                        MemoryStore.update(row["id"], {"status": "expired", "updated_at": at}),
+                        MemoryStore.event(row["namespace"], row["id"], "expired", "retention", {}, at),
+                        OutboxStore.enqueue(row["id"], row["namespace"], "delete", at),
+                    ]
+                else:
+                    statements.append(OutboxStore.enqueue(row["id"], row["namespace"], "purge", at))
+            await self.db.batch(statements)
+        return len(rows)

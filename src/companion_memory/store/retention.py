@@ -1,0 +1,51 @@
+"""SQL for retention: what is old enough to go."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ports import Database, Statement
+from .sql import placeholders
+
+# Kinds that are who the user is: never expired by age.
+_LASTING_TYPES = ("identity", "persona")
+
+
+class RetentionStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    @staticmethod
+    def delete_older(table: str, column: str, cutoff: str) -> Statement:
+        return Statement(f"DELETE FROM {table} WHERE {column} < ?", (cutoff,))
+
+    async def stale_memories(self, cutoff: str, limit: int) -> list[dict[str, Any]]:
+        """Active memories nobody wrote, saw or recalled since ``cutoff``, except pinned ones
+        and identity/persona."""
+        return await self.db.all(
+            "SELECT id, namespace, status FROM memories WHERE status = 'active' AND pinned = 0 "
+            f"AND type NOT IN ({placeholders(len(_LASTING_TYPES))}) "
+            "AND COALESCE(MAX(updated_at, COALESCE(last_seen_at, ''), COALESCE(last_injected_at, '')), updated_at) < ? "
+            "ORDER BY id LIMIT ?",
+            (*_LASTING_TYPES, cutoff, limit),
+        )
+
+    async def retired_memories(self, cutoff: str, limit: int) -> list[dict[str, Any]]:
+        """Expired, deleted or superseded rows whose status has not changed since ``cutoff``."""
+        return await self.db.all(
+            "SELECT id, namespace, status FROM memories WHERE status IN ('expired', 'deleted', 'superseded') "
+            "AND updated_at < ? ORDER BY id LIMIT ?",
+            (cutoff, limit),
+        )
+
+    async def last_run(self) -> str | None:
+        row = await self.db.first("SELECT cursor FROM processing_cursors WHERE name = 'retention'")
+        return row["cursor"] if row else None
+
+    @staticmethod
+    def record_run(at: str) -> Statement:
+        return Statement(
+            "INSERT INTO processing_cursors (name, namespace, cursor, updated_at) VALUES ('retention', '*', ?, ?) "
+            "ON CONFLICT (name) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at",
+            (at, at),
+        )
