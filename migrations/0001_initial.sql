@@ -149,6 +149,8 @@ CREATE TABLE weekly_log (
   end_date TEXT NOT NULL,
   title TEXT NOT NULL DEFAULT '',
   summary TEXT NOT NULL DEFAULT '',
+  -- set when the week went into its month's monthly_log (the week itself is kept)
+  rolled_up_at TEXT,
   created_at TEXT NOT NULL,
   updated_at TEXT NOT NULL
 );

@@ -63,6 +63,9 @@ def _parser() -> argparse.ArgumentParser:
     cleanup.add_argument("--force", action="store_true", help="run even if retention ran in the last 24 hours")
     cleanup.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
 
+    rollup = commands.add_parser("rollup", help="roll diary days into weeks and weeks into months now")
+    rollup.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
+
     import_ = commands.add_parser("import", help="load a JSON export (rows are upserted by id)")
     import_.add_argument("file", type=Path)
     import_.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
@@ -163,6 +166,14 @@ async def _cleanup(settings: Settings, data_dir: Path, args: argparse.Namespace)
     return 0
 
 
+async def _rollup(settings: Settings, data_dir: Path, _: argparse.Namespace) -> int:
+    runtime = await _runtime(settings, data_dir)
+    weeks = await runtime.rollups.weekly()
+    months = await runtime.rollups.monthly()
+    print(f"{weeks} weekly and {months} monthly entries written")
+    return 0
+
+
 async def _fill_index(runtime: Any, total: int | None = None) -> bool:
     """Drain the outbox with a progress line; says whether everything got indexed."""
     embedded = 0
@@ -181,7 +192,7 @@ async def _runtime(settings: Settings, data_dir: Path):  # type: ignore[no-untyp
     return await build_local_runtime(settings, data_dir)
 
 
-_COMMANDS = {"migrate": _migrate, "export": _export, "import": _import, "reindex": _reindex, "cleanup": _cleanup}
+_COMMANDS = {"migrate": _migrate, "export": _export, "import": _import, "reindex": _reindex, "cleanup": _cleanup, "rollup": _rollup}
 
 if __name__ == "__main__":
     raise SystemExit(main())

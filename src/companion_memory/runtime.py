@@ -11,6 +11,7 @@ from .memory.boot import Boot
 from .memory.ingest import MessageIngestor
 from .memory.recall import Recall
 from .memory.retention import Retention
+from .memory.rollups import Rollups
 from .memory.review import ReviewQueue
 from .memory.snapshot import Snapshots
 from .memory.vector_mirror import VectorMirror
@@ -66,3 +67,7 @@ class Runtime:
     @cached_property
     def retention(self) -> Retention:
         return Retention(self.db, self.mirror, self.clock, self.settings)
+
+    @cached_property
+    def rollups(self) -> Rollups:
+        return Rollups(self.db, self.clock, self.settings)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..ports import Database
+from ..ports import Database, Statement
 from .sql import placeholders
 
 _DAILY = "SELECT id, namespace, date, title, summary, message_count, created_at, updated_at FROM daily_log"
@@ -31,4 +31,53 @@ class LogStore:
     async def newest_monthly(self, namespace: str) -> dict[str, Any] | None:
         return await self.db.first(
             "SELECT month, title, summary FROM monthly_log WHERE namespace = ? ORDER BY month DESC LIMIT 1", (namespace,)
+        )
+
+    async def first_daily_dates(self) -> dict[str, str]:
+        """namespace → its earliest diary day."""
+        rows = await self.db.all("SELECT namespace, MIN(date) AS first FROM daily_log GROUP BY namespace ORDER BY namespace")
+        return {r["namespace"]: r["first"] for r in rows}
+
+    async def weekly_namespaces(self) -> list[str]:
+        rows = await self.db.all("SELECT DISTINCT namespace FROM weekly_log ORDER BY namespace")
+        return [r["namespace"] for r in rows]
+
+    @staticmethod
+    def insert_weekly(id_: str, namespace: str, week: str, start: str, end: str, title: str, summary: str, at: str) -> Statement:
+        return Statement(
+            "INSERT INTO weekly_log (id, namespace, week, start_date, end_date, title, summary, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (namespace, week) DO NOTHING",
+            (id_, namespace, week, start, end, title, summary, at, at),
+        )
+
+    @staticmethod
+    def upsert_monthly(id_: str, namespace: str, month: str, title: str, summary: str, at: str) -> Statement:
+        return Statement(
+            "INSERT INTO monthly_log (id, namespace, month, title, summary, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (namespace, month) DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at",
+            (id_, namespace, month, title, summary, at, at),
+        )
+
+    @staticmethod
+    def mark_rolled(id_: str, at: str) -> Statement:
+        return Statement("UPDATE weekly_log SET rolled_up_at = ? WHERE id = ?", (at, id_))
+
+    async def dailies_between(self, namespace: str, first: str, last: str) -> list[dict[str, Any]]:
+        return await self.db.all(
+            f"{_DAILY} WHERE namespace = ? AND date >= ? AND date <= ? ORDER BY date", (namespace, first, last)
+        )
+
+    async def weekly_exists(self, namespace: str, week: str) -> bool:
+        return await self.db.first("SELECT 1 AS x FROM weekly_log WHERE namespace = ? AND week = ?", (namespace, week)) is not None
+
+    async def weeklies_to_roll(self, namespace: str, day: str) -> list[dict[str, Any]]:
+        return await self.db.all(
+            "SELECT id, week, start_date, end_date, title, summary FROM weekly_log WHERE namespace = ? AND end_date < ? "
+            "AND rolled_up_at IS NULL ORDER BY week",
+            (namespace, day),
+        )
+
+    async def monthly(self, namespace: str, month: str) -> dict[str, Any] | None:
+        return await self.db.first(
+            "SELECT id, month, title, summary FROM monthly_log WHERE namespace = ? AND month = ?", (namespace, month)
         )

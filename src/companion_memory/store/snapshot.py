@@ -52,7 +52,7 @@ TABLES = (
     ),
     TableSpec(
         "weekly_log", ("id",),
-        ("id", "namespace", "week", "start_date", "end_date", "title", "summary", "created_at", "updated_at"),
+        ("id", "namespace", "week", "start_date", "end_date", "title", "summary", "rolled_up_at", "created_at", "updated_at"),
         order_by="week",
     ),
     TableSpec(

@@ -1,0 +1,82 @@
+"""Rollups: days into ISO weeks, weeks into months.
+
+Weekly: every ISO week that ended more than 7 days ago and has diary days but no weekly
+entry gets one; the days stay. Monthly: weeks that ended more than 35 days ago go into
+the month of their Thursday, once the month has two of them or already has an entry; a
+lone week waits. Rolled weeks are kept and marked, so nothing is ever rolled twice. Without a model the summaries are the
+entries joined, cut to ``SUMMARY_CHARS``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date, timedelta
+from typing import Any
+
+from ..clock import iso, local_date
+from ..ports import Clock, Database
+from ..settings import Settings
+from ..store.logs import LogStore
+
+SUMMARY_CHARS = 300
+WEEK_GRACE_DAYS = 7
+MONTH_AFTER_DAYS = 35
+
+
+def joined(entries: list[dict[str, Any]], label: str) -> str:
+    parts = [f"{e[label]}: {e['title']} — {e['summary']}".strip(" —") for e in entries]
+    text = "; ".join(parts)
+    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1].rstrip() + "…"
+
+
+class Rollups:
+    def __init__(self, db: Database, clock: Clock, settings: Settings) -> None:
+        self.db = db
+        self.clock = clock
+        self.settings = settings
+        self.logs = LogStore(db)
+
+    def _today(self) -> date:
+        return local_date(self.clock.now(), self.settings.DREAM_TIME_ZONE)
+
+    async def weekly(self) -> int:
+        today, written = self._today(), 0
+        now = iso(self.clock.now())
+        for namespace, first in (await self.logs.first_daily_dates()).items():
+            # From the newest week old enough back to the first diary day.
+            sunday = today - timedelta(days=today.isoweekday() + WEEK_GRACE_DAYS)
+            while sunday.isoformat() >= first:
+                monday = sunday - timedelta(days=6)
+                year, number, _ = monday.isocalendar()
+                week = f"{year}-W{number:02d}"
+                if not await self.logs.weekly_exists(namespace, week):
+                    days = await self.logs.dailies_between(namespace, monday.isoformat(), sunday.isoformat())
+                    if days:
+                        await self.db.batch([LogStore.insert_weekly(
+                            str(uuid.uuid4()), namespace, week, monday.isoformat(), sunday.isoformat(), f"Week {week}",
+                            joined(days, "date"), now,
+                        )])
+                        written += 1
+                sunday -= timedelta(days=7)
+        return written
+
+    async def monthly(self) -> int:
+        cutoff = (self._today() - timedelta(days=MONTH_AFTER_DAYS)).isoformat()
+        now = iso(self.clock.now())
+        written = 0
+        for namespace in await self.logs.weekly_namespaces():
+            by_month: dict[str, list[dict[str, Any]]] = {}
+            for week in await self.logs.weeklies_to_roll(namespace, cutoff):
+                thursday = date.fromisoformat(week["start_date"]) + timedelta(days=3)
+                by_month.setdefault(thursday.strftime("%Y-%m"), []).append(week)
+            for month, weeks in sorted(by_month.items()):
+                existing = await self.logs.monthly(namespace, month)
+                if existing is None and len(weeks) < 2:
+                    continue  # a lone week waits for company or for next month's entry
+                summary = joined(([{"week": "Earlier", **existing}] if existing else []) + weeks, "week")
+                await self.db.batch(
+                    [LogStore.upsert_monthly(str(uuid.uuid4()), namespace, month, f"Month {month}", summary, now)]
+                    + [LogStore.mark_rolled(w["id"], now) for w in weeks]
+                )
+                written += 1
+        return written
