@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import sys
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,11 @@ def _parser() -> argparse.ArgumentParser:
     cleanup.add_argument("--force", action="store_true", help="run even if retention ran in the last 24 hours")
     cleanup.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
 
+    dream = commands.add_parser("dream", help="turn a day's messages into a diary entry and candidate memories")
+    dream.add_argument("--date", type=_day, default=None, help="YYYY-MM-DD (default: yesterday in DREAM_TIME_ZONE)")
+    dream.add_argument("--dry-run", action="store_true", help="show what would be written; write nothing")
+    dream.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
+
     rollup = commands.add_parser("rollup", help="roll diary days into weeks and weeks into months now")
     rollup.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
 
@@ -70,6 +76,13 @@ def _parser() -> argparse.ArgumentParser:
     import_.add_argument("file", type=Path)
     import_.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
     return parser
+
+
+def _day(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -166,6 +179,20 @@ async def _cleanup(settings: Settings, data_dir: Path, args: argparse.Namespace)
     return 0
 
 
+async def _dream(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
+    runtime = await _runtime(settings, data_dir)
+    reports = await runtime.dream.night(args.date, dry_run=args.dry_run)
+    if not reports:
+        print(f"no messages on {args.date or runtime.dream.yesterday()}; nothing to dream")
+    for report in reports:
+        label = "would create" if args.dry_run else "created"
+        print(f"{report['namespace']} {report['date']}: {report['messages_read']} messages, {report['counts']['batches']} batches, "
+              f"{len(report['candidates'])} candidates {label}; {report['status']}" + (f" ({report['error']})" if report["error"] else ""))
+        for candidate in report["candidates"]:
+            print(f"  - [{candidate['type']}] {candidate['content']}  (quote: {candidate['evidence'][0]['quote']!r})")
+    return 0 if all(r["status"] == "succeeded" for r in reports) else 1
+
+
 async def _rollup(settings: Settings, data_dir: Path, _: argparse.Namespace) -> int:
     runtime = await _runtime(settings, data_dir)
     weeks = await runtime.rollups.weekly()
@@ -192,7 +219,7 @@ async def _runtime(settings: Settings, data_dir: Path):  # type: ignore[no-untyp
     return await build_local_runtime(settings, data_dir)
 
 
-_COMMANDS = {"migrate": _migrate, "export": _export, "import": _import, "reindex": _reindex, "cleanup": _cleanup, "rollup": _rollup}
+_COMMANDS = {"migrate": _migrate, "export": _export, "import": _import, "reindex": _reindex, "cleanup": _cleanup, "rollup": _rollup, "dream": _dream}
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -8,6 +8,8 @@ from functools import cached_property
 import httpx
 
 from .memory.boot import Boot
+from .memory.dream import Dream
+from .memory.extraction import RequestExtractor
 from .memory.ingest import MessageIngestor
 from .memory.recall import Recall
 from .memory.retention import Retention
@@ -71,3 +73,9 @@ class Runtime:
     @cached_property
     def rollups(self) -> Rollups:
         return Rollups(self.db, self.clock, self.settings)
+
+    @cached_property
+    def dream(self) -> Dream:
+        # The model-backed extractor (DREAM_MODEL) is not wired yet: every runtime dreams
+        # with the request extractor for now.
+        return Dream(self.db, self.writer, self.mirror, self.clock, self.settings, RequestExtractor())

@@ -1,0 +1,124 @@
+"""The nightly dream: a day's raw messages become a diary entry and candidate memories.
+
+Batches of ``DREAM_MAX_MESSAGES`` are read from a cursor that only moves when a batch
+is fully handled, so a failed or repeated night never loses or doubles anything. Every
+candidate must quote its messages verbatim, must pass the sensitive-data filter, and is
+pointed at the memory it would change when one already says the same.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date, timedelta
+from typing import Any
+
+from ..clock import day_bounds, iso, local_date
+from ..ports import Clock, Database
+from ..settings import Settings
+from ..store.candidates import CandidateStore
+from ..store.dream import DreamStore
+from .extraction import ExtractedMemory, Extractor
+from .sensitive import find_sensitive
+from .types import normalise_type
+from .vector_mirror import VectorMirror
+from .writes import MemoryWriter
+
+
+class Dream:
+    def __init__(
+        self, db: Database, writer: MemoryWriter, mirror: VectorMirror, clock: Clock, settings: Settings, extractor: Extractor
+    ) -> None:
+        self.db = db
+        self.writer = writer
+        self.mirror = mirror
+        self.clock = clock
+        self.settings = settings
+        self.extractor = extractor
+        self.store = DreamStore(db)
+
+    def yesterday(self) -> date:
+        return local_date(self.clock.now(), self.settings.DREAM_TIME_ZONE) - timedelta(days=1)
+
+    async def night(self, day: date | None = None, *, dry_run: bool = False) -> list[dict[str, Any]]:
+        """Dream every namespace that has messages on ``day`` (default: yesterday, local)."""
+        day = day or self.yesterday()
+        since, until = day_bounds(day, self.settings.DREAM_TIME_ZONE)
+        return [await self.run(namespace, day, dry_run=dry_run) for namespace in await self.store.namespaces_with_messages(since, until)]
+
+    async def run(self, namespace: str, day: date, *, dry_run: bool = False) -> dict[str, Any]:
+        since, until = day_bounds(day, self.settings.DREAM_TIME_ZONE)
+        cursor_name = f"dream:{namespace}:{day.isoformat()}"
+        position = await self.store.cursor(cursor_name)
+        report: dict[str, Any] = {
+            "id": str(uuid.uuid4()), "namespace": namespace, "date": day.isoformat(), "dry_run": dry_run,
+            "status": "succeeded", "messages_read": 0, "candidates_created": 0, "error": None,
+            "counts": {"batches": 0, "rejected_no_evidence": 0, "rejected_sensitive": 0, "with_target": 0},
+            "started_at": iso(self.clock.now()), "candidates": [],
+        }
+        try:
+            for _ in range(self.settings.DREAM_MAX_RUNS):
+                batch = await self.store.messages_after(namespace, since, until, position, self.settings.DREAM_MAX_MESSAGES)
+                if not batch:
+                    break
+                extraction = await self.extractor.extract(batch, day.isoformat())
+                candidates = [c for memory in extraction.add if (c := await self._candidate(namespace, batch, memory, report))]
+                last = batch[-1]
+                position = (last["created_at"], last["id"])
+                now = iso(self.clock.now())
+                report["messages_read"] += len(batch)
+                report["counts"]["batches"] += 1
+                report["candidates"] += candidates
+                if dry_run:
+                    continue
+                await self.db.batch(
+                    [CandidateStore.insert({**c, "dream_run_id": report["id"]}) for c in candidates]
+                    + [
+                        DreamStore.upsert_daily(str(uuid.uuid4()), namespace, day.isoformat(), extraction.title,
+                                                extraction.summary, len(batch), now),
+                        DreamStore.advance(cursor_name, namespace, *position, now),
+                    ]
+                )
+                report["candidates_created"] += len(candidates)
+        except Exception as error:  # recorded; the cursor stays where the last good batch left it
+            report["status"], report["error"] = "failed", f"{type(error).__name__}: {error}"
+        report["finished_at"] = iso(self.clock.now())
+        if not dry_run:
+            await self.db.batch([DreamStore.record_run(report)])
+        return report
+
+    async def _candidate(
+        self, namespace: str, batch: list[dict[str, Any]], memory: ExtractedMemory, report: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        sources = [m for m in batch if any(q in m["content"] for q in memory.evidence)]
+        if not sources or not all(any(q in m["content"] for m in batch) for q in memory.evidence):
+            report["counts"]["rejected_no_evidence"] += 1
+            return None
+        if [c for c in find_sensitive(memory.content) if c not in self.settings.MEMORY_SENSITIVE_ALLOW]:
+            report["counts"]["rejected_sensitive"] += 1
+            return None
+        target = await self._duplicate_of(namespace, memory)
+        report["counts"]["with_target"] += bool(target)
+        now = iso(self.clock.now())
+        return {
+            "id": str(uuid.uuid4()), "namespace": namespace, "kind": "update" if target else "add",
+            "type": normalise_type(memory.type) or "note", "content": memory.content, "fact_key": memory.fact_key,
+            "importance": memory.importance, "confidence": memory.confidence,
+            "evidence": [{"quote": q, "message_id": next(m["id"] for m in batch if q in m["content"])} for q in memory.evidence],
+            "source_message_ids": [m["id"] for m in sources], "target_memory_id": target, "result_memory_id": None,
+            "status": "pending", "reason": None, "created_at": now, "updated_at": now, "reviewed_at": None,
+        }
+
+    async def _duplicate_of(self, namespace: str, memory: ExtractedMemory) -> str | None:
+        """The live memory this one would change: same fact_key, or cosine ≥ DEDUP_COSINE."""
+        if memory.fact_key:
+            same = await self.writer.store.current_by_fact_key(namespace, memory.fact_key)
+            if same:
+                return same.id
+        try:
+            if await self.mirror.mismatch():
+                return None
+            vector = (await self.mirror.embedder.embed([memory.content], kind="passage"))[0]
+            matches = await self.mirror.vectors.query(vector, top_k=1, filter={"namespace": namespace, "status": "active"})
+        except Exception:  # a hint only: without it the reviewer still sees the candidate
+            return None
+        return matches[0].id if matches and matches[0].score >= self.settings.DEDUP_COSINE else None

@@ -1,0 +1,73 @@
+"""The dream with the embedded default (no model): explicit requests become candidates
+with their quotes, the diary is written, and a night dreamt twice creates nothing new."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import httpx
+
+from companion_memory.runtime import Runtime
+from tests.conftest import auth
+
+DAY = date(2026, 11, 29)  # the test clock reads 2026-11-30 20:00 in Singapore: this is yesterday
+
+
+async def say(client: httpx.AsyncClient, *messages: tuple[str, str, str]) -> None:
+    body = {"conversation_id": "c1", "messages": [{"role": r, "content": c, "created_at": t} for r, c, t in messages]}
+    assert (await client.post("/v1/ingest/messages", json=body, headers=auth())).status_code == 200
+
+
+async def test_requests_become_candidates_and_the_diary_is_written(client: httpx.AsyncClient, runtime: Runtime) -> None:
+    await say(
+        client,
+        ("user", "Please remember that my sister's name is Lin.", "2026-11-29T02:00:00Z"),
+        ("assistant", "I'll remember that your sister is Lin.", "2026-11-29T02:00:05Z"),
+        ("user", "请记住：我对花生过敏。以后不要给我推荐花生酱！", "2026-11-29T03:00:00Z"),
+        ("user", "Never call me Meiling, just Mei.", "2026-11-29T04:00:00Z"),
+        ("user", "remember my bank password is hunter2hunter2", "2026-11-29T05:00:00Z"),
+        ("user", "a message on the next local day", "2026-11-29T17:00:00Z"),
+    )
+    reports = await runtime.dream.night()
+    assert len(reports) == 1 and reports[0]["status"] == "succeeded" and reports[0]["messages_read"] == 5
+    assert reports[0]["counts"]["rejected_sensitive"] == 1
+    pending = (await client.get("/v1/candidates", headers=auth())).json()["candidates"]
+    contents = sorted(c["content"] for c in pending)
+    assert contents == sorted([
+        "my sister's name is Lin", "我对花生过敏", "以后不要给我推荐花生酱", "Never call me Meiling, just Mei",
+    ])
+    for candidate in pending:
+        quote = candidate["evidence"][0]["quote"]
+        assert quote and candidate["evidence"][0]["message_id"] in candidate["source_message_ids"]
+    never = next(c for c in pending if c["content"].startswith("Never"))
+    assert never["type"] == "boundary"
+    diary = (await client.get("/v1/diary", params={"date": DAY.isoformat()}, headers=auth())).json()["diary"]
+    assert diary["message_count"] == 5 and diary["title"] and len(diary["title"]) <= 12
+
+    again = await runtime.dream.night()  # the same night, dreamt twice
+    assert again[0]["messages_read"] == 0 and again[0]["candidates_created"] == 0
+    assert (await client.get("/v1/candidates", headers=auth())).json()["count"] == 4
+    runs = await runtime.db.all("SELECT status, messages_read, candidates_created FROM dream_runs ORDER BY started_at")
+    assert [(r["messages_read"], r["candidates_created"]) for r in runs] == [(5, 4), (0, 0)]
+
+
+async def test_dry_run_writes_nothing_and_batches_follow_the_cursor(client: httpx.AsyncClient, runtime: Runtime) -> None:
+    runtime.settings = runtime.settings.model_copy(update={"DREAM_MAX_MESSAGES": 2})
+    runtime.__dict__.pop("dream", None)
+    await say(client, *[("user", f"remember fact number {i}", f"2026-11-29T0{i}:00:00Z") for i in range(5)])
+    dry = await runtime.dream.night(dry_run=True)
+    assert dry[0]["counts"]["batches"] == 3 and len(dry[0]["candidates"]) == 5
+    assert (await client.get("/v1/candidates", headers=auth())).json()["count"] == 0
+    assert await runtime.db.all("SELECT id FROM dream_runs") == []
+    real = await runtime.dream.night()
+    assert real[0]["candidates_created"] == 5 and real[0]["counts"]["batches"] == 3
+
+
+async def test_a_candidate_like_an_existing_memory_points_at_it(client: httpx.AsyncClient, runtime: Runtime) -> None:
+    memory = (await client.post("/v1/memories", json={"fact_key": "sister", "content": "my sister's name is Lin"}, headers=auth())).json()["memory"]
+    await say(client, ("user", "Please remember that my sister's name is Lin.", "2026-11-29T02:00:00Z"))
+    await runtime.dream.night()
+    candidate = (await client.get("/v1/candidates", headers=auth())).json()["candidates"][0]
+    assert candidate["target_memory_id"] == memory["id"] and candidate["kind"] == "update"
+    approved = (await client.post(f"/v1/candidates/{candidate['id']}/approve", headers=auth())).json()
+    assert approved["action"] == "superseded"
