@@ -71,3 +71,35 @@ async def test_a_candidate_like_an_existing_memory_points_at_it(client: httpx.As
     assert candidate["target_memory_id"] == memory["id"] and candidate["kind"] == "update"
     approved = (await client.post(f"/v1/candidates/{candidate['id']}/approve", headers=auth())).json()
     assert approved["action"] == "superseded"
+
+
+async def test_dream_over_rest_and_status(client: httpx.AsyncClient, runtime: Runtime) -> None:
+    await say(client, ("user", "remember that I start my new job on Monday", "2026-11-29T02:00:00Z"))
+    dry = (await client.post("/v1/dream/run", json={"dry_run": True}, headers=auth())).json()
+    assert dry["date"] == "2026-11-29" and dry["runs"][0]["candidates"][0]["content"] == "I start my new job on Monday"
+    assert (await client.get("/v1/dream/status", headers=auth())).json() == {"runs": [], "pending_candidates": 0}
+    real = (await client.post("/v1/dream/run", headers=auth())).json()
+    assert real["runs"][0]["candidates_created"] == 1
+    status = (await client.get("/v1/dream/status", headers=auth())).json()
+    assert status["pending_candidates"] == 1 and status["runs"][0]["status"] == "succeeded"
+    assert (await client.post("/v1/dream/run", json={"date": "yesterday"}, headers=auth())).status_code == 400
+    assert (await client.post("/v1/dream/run", headers=auth("test-mcp-key"))).status_code == 403
+
+
+async def test_the_nightly_job_runs_every_step_even_when_one_fails(runtime: Runtime) -> None:
+    from datetime import datetime, timezone
+
+    from companion_memory.memory.nightly import next_run
+
+    assert next_run(datetime(2026, 11, 30, 12, tzinfo=timezone.utc), "Asia/Singapore").isoformat() == "2026-12-01T04:10:00+08:00"
+    assert next_run(datetime(2026, 11, 30, 19, 0, tzinfo=timezone.utc), "Asia/Singapore").isoformat() == "2026-12-01T04:10:00+08:00"
+    assert next_run(datetime(2026, 11, 30, 20, 10, tzinfo=timezone.utc), "Asia/Singapore").isoformat() == "2026-12-02T04:10:00+08:00"
+
+    async def broken() -> None:
+        raise RuntimeError("dream model unavailable")
+
+    nightly = runtime.nightly
+    nightly.steps = (("dream", broken), *nightly.steps[1:])
+    results = await nightly.run()
+    assert results["dream"] == {"ok": False, "error": "RuntimeError: dream model unavailable"}
+    assert results["retention"]["ok"] and results["weekly_rollup"]["ok"] and results["monthly_rollup"]["ok"]

@@ -11,6 +11,7 @@ from .memory.boot import Boot
 from .memory.dream import Dream
 from .memory.extraction import RequestExtractor
 from .memory.ingest import MessageIngestor
+from .memory.nightly import Nightly
 from .memory.recall import Recall
 from .memory.retention import Retention
 from .memory.rollups import Rollups
@@ -79,3 +80,7 @@ class Runtime:
         # The model-backed extractor (DREAM_MODEL) is not wired yet: every runtime dreams
         # with the request extractor for now.
         return Dream(self.db, self.writer, self.mirror, self.clock, self.settings, RequestExtractor())
+
+    @cached_property
+    def nightly(self) -> Nightly:
+        return Nightly(self.dream, self.retention, self.rollups)

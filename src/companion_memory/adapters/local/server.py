@@ -1,5 +1,5 @@
 """The local server: the shared ASGI app plus the background work the Worker gets from
-its Queue and Cron (here: retrying vector-mirror writes)."""
+its Queue and Cron (here: retrying vector-mirror writes, and the nightly job)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from ...api.app import create_app
+from ...memory.nightly import next_run
 from ...runtime import Runtime
 
 log = logging.getLogger("companion_memory")
@@ -38,6 +39,15 @@ async def keep_mirror_in_step(runtime: Runtime, interval: float = MIRROR_RETRY_S
         await asyncio.sleep(interval)
 
 
+async def nightly_schedule(runtime: Runtime) -> None:
+    """The Worker's Cron, locally: the nightly job at 04:10 in DREAM_TIME_ZONE."""
+    while True:
+        now = runtime.clock.now()
+        due = next_run(now, runtime.settings.DREAM_TIME_ZONE)
+        await asyncio.sleep((due - now).total_seconds())
+        log.info("nightly job: %s", await runtime.nightly.run())
+
+
 def admin_dir() -> Path:
     """The packaged panel in an installed wheel, else the repository's ``admin/``."""
     packaged = Path(__file__).resolve().parents[2] / "_admin"
@@ -47,13 +57,15 @@ def admin_dir() -> Path:
 def create_local_app(runtime: Runtime) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        task = asyncio.create_task(keep_mirror_in_step(runtime))
+        tasks = [asyncio.create_task(keep_mirror_in_step(runtime)), asyncio.create_task(nightly_schedule(runtime))]
         try:
             yield
         finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
 
     app = create_app(runtime, lifespan=lifespan)
     # In the Worker, Workers static assets serve these files.
