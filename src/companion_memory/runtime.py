@@ -9,7 +9,8 @@ import httpx
 
 from .memory.boot import Boot
 from .memory.dream import Dream
-from .memory.extraction import RequestExtractor
+from .memory.dream_model import ModelExtractor
+from .memory.extraction import Extractor, RequestExtractor
 from .memory.ingest import MessageIngestor
 from .memory.nightly import Nightly
 from .memory.recall import Recall
@@ -20,7 +21,8 @@ from .memory.snapshot import Snapshots
 from .memory.vector_mirror import VectorMirror
 from .memory.writes import MemoryWriter
 from .proxy.gateway import ChatGateway
-from .ports import Clock, Database, Embedder, Reranker, VectorIndex
+from .proxy.routing import route
+from .ports import Clock, Database, Embedder, Reranker, UpstreamError, VectorIndex
 from .settings import Settings
 
 @dataclass
@@ -77,9 +79,16 @@ class Runtime:
 
     @cached_property
     def dream(self) -> Dream:
-        # The model-backed extractor (DREAM_MODEL) is not wired yet: every runtime dreams
-        # with the request extractor for now.
-        return Dream(self.db, self.writer, self.mirror, self.clock, self.settings, RequestExtractor())
+        return Dream(self.db, self.writer, self.mirror, self.clock, self.settings, self._dream_extractor())
+
+    def _dream_extractor(self) -> Extractor:
+        """DREAM_MODEL when its provider is configured; else the model-free extractor, so
+        the embedded default dreams too."""
+        try:
+            chosen = route(self.settings.DREAM_MODEL, self.settings, self.gateway.http)
+        except UpstreamError:
+            return RequestExtractor()
+        return ModelExtractor(chosen.chat_model, chosen.model, self.settings.DREAM_MAX_TOKENS)
 
     @cached_property
     def nightly(self) -> Nightly:

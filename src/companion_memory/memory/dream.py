@@ -17,7 +17,7 @@ from ..ports import Clock, Database
 from ..settings import Settings
 from ..store.candidates import CandidateStore
 from ..store.dream import DreamStore
-from .extraction import ExtractedMemory, Extractor
+from .extraction import ExtractedChange, ExtractedMemory, Extractor
 from .sensitive import find_sensitive
 from .types import normalise_type
 from .vector_mirror import VectorMirror
@@ -52,7 +52,9 @@ class Dream:
         report: dict[str, Any] = {
             "id": str(uuid.uuid4()), "namespace": namespace, "date": day.isoformat(), "dry_run": dry_run,
             "status": "succeeded", "messages_read": 0, "candidates_created": 0, "error": None,
-            "counts": {"batches": 0, "rejected_no_evidence": 0, "rejected_sensitive": 0, "with_target": 0},
+            "extractor": self.extractor.name,
+            "counts": {"batches": 0, "rejected_no_evidence": 0, "rejected_sensitive": 0, "rejected_unknown_target": 0,
+                       "with_target": 0},
             "started_at": iso(self.clock.now()), "candidates": [],
         }
         try:
@@ -60,8 +62,11 @@ class Dream:
                 batch = await self.store.messages_after(namespace, since, until, position, self.settings.DREAM_MAX_MESSAGES)
                 if not batch:
                     break
-                extraction = await self.extractor.extract(batch, day.isoformat())
-                candidates = [c for memory in extraction.add if (c := await self._candidate(namespace, batch, memory, report))]
+                shown, _ = await self.writer.store.list(namespace, limit=self.settings.DREAM_MEMORY_CONTEXT_LIMIT)
+                extraction = await self.extractor.extract(batch, day.isoformat(), shown)
+                candidates = [c for memory in extraction.add if (c := await self._addition(namespace, batch, memory, report))]
+                for kind, changes in (("update", extraction.update), ("delete", extraction.delete)):
+                    candidates += [c for change in changes if (c := await self._change(namespace, batch, change, kind, report))]
                 last = batch[-1]
                 position = (last["created_at"], last["id"])
                 now = iso(self.clock.now())
@@ -86,25 +91,50 @@ class Dream:
             await self.db.batch([DreamStore.record_run(report)])
         return report
 
-    async def _candidate(
+    async def _addition(
         self, namespace: str, batch: list[dict[str, Any]], memory: ExtractedMemory, report: dict[str, Any]
     ) -> dict[str, Any] | None:
-        sources = [m for m in batch if any(q in m["content"] for q in memory.evidence)]
-        if not sources or not all(any(q in m["content"] for m in batch) for q in memory.evidence):
-            report["counts"]["rejected_no_evidence"] += 1
-            return None
-        if [c for c in find_sensitive(memory.content) if c not in self.settings.MEMORY_SENSITIVE_ALLOW]:
-            report["counts"]["rejected_sensitive"] += 1
+        if not self._acceptable(batch, memory.evidence, memory.content, report):
             return None
         target = await self._duplicate_of(namespace, memory)
         report["counts"]["with_target"] += bool(target)
+        return self._row(namespace, batch, "update" if target else "add", normalise_type(memory.type) or "note",
+                         memory.content, memory.fact_key, memory.importance, memory.confidence, memory.evidence, target)
+
+    async def _change(
+        self, namespace: str, batch: list[dict[str, Any]], change: ExtractedChange, kind: str, report: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        target = await self.writer.store.get(change.target_id)
+        if target is None or target.namespace != namespace or target.status != "active":
+            report["counts"]["rejected_unknown_target"] += 1
+            return None
+        content = target.content if kind == "delete" else (change.content or "")
+        if not content or not self._acceptable(batch, change.evidence, content, report):
+            return None
+        return self._row(namespace, batch, kind, target.type, content, target.fact_key, target.importance,
+                         target.confidence, change.evidence, target.id)
+
+    def _acceptable(self, batch: list[dict[str, Any]], quotes: list[str], content: str, report: dict[str, Any]) -> bool:
+        """Every quote occurs verbatim in the batch, and the content holds no secret."""
+        if not all(any(q in m["content"] for m in batch) for q in quotes):
+            report["counts"]["rejected_no_evidence"] += 1
+            return False
+        if [c for c in find_sensitive(content) if c not in self.settings.MEMORY_SENSITIVE_ALLOW]:
+            report["counts"]["rejected_sensitive"] += 1
+            return False
+        return True
+
+    def _row(
+        self, namespace: str, batch: list[dict[str, Any]], kind: str, type_: str, content: str, fact_key: str | None,
+        importance: float, confidence: float, quotes: list[str], target: str | None,
+    ) -> dict[str, Any]:
         now = iso(self.clock.now())
+        sources = [m["id"] for m in batch if any(q in m["content"] for q in quotes)]
         return {
-            "id": str(uuid.uuid4()), "namespace": namespace, "kind": "update" if target else "add",
-            "type": normalise_type(memory.type) or "note", "content": memory.content, "fact_key": memory.fact_key,
-            "importance": memory.importance, "confidence": memory.confidence,
-            "evidence": [{"quote": q, "message_id": next(m["id"] for m in batch if q in m["content"])} for q in memory.evidence],
-            "source_message_ids": [m["id"] for m in sources], "target_memory_id": target, "result_memory_id": None,
+            "id": str(uuid.uuid4()), "namespace": namespace, "kind": kind, "type": type_, "content": content,
+            "fact_key": fact_key, "importance": importance, "confidence": confidence,
+            "evidence": [{"quote": q, "message_id": next(m["id"] for m in batch if q in m["content"])} for q in quotes],
+            "source_message_ids": sources, "target_memory_id": target, "result_memory_id": None,
             "status": "pending", "reason": None, "created_at": now, "updated_at": now, "reviewed_at": None,
         }
 

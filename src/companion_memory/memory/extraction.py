@@ -7,7 +7,9 @@ import re
 from collections.abc import Sequence
 from typing import Annotated, Any, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
+
+from .models import Memory
 
 Quote = Annotated[str, Field(min_length=2, max_length=1000)]
 
@@ -22,14 +24,34 @@ class ExtractedMemory(BaseModel):
     evidence: Annotated[list[Quote], Field(min_length=1, max_length=10)]
 
 
+class ExtractedChange(BaseModel):
+    """An update to (or, without content, the deletion of) a memory the model was shown."""
+
+    target_id: Annotated[str, Field(min_length=1, max_length=200)]
+    content: Annotated[str | None, Field(max_length=2000)] = None
+    evidence: Annotated[list[Quote], Field(min_length=1, max_length=10)]
+
+
 class Extraction(BaseModel):
-    title: Annotated[str, Field(max_length=12)] = ""
-    summary: Annotated[str, Field(max_length=2000)] = ""
+    title: str = ""
+    summary: Annotated[str, Field(max_length=4000)] = ""
     add: list[ExtractedMemory] = []
+    update: list[ExtractedChange] = []
+    delete: list[ExtractedChange] = []
+
+    @field_validator("title")
+    @classmethod
+    def _short_title(cls, title: str) -> str:
+        # The diary shows at most 12 characters; a longer title is cut, not refused.
+        return title.strip()[:12]
 
 
 class Extractor(Protocol):
-    async def extract(self, messages: Sequence[dict[str, Any]], day: str) -> Extraction: ...
+    name: str
+
+    async def extract(self, messages: Sequence[dict[str, Any]], day: str, memories: Sequence[Memory]) -> Extraction:
+        """``memories`` are live ones the extractor may propose to update or delete."""
+        ...
 
 
 _END = r"[^\n.!?。！？]"
@@ -50,7 +72,9 @@ class RequestExtractor:
     """The embedded default's dream: it keeps what the user explicitly asked to keep, and
     writes a plain diary entry. Every memory quotes the words it came from."""
 
-    async def extract(self, messages: Sequence[dict[str, Any]], day: str) -> Extraction:
+    name = "requests"
+
+    async def extract(self, messages: Sequence[dict[str, Any]], day: str, memories: Sequence[Memory]) -> Extraction:
         found: list[ExtractedMemory] = []
         for message in messages:
             if message["role"] != "user":
@@ -70,3 +94,4 @@ def _unique(memories: list[ExtractedMemory]) -> list[ExtractedMemory]:
     for memory in memories:
         seen.setdefault(memory.content.lower(), memory)
     return list(seen.values())
+

@@ -59,7 +59,8 @@ class DreamStore:
             "INSERT INTO dream_runs (id, namespace, date, status, dry_run, messages_read, candidates_created, counts, error, "
             "started_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (run["id"], run["namespace"], run["date"], run["status"], int(run["dry_run"]), run["messages_read"],
-             run["candidates_created"], to_json(run["counts"]), run["error"], run["started_at"], run["finished_at"]),
+             run["candidates_created"], to_json({**run["counts"], "extractor": run["extractor"]}), run["error"],
+             run["started_at"], run["finished_at"]),
         )
 
     async def recent_runs(self, limit: int) -> list[dict[str, Any]]:

@@ -1,0 +1,98 @@
+"""The dream's extractor when DREAM_MODEL is configured: one chat call per batch that
+must answer strict JSON, validated before anything is written.
+
+Invalid or truncated JSON is asked again; a rate limit or provider error waits 2 s, then
+8 s. If the answer is still unusable the batch fails, and the dream's cursor stays put.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..ports import ChatCall, ChatModel, UpstreamError
+from .extraction import Extraction
+from .models import Memory
+
+BACKOFF_SECONDS = (2.0, 8.0)
+JSON_ATTEMPTS = 2
+
+INSTRUCTIONS = """You are the memory keeper of a personal AI companion. Read one day's chat messages and
+answer with ONE JSON object, nothing else:
+{"title": "<diary title, at most 12 characters>",
+ "summary": "<what happened today, a few sentences, in the conversation's language>",
+ "add": [{"content": "<one lasting fact, preference, boundary, habit, decision or event about the user>",
+          "type": "fact|event|preference|relationship|boundary|habit|decision|note",
+          "fact_key": "<stable dotted key, e.g. user.drink.coffee>", "importance": 0.0-1.0, "confidence": 0.0-1.0,
+          "evidence": ["<exact words copied from the messages>"]}],
+ "update": [{"target_id": "<id of a memory below>", "content": "<the corrected memory>", "evidence": ["<exact words>"]}],
+ "delete": [{"target_id": "<id of a memory below>", "evidence": ["<exact words showing it is no longer true>"]}]}
+Only keep what will still matter in a month. Evidence quotes must be copied character for character
+from the messages. Never store passwords, keys, tokens or ID numbers."""
+
+
+def _prompt(messages: Sequence[dict[str, Any]], memories: Sequence[Memory], day: str) -> str:
+    lines = [f"Day: {day}", "", "Memories you may update or delete:"]
+    lines += [f"- {m.id} [{m.type}] {m.content}" for m in memories] or ["(none)"]
+    lines += ["", "Messages:"]
+    lines += [f"[{m['role']}] {m['content']}" for m in messages]
+    return "\n".join(lines)
+
+
+def parse(text: str) -> Extraction:
+    """The JSON object in ``text`` (code fences tolerated), validated."""
+    match = re.search(r"\{.*\}", text, re.DOTALL)
+    if match is None:
+        raise ValueError("no JSON object in the answer")
+    return Extraction.model_validate(json.loads(match.group(0)))
+
+
+class ModelExtractor:
+    def __init__(
+        self,
+        chat_model: ChatModel,
+        model: str,
+        max_tokens: int,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.chat_model = chat_model
+        self.model = model
+        self.name = f"model:{model}"
+        self.max_tokens = max_tokens
+        self.sleep = sleep
+
+    async def extract(self, messages: Sequence[dict[str, Any]], day: str, memories: Sequence[Memory]) -> Extraction:
+        body = {
+            "messages": [
+                {"role": "system", "content": INSTRUCTIONS},
+                {"role": "user", "content": _prompt(messages, memories, day)},
+            ],
+            "max_tokens": self.max_tokens,
+            "temperature": 0.2,
+        }
+        problem = ""
+        waits = list(BACKOFF_SECONDS)
+        attempts = 0
+        while True:
+            try:
+                completion, _ = await self.chat_model.complete(ChatCall(self.model, body))
+            except UpstreamError as error:
+                if error.status not in (429, 502, 503, 504) or not waits:
+                    raise
+                await self.sleep(waits.pop(0))
+                continue
+            attempts += 1
+            choice = (completion.get("choices") or [{}])[0]
+            text = (choice.get("message") or {}).get("content") or ""
+            try:
+                return parse(text)
+            except (ValueError, ValidationError) as error:
+                truncated = choice.get("finish_reason") == "length"
+                problem = "the answer was cut off" if truncated else f"the answer is not valid JSON ({str(error)[:200]})"
+                if attempts >= JSON_ATTEMPTS:
+                    raise ValueError(f"dream model: {problem}") from None

@@ -1,0 +1,98 @@
+"""The dream with DREAM_MODEL: a local server speaking the OpenAI format plays the model
+with scripted answers (valid, invalid, rate-limited, quotes that were never said, secrets)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from companion_memory.memory.dream import Dream
+from companion_memory.memory.dream_model import ModelExtractor
+from companion_memory.proxy.routing import route
+from companion_memory.runtime import Runtime
+from tests.conftest import auth
+from tests.test_dream import say
+from tests.upstreams import RecordingUpstream
+
+
+@pytest.fixture
+def upstream() -> Iterator[RecordingUpstream]:
+    with RecordingUpstream() as fake:
+        yield fake
+
+
+@pytest.fixture
+def dreaming(runtime: Runtime, upstream: RecordingUpstream) -> Runtime:
+    runtime.settings = runtime.settings.model_copy(update={"CHAT_BASE_URL": upstream.url + "/v1", "DREAM_MODEL": "dreamer"})
+    for cached in ("dream", "gateway", "recall"):
+        runtime.__dict__.pop(cached, None)
+    return runtime
+
+
+def answer(**extraction: object) -> str:
+    return "```json\n" + json.dumps({"title": "A long day at the park", "summary": "Walked Mochi.", **extraction}) + "\n```"
+
+
+async def test_model_answers_become_checked_candidates(client: httpx.AsyncClient, dreaming: Runtime, upstream: RecordingUpstream) -> None:
+    old = (await client.post("/v1/memories", json={"fact_key": "job", "content": "Works at the bakery"}, headers=auth())).json()["memory"]
+    gone = (await client.post("/v1/memories", json={"fact_key": "car", "content": "Drives a red car"}, headers=auth())).json()["memory"]
+    await say(client, ("user", "I quit the bakery, I'm a nurse now! Also I sold my car. My pin is 4242 4242 4242 4242", "2026-11-29T02:00:00Z"))
+    upstream.reply_text = answer(
+        add=[
+            {"content": "Works as a nurse", "type": "fact", "fact_key": "job.nurse", "evidence": ["I'm a nurse now"]},
+            {"content": "Loves opera", "type": "preference", "evidence": ["I love opera"]},
+            {"content": "Card 4242 4242 4242 4242", "evidence": ["4242 4242 4242 4242"]},
+        ],
+        update=[{"target_id": old["id"], "content": "Works as a nurse (left the bakery)", "evidence": ["I quit the bakery"]}],
+        delete=[{"target_id": gone["id"], "evidence": ["I sold my car"]}, {"target_id": "ghost", "evidence": ["I sold my car"]}],
+    )
+    report = (await dreaming.dream.night())[0]
+    assert report["status"] == "succeeded" and report["extractor"] == "model:dreamer"
+    assert report["counts"]["rejected_no_evidence"] == 1 and report["counts"]["rejected_sensitive"] == 1
+    assert report["counts"]["rejected_unknown_target"] == 1
+    sent = upstream.requests[-1].json
+    assert sent["model"] == "dreamer" and old["id"] in sent["messages"][1]["content"]
+    pending = {c["kind"] + ":" + c["content"]: c for c in (await client.get("/v1/candidates", headers=auth())).json()["candidates"]}
+    assert set(pending) == {"add:Works as a nurse", "update:Works as a nurse (left the bakery)", "delete:Drives a red car"}
+    assert pending["update:Works as a nurse (left the bakery)"]["target_memory_id"] == old["id"]
+    diary = (await client.get("/v1/diary", params={"date": "2026-11-29"}, headers=auth())).json()["diary"]
+    assert diary["title"] == "A long day a" and diary["summary"] == "Walked Mochi."
+    approved = (await client.post(f"/v1/candidates/{pending['delete:Drives a red car']['id']}/approve", headers=auth())).json()
+    assert approved["action"] == "archived"
+
+
+async def test_invalid_json_fails_the_batch_and_keeps_the_cursor(client: httpx.AsyncClient, dreaming: Runtime, upstream: RecordingUpstream) -> None:
+    await say(client, ("user", "remember I like tea", "2026-11-29T02:00:00Z"))
+    upstream.reply_text = '{"title": "cut off", "add": [{"content": "Likes t'
+    failed = (await dreaming.dream.night())[0]
+    assert failed["status"] == "failed" and "not valid JSON" in failed["error"] and len(upstream.requests) == 2
+    assert (await client.get("/v1/candidates", headers=auth())).json()["count"] == 0
+    upstream.reply_text = answer(add=[{"content": "Likes tea", "evidence": ["I like tea"]}])
+    fixed = (await dreaming.dream.night())[0]
+    assert fixed["status"] == "succeeded" and fixed["messages_read"] == 1 and fixed["candidates_created"] == 1
+
+
+async def test_rate_limits_back_off_then_succeed(dreaming: Runtime, client: httpx.AsyncClient, upstream: RecordingUpstream) -> None:
+    await say(client, ("user", "remember I like tea", "2026-11-29T02:00:00Z"))
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    chosen = route("dreamer", dreaming.settings, dreaming.gateway.http)
+    dream = Dream(dreaming.db, dreaming.writer, dreaming.mirror, dreaming.clock, dreaming.settings,
+                  ModelExtractor(chosen.chat_model, chosen.model, 1000, sleep=sleep))
+    upstream.fail_with(429, times=2)
+    upstream.reply_text = answer(add=[{"content": "Likes tea", "evidence": ["I like tea"]}])
+    report = (await dream.night())[0]
+    assert report["status"] == "succeeded" and waits == [2.0, 8.0] and report["candidates_created"] == 1
+    upstream.fail_with(503, times=3)
+    await say(client, ("user", "remember I like coffee too", "2026-11-29T03:00:00Z"))
+    assert (await dream.night())[0]["status"] == "failed"
+
+
+async def test_without_a_configured_model_the_requests_extractor_dreams(runtime: Runtime) -> None:
+    assert runtime.dream.extractor.name == "requests"  # default DREAM_MODEL is Workers AI, with no account set
