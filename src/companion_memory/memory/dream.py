@@ -18,7 +18,7 @@ from ..settings import Settings
 from ..store.candidates import CandidateStore
 from ..store.dream import DreamStore
 from .extraction import ExtractedChange, ExtractedMemory, Extractor
-from .sensitive import find_sensitive
+from .sensitive import refused_classes
 from .types import normalise_type
 from .vector_mirror import VectorMirror
 from .writes import MemoryWriter
@@ -119,7 +119,7 @@ class Dream:
         if not all(any(q in m["content"] for m in batch) for q in quotes):
             report["counts"]["rejected_no_evidence"] += 1
             return False
-        if [c for c in find_sensitive(content) if c not in self.settings.MEMORY_SENSITIVE_ALLOW]:
+        if refused_classes(content, self.settings.MEMORY_SENSITIVE_ALLOW):
             report["counts"]["rejected_sensitive"] += 1
             return False
         return True
@@ -145,10 +145,6 @@ class Dream:
             if same:
                 return same.id
         try:
-            if await self.mirror.mismatch():
-                return None
-            vector = (await self.mirror.embedder.embed([memory.content], kind="passage"))[0]
-            matches = await self.mirror.vectors.query(vector, top_k=1, filter={"namespace": namespace, "status": "active"})
+            return await self.mirror.near_duplicate(namespace, memory.content, self.settings.DEDUP_COSINE)
         except Exception:  # a hint only: without it the reviewer still sees the candidate
             return None
-        return matches[0].id if matches and matches[0].score >= self.settings.DEDUP_COSINE else None

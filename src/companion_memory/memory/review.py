@@ -107,14 +107,10 @@ class ReviewQueue:
     async def _near_duplicate(self, namespace: str, content: str, notes: list[str]) -> str | None:
         """A live memory at cosine ≥ DEDUP_COSINE, or None; a vector failure fails open."""
         try:
-            if await self.mirror.mismatch():
-                return None
-            vector = (await self.mirror.embedder.embed([content], kind="passage"))[0]
-            matches = await self.mirror.vectors.query(vector, top_k=1, filter={"namespace": namespace, "status": "active"})
+            return await self.mirror.near_duplicate(namespace, content, self.settings.DEDUP_COSINE)
         except Exception as error:
             notes.append(f"duplicate check skipped ({type(error).__name__})")
             return None
-        return matches[0].id if matches and matches[0].score >= self.settings.DEDUP_COSINE else None
 
     async def _active(self, memory_id: str) -> Memory:
         memory = await self.writer.store.get(memory_id)

@@ -86,6 +86,16 @@ class VectorMirror:
         """Retry the entries that are due; returns what happened."""
         return await self._apply(await self.outbox.due(iso(self.clock.now()), limit))
 
+    async def near_duplicate(self, namespace: str, text: str, threshold: float) -> str | None:
+        """The live memory whose vector is at cosine ≥ ``threshold`` to ``text``, if any.
+        None while the index holds another embedder's vectors; raises if the embedder or
+        the index fails (callers treat the check as a hint and go on without it)."""
+        if await self.mismatch():
+            return None
+        vector = (await self.embedder.embed([text], kind="passage"))[0]
+        matches = await self.vectors.query(vector, top_k=1, filter={"namespace": namespace, "status": "active"})
+        return matches[0].id if matches and matches[0].score >= threshold else None
+
     async def enqueue_missing(self) -> int:
         """Queue every live memory the index lacks (a new or emptied index); returns how many."""
         return await self._enqueue_live(only_missing=True)
