@@ -48,6 +48,11 @@ def find_sensitive(text: str) -> list[str]:
     return found
 
 
+def refused_classes(text: str, allowed: frozenset[str]) -> list[str]:
+    """The sensitive classes in ``text`` the owner has not allowed automatic writers to keep."""
+    return [found for found in find_sensitive(text) if found not in allowed]
+
+
 def _luhn_valid(digits: str) -> bool:
     if not 13 <= len(digits) <= 19:
         return False

@@ -20,7 +20,7 @@ from ..settings import Settings
 from ..store.memories import MemoryStore
 from ..store.outbox import OutboxOp, OutboxStore
 from .models import Evidence, Memory
-from .sensitive import find_sensitive
+from .sensitive import refused_classes
 from .types import RELATIONS, normalise_type
 from .vector_mirror import VectorMirror
 
@@ -60,6 +60,22 @@ class WriteResult:
     previous: Memory | None = None
     old_status: str | None = None
     notes: list[str] = field(default_factory=list)
+
+    def payload(self) -> dict[str, Any]:
+        """What REST and MCP answer for a write."""
+        answer: dict[str, Any] = {
+            "memory": self.memory.model_dump(),
+            "action": self.action,
+            "created": self.created,
+            "vector": self.vector,
+        }
+        if self.previous is not None:
+            answer["previous"] = self.previous.model_dump()
+        if self.old_status is not None:
+            answer["oldStatus"] = self.old_status
+        if self.notes:
+            answer["notes"] = self.notes
+        return answer
 
 
 class MemoryWriter:
@@ -367,7 +383,7 @@ class MemoryWriter:
         if draft.authored_by or actor.owner:
             # The owner decides what to keep; the filter stops agents and the dream.
             return
-        found = [c for c in find_sensitive(draft.content) if c not in self.settings.MEMORY_SENSITIVE_ALLOW]
+        found = refused_classes(draft.content, self.settings.MEMORY_SENSITIVE_ALLOW)
         if found:
             raise SensitiveContent(
                 f"content looks like it holds sensitive data ({', '.join(found)}); automatic writers may not "
