@@ -8,7 +8,7 @@ from fastapi import APIRouter, Response
 
 from ..errors import Conflict, InvalidInput, NotFound
 from ..ports import ConstraintError
-from ..store.glossary import GlossaryStore
+from ..store.glossary import GlossaryStore, distinct_aliases
 from .auth import MEMORY_READ, MEMORY_WRITE, Principal, requires
 from .deps import NamespaceQuery, RuntimeDep, now
 from .schemas import GlossaryPatch, GlossaryWrite
@@ -16,10 +16,6 @@ from .schemas import GlossaryPatch, GlossaryWrite
 router = APIRouter(tags=["glossary"])
 Reader = Annotated[Principal, requires(MEMORY_READ)]
 Writer = Annotated[Principal, requires(MEMORY_WRITE)]
-
-
-def _aliases(term: str, aliases: list[str]) -> list[str]:
-    return list(dict.fromkeys(a for a in aliases if a.lower() != term.lower()))
 
 
 @router.get("/v1/glossary")
@@ -32,7 +28,7 @@ async def list_glossary(runtime: RuntimeDep, _: Reader, namespace: NamespaceQuer
 async def set_glossary(body: GlossaryWrite, response: Response, runtime: RuntimeDep, _: Writer) -> dict[str, Any]:
     """Create a term (201) or replace an existing term's aliases and definition (200)."""
     entry, created = await GlossaryStore(runtime.db).set(
-        body.namespace, body.term, _aliases(body.term, body.aliases), body.definition, now(runtime)
+        body.namespace, body.term, distinct_aliases(body.term, body.aliases), body.definition, now(runtime)
     )
     if not created:
         response.status_code = 200
@@ -57,7 +53,7 @@ async def edit_glossary(entry_id: str, body: GlossaryPatch, runtime: RuntimeDep,
     if not changes:
         raise InvalidInput("nothing to change: send term, aliases or definition", code="empty_patch")
     if "aliases" in changes:
-        changes["aliases"] = _aliases(changes.get("term", entry["term"]), changes["aliases"])
+        changes["aliases"] = distinct_aliases(changes.get("term", entry["term"]), changes["aliases"])
     try:
         await store.update(entry_id, changes, now(runtime))
     except ConstraintError:

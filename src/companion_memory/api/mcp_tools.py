@@ -18,9 +18,9 @@ from ..memory.ingest import IncomingMessage
 from ..memory.prompt import memories_block
 from ..memory.recall import RecallResult
 from ..memory.types import MEMORY_TYPES, STATUSES
-from ..memory.writes import MemoryDraft, WriteResult
+from ..memory.writes import MemoryDraft
 from ..runtime import Runtime
-from ..store.glossary import GlossaryStore
+from ..store.glossary import GlossaryStore, distinct_aliases
 from ..store.precious import PreciousStore
 from .auth import MEMORY_READ, MEMORY_WRITE, Principal
 from .deps import now
@@ -148,15 +148,6 @@ def _hits(result: RecallResult, prompt: bool) -> dict[str, Any]:
     return answer
 
 
-def _written(result: WriteResult) -> dict[str, Any]:
-    answer: dict[str, Any] = {"action": result.action, "created": result.created, "memory": result.memory.model_dump()}
-    if result.old_status:
-        answer["oldStatus"] = result.old_status
-    if result.notes:
-        answer["notes"] = result.notes
-    return answer
-
-
 async def _search(runtime: Runtime, _: Principal, a: Search) -> dict[str, Any]:
     result = await runtime.recall.run(a.query, namespace=a.namespace, k=a.k, min_score=a.min_score, types=a.types)
     return _hits(result, prompt=False)
@@ -186,11 +177,11 @@ async def _get(runtime: Runtime, _: Principal, a: ById) -> dict[str, Any]:
 
 
 async def _delete(runtime: Runtime, principal: Principal, a: ById) -> dict[str, Any]:
-    return _written(await runtime.writer.delete(a.id, principal.actor))
+    return (await runtime.writer.delete(a.id, principal.actor)).payload()
 
 
 async def _archive(runtime: Runtime, principal: Principal, a: ById) -> dict[str, Any]:
-    return _written(await runtime.writer.archive(a.id, principal.actor))
+    return (await runtime.writer.archive(a.id, principal.actor)).payload()
 
 
 async def _ingest(runtime: Runtime, _: Principal, a: Ingest) -> dict[str, Any]:
@@ -218,8 +209,7 @@ async def _pin(runtime: Runtime, _: Principal, a: Pin) -> dict[str, Any]:
 
 
 async def _glossary(runtime: Runtime, _: Principal, a: GlossarySet) -> dict[str, Any]:
-    aliases = list(dict.fromkeys(x for x in a.aliases if x.lower() != a.term.lower()))
-    entry, created = await GlossaryStore(runtime.db).set(a.namespace, a.term, aliases, a.definition, now(runtime))
+    entry, created = await GlossaryStore(runtime.db).set(a.namespace, a.term, distinct_aliases(a.term, a.aliases), a.definition, now(runtime))
     return {"entry": entry, "created": created}
 
 
@@ -228,12 +218,12 @@ def _draft(a: Fields, **extra: Any) -> MemoryDraft:
 
 
 async def _upsert(runtime: Runtime, principal: Principal, a: Upsert) -> dict[str, Any]:
-    return _written(await runtime.writer.upsert(a.namespace, _draft(a, content=a.content, fact_key=a.fact_key), principal.actor))
+    return (await runtime.writer.upsert(a.namespace, _draft(a, content=a.content, fact_key=a.fact_key), principal.actor)).payload()
 
 
 async def _supersede(runtime: Runtime, principal: Principal, a: Supersede) -> dict[str, Any]:
     draft = _draft(a, content=a.content, fact_key=a.fact_key)
-    return _written(await runtime.writer.supersede(a.namespace, a.old_id, draft, principal.actor))
+    return (await runtime.writer.supersede(a.namespace, a.old_id, draft, principal.actor)).payload()
 
 
 TOOLS: dict[str, Tool] = {

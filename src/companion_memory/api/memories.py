@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Response
 
 from ..errors import InvalidInput, NotFound
 from ..memory.types import MEMORY_TYPES, STATUSES, normalise_type
-from ..memory.writes import MemoryDraft, WriteResult
+from ..memory.writes import MemoryDraft
 from .auth import MEMORY_READ, MEMORY_WRITE, OWNER, Principal, requires
 from .deps import NamespaceQuery, RuntimeDep
 from .schemas import MemoryPatch, MemoryWrite, RelationWrite
@@ -23,22 +23,6 @@ def _draft(body: MemoryWrite | MemoryPatch, principal: Principal) -> MemoryDraft
         # Marking a memory as written by hand protects it from every other writer.
         principal.require(OWNER)
     return MemoryDraft(**body.model_dump(exclude={"namespace", "status"}, exclude_none=True))
-
-
-def _result(result: WriteResult) -> dict[str, Any]:
-    payload: dict[str, Any] = {
-        "memory": result.memory.model_dump(),
-        "action": result.action,
-        "created": result.created,
-        "vector": result.vector,
-    }
-    if result.previous is not None:
-        payload["previous"] = result.previous.model_dump()
-    if result.old_status is not None:
-        payload["oldStatus"] = result.old_status
-    if result.notes:
-        payload["notes"] = result.notes
-    return payload
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -86,7 +70,7 @@ async def upsert_memory(body: MemoryWrite, response: Response, runtime: RuntimeD
     result = await runtime.writer.upsert(body.namespace, _draft(body, principal), principal.actor)
     if not result.created:
         response.status_code = 200
-    return _result(result)
+    return result.payload()
 
 
 @router.get("/v1/memories/{memory_id}")
@@ -107,7 +91,7 @@ async def get_memory(memory_id: str, runtime: RuntimeDep, _: Reader) -> dict[str
 @router.patch("/v1/memory/{memory_id}", include_in_schema=False)
 async def edit_memory(memory_id: str, body: MemoryPatch, runtime: RuntimeDep, principal: Writer) -> dict[str, Any]:
     result = await runtime.writer.edit(memory_id, _draft(body, principal), principal.actor, status=body.status)
-    return _result(result)
+    return result.payload()
 
 
 @router.delete("/v1/memories/{memory_id}")
@@ -121,7 +105,7 @@ async def delete_memory(
     if hard:
         principal.require(OWNER)
     result = await runtime.writer.delete(memory_id, principal.actor, hard=hard)
-    return _result(result)
+    return result.payload()
 
 
 @router.post("/v1/memories/{memory_id}/supersede", status_code=201)
@@ -129,13 +113,13 @@ async def delete_memory(
 async def supersede_memory(memory_id: str, body: MemoryWrite, runtime: RuntimeDep, principal: Writer) -> dict[str, Any]:
     """Write a new version; the old one becomes history (``superseded``)."""
     result = await runtime.writer.supersede(body.namespace, memory_id, _draft(body, principal), principal.actor)
-    return _result(result)
+    return result.payload()
 
 
 @router.post("/v1/memories/{memory_id}/archive")
 @router.post("/v1/memory/{memory_id}/archive", include_in_schema=False)
 async def archive_memory(memory_id: str, runtime: RuntimeDep, principal: Writer) -> dict[str, Any]:
-    return _result(await runtime.writer.archive(memory_id, principal.actor))
+    return (await runtime.writer.archive(memory_id, principal.actor)).payload()
 
 
 @router.post("/v1/memories/{memory_id}/relations", status_code=201)

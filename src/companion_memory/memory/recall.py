@@ -108,12 +108,12 @@ class Recall:
             meta["notes"].append("empty query")
             return RecallResult([], glossary_hits, meta)
 
-        vector_ranked, lexical_ranked = await asyncio.gather(
+        (vector_ranked, query_vector), lexical_ranked = await asyncio.gather(
             self._vector_channel(text, namespace, types, meta) if vector else _nothing(),
             self._lexical_channel(text, namespace, types, meta),
         )
         size = max(settings.MEMORY_FILTER_MAX_CANDIDATES, k)
-        pool = await self._pool(vector_ranked, lexical_ranked, namespace, types, POOL_FACTOR * size, meta)
+        pool = await self._pool(vector_ranked, query_vector, lexical_ranked, namespace, types, POOL_FACTOR * size, meta)
         if expand and pool:
             pool = await self._expand(pool, namespace, types)
         pool = pool[:size]
@@ -135,23 +135,23 @@ class Recall:
 
     async def _vector_channel(
         self, text: str, namespace: str, types: Sequence[str], meta: dict[str, Any]
-    ) -> dict[str, float]:
-        """id → cosine similarity, best first; empty (and noted) when the channel is down."""
+    ) -> tuple[dict[str, float], list[float] | None]:
+        """id → cosine similarity, best first, and the query's vector; nothing (and a
+        note) when the channel is down."""
         problem = await self.mirror.mismatch()
         if problem:
             meta["notes"].append(f"vector search off: {problem}; lexical results only")
-            return {}
+            return {}, None
         try:
             vector = (await self.embedder.embed([text], kind="query"))[0]
             where: dict[str, Any] = {"namespace": namespace, "status": "active"}
             if types:
                 where["type"] = {"$in": list(types)}
             matches = await self.vectors.query(vector, top_k=self.settings.MEMORY_TOP_K, filter=where)
-            meta["query_vector"] = vector
         except Exception as error:  # recall still answers from the words alone
             meta["notes"].append(f"vector search unavailable ({type(error).__name__}: {error}); lexical results only")
-            return {}
-        return {m.id: m.score for m in matches}
+            return {}, None
+        return {m.id: m.score for m in matches}, vector
 
     async def _lexical_channel(self, text: str, namespace: str, types: Sequence[str], meta: dict[str, Any]) -> list[str]:
         terms = query_terms(text)
@@ -163,6 +163,7 @@ class Recall:
     async def _pool(
         self,
         vector_ranked: dict[str, float],
+        query_vector: list[float] | None,
         lexical_ranked: list[str],
         namespace: str,
         types: Sequence[str],
@@ -180,7 +181,6 @@ class Recall:
                 channels.setdefault(id_, {})[name] = rank
         ranked = sorted(fused, key=fused.__getitem__, reverse=True)[:limit]
         similarity = {id_: self._relevance(vector_ranked[id_]) for id_ in ranked if id_ in vector_ranked}
-        query_vector = meta.pop("query_vector", None)
         lexical_only = [id_ for id_ in ranked if id_ not in similarity]
         if query_vector is not None and lexical_only:
             try:
@@ -294,8 +294,8 @@ class Recall:
         return found
 
 
-async def _nothing() -> dict[str, float]:
-    return {}
+async def _nothing() -> tuple[dict[str, float], None]:
+    return {}, None
 
 
 def _live(memory: Memory, namespace: str, types: Sequence[str]) -> bool:

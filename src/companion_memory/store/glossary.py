@@ -11,6 +11,11 @@ from .sql import from_json, to_json
 _SELECT = "SELECT id, namespace, term, aliases, definition, created_at, updated_at FROM glossary"
 
 
+def distinct_aliases(term: str, aliases: list[str]) -> list[str]:
+    """Each alias once, and never the term itself."""
+    return list(dict.fromkeys(a for a in aliases if a.lower() != term.lower()))
+
+
 def _entry(row: dict[str, Any]) -> dict[str, Any]:
     return {**row, "aliases": from_json(row["aliases"], [])}
 
