@@ -8,7 +8,7 @@ from fastapi import FastAPI
 
 from .. import __version__
 from ..runtime import Runtime
-from . import boot, cache, candidates, chat, dream, errors, glossary, health, ingest, maintenance, mcp, memories, precious, recall, snapshot
+from . import admin_views, boot, cache, candidates, chat, dream, errors, glossary, health, ingest, maintenance, mcp, memories, precious, recall, snapshot
 from .content_type import JsonBodies
 from .limits import BodyLimit
 
@@ -29,7 +29,7 @@ def create_app(runtime: Runtime, *, lifespan: Any = None) -> FastAPI:
     )
     app.state.runtime = runtime
     errors.install(app)
-    for module in (health, chat, candidates, dream, maintenance, memories, recall, boot, precious, glossary, ingest, cache, snapshot, mcp):
+    for module in (health, admin_views, chat, candidates, dream, maintenance, memories, recall, boot, precious, glossary, ingest, cache, snapshot, mcp):
         app.include_router(module.router)
     app.add_middleware(JsonBodies)
     app.add_middleware(BodyLimit, overrides=CHAT_BODY_LIMITS)

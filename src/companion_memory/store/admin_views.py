@@ -1,0 +1,61 @@
+"""Read-only SQL for the admin panel: the star map's graph and the diary browser."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from ..ports import Database
+from .sql import from_json
+
+Period = Literal["day", "week", "month"]
+
+_NODE = (
+    "SELECT id, type, content, fact_key, importance, confidence, pinned, tags, recall_count, updated_at "
+    "FROM memories WHERE namespace = ? AND status = 'active' AND version_status = 'current'"
+)
+# Edges whose both ends are live; version history ('supersedes') points at dead rows and drops out.
+_EDGES = (
+    "SELECT r.id AS id, r.source_id AS source_id, r.target_id AS target_id, r.relation AS relation, r.weight AS weight "
+    "FROM memory_relations r JOIN memories s ON s.id = r.source_id JOIN memories t ON t.id = r.target_id "
+    "WHERE r.namespace = ? AND s.status = 'active' AND t.status = 'active' ORDER BY r.created_at LIMIT ?"
+)
+# (table, key column, columns) per period; each key sorts in time order as text.
+_DIARY: dict[str, tuple[str, str, str]] = {
+    "day": ("daily_log", "date", "date, title, summary, message_count, updated_at"),
+    "week": ("weekly_log", "week", "week, start_date, end_date, title, summary, updated_at"),
+    "month": ("monthly_log", "month", "month, title, summary, updated_at"),
+}
+MAX_EDGES = 5000
+
+
+class AdminViews:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def graph(self, namespace: str, *, types: list[str], limit: int) -> dict[str, Any]:
+        """The most important live memories and the relation edges among them."""
+        where, params = _NODE, [namespace]
+        if types:
+            where += f" AND type IN ({', '.join('?' * len(types))})"
+            params += types
+        rows = await self.db.all(f"{where} ORDER BY pinned DESC, importance DESC, updated_at DESC LIMIT ?", (*params, limit + 1))
+        nodes = [{**r, "pinned": bool(r["pinned"]), "tags": from_json(r["tags"], [])} for r in rows[:limit]]
+        ids = {n["id"] for n in nodes}
+        edges = [
+            e for e in await self.db.all(_EDGES, (namespace, MAX_EDGES))
+            if e["source_id"] in ids and e["target_id"] in ids
+        ]
+        return {"nodes": nodes, "edges": edges, "truncated": len(rows) > limit}
+
+    async def diary(self, namespace: str, period: Period, *, limit: int, before: str | None) -> tuple[list[dict[str, Any]], str | None]:
+        """Entries of one period kind, newest first; ``before`` (a key) pages back in time."""
+        table, key, columns = _DIARY[period]
+        where, params = "namespace = ?", [namespace]
+        if before:
+            where += f" AND {key} < ?"
+            params.append(before)
+        rows = await self.db.all(
+            f"SELECT {columns} FROM {table} WHERE {where} ORDER BY {key} DESC LIMIT ?", (*params, limit + 1)
+        )
+        page = rows[:limit]
+        return page, page[-1][key] if len(rows) > limit else None
