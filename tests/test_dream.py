@@ -44,7 +44,8 @@ async def test_requests_become_candidates_and_the_diary_is_written(client: httpx
     diary = (await client.get("/v1/diary", params={"date": DAY.isoformat()}, headers=auth())).json()["diary"]
     assert diary["message_count"] == 5 and diary["title"] and len(diary["title"]) <= 12
 
-    again = await runtime.dream.night()  # the same night, dreamt twice
+    assert await runtime.dream.night() == []  # the same night, dreamt twice: nothing new to read
+    again = await runtime.dream.night(DAY)  # asked for the day by name: a run that reads nothing
     assert again[0]["messages_read"] == 0 and again[0]["candidates_created"] == 0
     assert (await client.get("/v1/candidates", headers=auth())).json()["count"] == 4
     runs = await runtime.db.all("SELECT status, messages_read, candidates_created FROM dream_runs ORDER BY started_at")
@@ -77,7 +78,7 @@ async def test_dream_over_rest_and_status(client: httpx.AsyncClient, runtime: Ru
     await say(client, ("user", "remember that I start my new job on Monday", "2026-11-29T02:00:00Z"))
     dry = (await client.post("/v1/dream/run", json={"dry_run": True}, headers=auth())).json()
     assert dry["date"] == "2026-11-29" and dry["runs"][0]["candidates"][0]["content"] == "I start my new job on Monday"
-    assert (await client.get("/v1/dream/status", headers=auth())).json() == {"runs": [], "pending_candidates": 0}
+    assert (await client.get("/v1/dream/status", headers=auth())).json() == {"runs": [], "pending_candidates": 0, "last_nightly": None}
     real = (await client.post("/v1/dream/run", headers=auth())).json()
     assert real["runs"][0]["candidates_created"] == 1
     status = (await client.get("/v1/dream/status", headers=auth())).json()
@@ -100,6 +101,10 @@ async def test_the_nightly_job_runs_every_step_even_when_one_fails(runtime: Runt
 
     nightly = runtime.nightly
     nightly.steps = (("dream", broken), *nightly.steps[1:])
-    results = await nightly.run()
+    results = (await nightly.run())["steps"]
     assert results["dream"] == {"ok": False, "error": "RuntimeError: dream model unavailable"}
-    assert results["retention"]["ok"] and results["weekly_rollup"]["ok"] and results["monthly_rollup"]["ok"]
+    assert [name for name, step in results.items() if step["ok"]] == [
+        "retention", "github_daily", "weekly_rollup", "monthly_rollup", "vector_mirror"]
+    assert results["github_daily"]["result"] == {"skipped": "GITHUB_DAILY_REPO is not set"}
+    recorded = await nightly.last_run()
+    assert recorded is not None and recorded["ok"] is False and recorded["steps"]["dream"]["ok"] is False

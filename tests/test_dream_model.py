@@ -11,6 +11,7 @@ import pytest
 
 from companion_memory.memory.dream import Dream
 from companion_memory.memory.dream_model import ModelExtractor
+from companion_memory.memory.model_call import JobModel
 from companion_memory.proxy.routing import route
 from companion_memory.runtime import Runtime
 from tests.conftest import auth
@@ -84,7 +85,7 @@ async def test_rate_limits_back_off_then_succeed(dreaming: Runtime, client: http
 
     chosen = route("dreamer", dreaming.settings, dreaming.gateway.http)
     dream = Dream(dreaming.db, dreaming.writer, dreaming.mirror, dreaming.clock, dreaming.settings,
-                  ModelExtractor(chosen.chat_model, chosen.model, 1000, sleep=sleep))
+                  ModelExtractor(JobModel(chosen.chat_model, chosen.model, sleep=sleep), 1000))
     upstream.fail_with(429, times=2)
     upstream.reply_text = answer(add=[{"content": "Likes tea", "evidence": ["I like tea"]}])
     report = (await dream.night())[0]

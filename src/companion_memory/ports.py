@@ -144,6 +144,28 @@ class Reranker(Protocol):
     async def rerank(self, query: str, documents: Sequence[str]) -> list[RerankScore]: ...
 
 
+class TaskQueue(Protocol):
+    """Work to do later, delivered at least once: the Worker's Queue binding, or a
+    durable table locally. Bodies are small JSON objects (see ``memory.tasks``)."""
+
+    async def send(self, body: Mapping[str, Any], *, delay_seconds: int = 0) -> None: ...
+
+    async def send_batch(self, bodies: Sequence[Mapping[str, Any]], *, delay_seconds: int = 0) -> None: ...
+
+
+class QueueMessage(Protocol):
+    """One delivered task. The consumer settles it with ``ack`` (done) or ``retry``
+    (deliver again later); ``attempts`` counts deliveries, starting at 1."""
+
+    id: str
+    body: Any
+    attempts: int
+
+    def ack(self) -> None: ...
+
+    def retry(self, delay_seconds: int = 0) -> None: ...
+
+
 @dataclass(frozen=True)
 class ChatCall:
     """One upstream chat call. ``body`` is the client's OpenAI-format request as sent

@@ -11,18 +11,22 @@ from .memory.boot import Boot
 from .memory.dream import Dream
 from .memory.dream_model import ModelExtractor
 from .memory.extraction import Extractor, RequestExtractor
+from .memory.github_daily import GithubDaily
 from .memory.ingest import MessageIngestor
+from .memory.model_call import JobModel
 from .memory.nightly import Nightly
 from .memory.recall import Recall
 from .memory.retention import Retention
 from .memory.rollups import Rollups
 from .memory.review import ReviewQueue
 from .memory.snapshot import Snapshots
+from .memory.summaries import JoinedSummaries, ModelSummaries
+from .memory.tasks import TaskRunner
 from .memory.vector_mirror import VectorMirror
 from .memory.writes import MemoryWriter
 from .proxy.gateway import ChatGateway
 from .proxy.routing import route
-from .ports import Clock, Database, Embedder, Reranker, UpstreamError, VectorIndex
+from .ports import Clock, Database, Embedder, Reranker, TaskQueue, UpstreamError, VectorIndex
 from .settings import Settings
 
 @dataclass
@@ -35,10 +39,13 @@ class Runtime:
     reranker: Reranker | None = None
     # The client for model providers; made on first use when the runtime has none.
     http: httpx.AsyncClient | None = None
+    # Background work (mirror retries, reindex, retention backlog); None runs it only
+    # from the nightly job.
+    queue: TaskQueue | None = None
 
     @cached_property
     def mirror(self) -> VectorMirror:
-        return VectorMirror(self.db, self.vectors, self.embedder, self.clock)
+        return VectorMirror(self.db, self.vectors, self.embedder, self.clock, self.queue)
 
     @cached_property
     def writer(self) -> MemoryWriter:
@@ -61,9 +68,16 @@ class Runtime:
         return Boot(self.db, self.clock, self.settings)
 
     @cached_property
+    def http_client(self) -> httpx.AsyncClient:
+        return self.http or httpx.AsyncClient(timeout=httpx.Timeout(self.settings.UPSTREAM_TIMEOUT_SECONDS, connect=10.0))
+
+    @cached_property
     def gateway(self) -> ChatGateway:
-        http = self.http or httpx.AsyncClient(timeout=httpx.Timeout(self.settings.UPSTREAM_TIMEOUT_SECONDS, connect=10.0))
-        return ChatGateway(self.db, self.recall, self.ingestor, self.clock, self.settings, http)
+        return ChatGateway(self.db, self.recall, self.ingestor, self.clock, self.settings, self.http_client)
+
+    @cached_property
+    def github_daily(self) -> GithubDaily:
+        return GithubDaily(self.db, self.ingestor, self.clock, self.settings, self.http_client)
 
     @cached_property
     def review(self) -> ReviewQueue:
@@ -74,22 +88,31 @@ class Runtime:
         return Retention(self.db, self.mirror, self.clock, self.settings)
 
     @cached_property
+    def dream_model(self) -> JobModel | None:
+        """DREAM_MODEL when its provider is configured. Without it the dream and the
+        rollups work model-free, so the embedded default dreams too."""
+        try:
+            chosen = route(self.settings.DREAM_MODEL, self.settings, self.http_client)
+        except UpstreamError:
+            return None
+        return JobModel(chosen.chat_model, chosen.model)
+
+    @cached_property
     def rollups(self) -> Rollups:
-        return Rollups(self.db, self.clock, self.settings)
+        summarizer = ModelSummaries(self.dream_model) if self.dream_model else JoinedSummaries()
+        return Rollups(self.db, self.clock, self.settings, summarizer)
 
     @cached_property
     def dream(self) -> Dream:
-        return Dream(self.db, self.writer, self.mirror, self.clock, self.settings, self._dream_extractor())
+        extractor: Extractor = (
+            ModelExtractor(self.dream_model, self.settings.DREAM_MAX_TOKENS) if self.dream_model else RequestExtractor()
+        )
+        return Dream(self.db, self.writer, self.mirror, self.clock, self.settings, extractor)
 
-    def _dream_extractor(self) -> Extractor:
-        """DREAM_MODEL when its provider is configured; else the model-free extractor, so
-        the embedded default dreams too."""
-        try:
-            chosen = route(self.settings.DREAM_MODEL, self.settings, self.gateway.http)
-        except UpstreamError:
-            return RequestExtractor()
-        return ModelExtractor(chosen.chat_model, chosen.model, self.settings.DREAM_MAX_TOKENS)
+    @cached_property
+    def tasks(self) -> TaskRunner:
+        return TaskRunner(self.mirror, self.retention, self.queue)
 
     @cached_property
     def nightly(self) -> Nightly:
-        return Nightly(self.dream, self.retention, self.rollups)
+        return Nightly(self.db, self.clock, self.dream, self.retention, self.github_daily, self.rollups, self.tasks)

@@ -67,6 +67,8 @@ class Settings(BaseModel):
     GITHUB_DAILY_PATH: str = "archive/daily"
     GITHUB_DAILY_NAMESPACE: str = ""
     GITHUB_DAILY_TOKEN: str = ""
+    # GitHub Enterprise: its REST API root (https://HOST/api/v3).
+    GITHUB_API_URL: str = "https://api.github.com"
 
     # Claude prompt cache.
     ANTHROPIC_CACHE_ENABLED: bool = True

@@ -27,7 +27,8 @@ def _public(report: dict[str, Any]) -> dict[str, Any]:
 async def run_dream(
     runtime: RuntimeDep, _: Annotated[Principal, requires(OWNER)], body: Annotated[DreamRun | None, Body()] = None
 ) -> dict[str, Any]:
-    """Dream a day now (default: yesterday in DREAM_TIME_ZONE); ``dry_run`` writes nothing."""
+    """Dream a day now; without ``date``, every recent day with messages not dreamt yet
+    (as the nightly job does). ``dry_run`` writes nothing."""
     body = body or DreamRun()
     reports = await runtime.dream.night(body.date, dry_run=body.dry_run)
     return {"date": (body.date or runtime.dream.yesterday()).isoformat(), "runs": [_public(r) for r in reports]}
@@ -37,4 +38,4 @@ async def run_dream(
 async def dream_status(runtime: RuntimeDep, _: Annotated[Principal, requires(MEMORY_READ)]) -> dict[str, Any]:
     runs = await runtime.dream.store.recent_runs(20)
     pending = await runtime.review.store.list("default", "pending", limit=200, cursor=None)
-    return {"runs": runs, "pending_candidates": len(pending[0])}
+    return {"runs": runs, "pending_candidates": len(pending[0]), "last_nightly": await runtime.nightly.last_run()}

@@ -40,14 +40,31 @@ class Dream:
         return local_date(self.clock.now(), self.settings.DREAM_TIME_ZONE) - timedelta(days=1)
 
     async def night(self, day: date | None = None, *, dry_run: bool = False) -> list[dict[str, Any]]:
-        """Dream every namespace that has messages on ``day`` (default: yesterday, local)."""
-        day = day or self.yesterday()
-        since, until = day_bounds(day, self.settings.DREAM_TIME_ZONE)
-        return [await self.run(namespace, day, dry_run=dry_run) for namespace in await self.store.namespaces_with_messages(since, until)]
+        """Dream every namespace that has messages on ``day``. Without a day: every local
+        day up to yesterday, within MESSAGES_RETENTION_DAYS, that holds messages the dream
+        has not read, oldest first; so a missed night, or messages that arrive late (the
+        GitHub daily pull, an import), are caught up, and a second run finds nothing new."""
+        if day is not None:
+            since, until = day_bounds(day, self.settings.DREAM_TIME_ZONE)
+            return [await self.run(ns, day, dry_run=dry_run) for ns in await self.store.namespaces_with_messages(since, until)]
+        reports = []
+        yesterday = self.yesterday()
+        for back in range(self.settings.MESSAGES_RETENTION_DAYS - 1, -1, -1):
+            past = yesterday - timedelta(days=back)
+            since, until = day_bounds(past, self.settings.DREAM_TIME_ZONE)
+            for namespace in await self.store.namespaces_with_messages(since, until):
+                position = await self.store.cursor(self._cursor_name(namespace, past))
+                if await self.store.messages_after(namespace, since, until, position, 1):
+                    reports.append(await self.run(namespace, past, dry_run=dry_run))
+        return reports
+
+    @staticmethod
+    def _cursor_name(namespace: str, day: date) -> str:
+        return f"dream:{namespace}:{day.isoformat()}"
 
     async def run(self, namespace: str, day: date, *, dry_run: bool = False) -> dict[str, Any]:
         since, until = day_bounds(day, self.settings.DREAM_TIME_ZONE)
-        cursor_name = f"dream:{namespace}:{day.isoformat()}"
+        cursor_name = self._cursor_name(namespace, day)
         position = await self.store.cursor(cursor_name)
         report: dict[str, Any] = {
             "id": str(uuid.uuid4()), "namespace": namespace, "date": day.isoformat(), "dry_run": dry_run,

@@ -7,19 +7,17 @@ Invalid or truncated JSON is asked again; a rate limit or provider error waits 2
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import ValidationError
 
-from ..ports import ChatCall, ChatModel, UpstreamError
 from .extraction import Extraction
+from .model_call import JobModel
 from .models import Memory
 
-BACKOFF_SECONDS = (2.0, 8.0)
 JSON_ATTEMPTS = 2
 
 INSTRUCTIONS = """You are the memory keeper of a personal AI companion. Read one day's chat messages and
@@ -53,18 +51,10 @@ def parse(text: str) -> Extraction:
 
 
 class ModelExtractor:
-    def __init__(
-        self,
-        chat_model: ChatModel,
-        model: str,
-        max_tokens: int,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-    ) -> None:
-        self.chat_model = chat_model
+    def __init__(self, model: JobModel, max_tokens: int) -> None:
         self.model = model
-        self.name = f"model:{model}"
+        self.name = f"model:{model.model}"
         self.max_tokens = max_tokens
-        self.sleep = sleep
 
     async def extract(self, messages: Sequence[dict[str, Any]], day: str, memories: Sequence[Memory]) -> Extraction:
         body = {
@@ -76,23 +66,10 @@ class ModelExtractor:
             "temperature": 0.2,
         }
         problem = ""
-        waits = list(BACKOFF_SECONDS)
-        attempts = 0
-        while True:
+        for _ in range(JSON_ATTEMPTS):
+            answer = await self.model.ask(body)
             try:
-                completion, _ = await self.chat_model.complete(ChatCall(self.model, body))
-            except UpstreamError as error:
-                if error.status not in (429, 502, 503, 504) or not waits:
-                    raise
-                await self.sleep(waits.pop(0))
-                continue
-            attempts += 1
-            choice = (completion.get("choices") or [{}])[0]
-            text = (choice.get("message") or {}).get("content") or ""
-            try:
-                return parse(text)
+                return parse(answer.text)
             except (ValueError, ValidationError) as error:
-                truncated = choice.get("finish_reason") == "length"
-                problem = "the answer was cut off" if truncated else f"the answer is not valid JSON ({str(error)[:200]})"
-                if attempts >= JSON_ATTEMPTS:
-                    raise ValueError(f"dream model: {problem}") from None
+                problem = "the answer was cut off" if answer.truncated else f"the answer is not valid JSON ({str(error)[:200]})"
+        raise ValueError(f"dream model: {problem}")

@@ -3,8 +3,8 @@
 Weekly: every ISO week that ended more than 7 days ago and has diary days but no weekly
 entry gets one; the days stay. Monthly: weeks that ended more than 35 days ago go into
 the month of their Thursday, once the month has two of them or already has an entry; a
-lone week waits. Rolled weeks are kept and marked, so nothing is ever rolled twice. Without a model the summaries are the
-entries joined, cut to ``SUMMARY_CHARS``.
+lone week waits. Rolled weeks are kept and marked, so nothing is ever rolled twice.
+Summaries come from the ``Summarizer`` (DREAM_MODEL, or the entries joined).
 """
 
 from __future__ import annotations
@@ -17,23 +17,18 @@ from ..clock import iso, local_date
 from ..ports import Clock, Database
 from ..settings import Settings
 from ..store.logs import LogStore
+from .summaries import Summarizer
 
-SUMMARY_CHARS = 300
 WEEK_GRACE_DAYS = 7
 MONTH_AFTER_DAYS = 35
 
 
-def joined(entries: list[dict[str, Any]], label: str) -> str:
-    parts = [f"{e[label]}: {e['title']} — {e['summary']}".strip(" —") for e in entries]
-    text = "; ".join(parts)
-    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1].rstrip() + "…"
-
-
 class Rollups:
-    def __init__(self, db: Database, clock: Clock, settings: Settings) -> None:
+    def __init__(self, db: Database, clock: Clock, settings: Settings, summarizer: Summarizer) -> None:
         self.db = db
         self.clock = clock
         self.settings = settings
+        self.summarizer = summarizer
         self.logs = LogStore(db)
 
     def _today(self) -> date:
@@ -54,7 +49,7 @@ class Rollups:
                     if days:
                         await self.db.batch([LogStore.insert_weekly(
                             str(uuid.uuid4()), namespace, week, monday.isoformat(), sunday.isoformat(), f"Week {week}",
-                            joined(days, "date"), now,
+                            await self.summarizer.summarize(week, days, "date"), now,
                         )])
                         written += 1
                 sunday -= timedelta(days=7)
@@ -73,7 +68,8 @@ class Rollups:
                 existing = await self.logs.monthly(namespace, month)
                 if existing is None and len(weeks) < 2:
                     continue  # a lone week waits for company or for next month's entry
-                summary = joined(([{"week": "Earlier", **existing}] if existing else []) + weeks, "week")
+                entries = ([{"week": "Earlier", **existing}] if existing else []) + weeks
+                summary = await self.summarizer.summarize(month, entries, "week")
                 await self.db.batch(
                     [LogStore.upsert_monthly(str(uuid.uuid4()), namespace, month, f"Month {month}", summary, now)]
                     + [LogStore.mark_rolled(w["id"], now) for w in weeks]

@@ -3,23 +3,30 @@
 Every write that changes what the index should hold enqueues an outbox entry in the
 same atomic batch as the row change. ``sync`` then applies it right away; if the
 embedder or the index fails, the entry stays and ``drain`` retries it later with
-backoff. So a vector write can be late, but never lost.
+backoff, run by a ``vector_mirror`` task on the queue (and by the nightly job as a
+safety net). So a vector write can be late, but never lost.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Sequence
 
-from ..clock import iso
-from ..ports import Clock, Database, Embedder, VectorIndex, VectorRecord
+from ..clock import iso, parse_iso
+from ..ports import Clock, Database, Embedder, TaskQueue, VectorIndex, VectorRecord
 from ..store.memories import MemoryStore
 from ..store.outbox import OutboxEntry, OutboxStore
 from ..store.vector_state import VectorStateStore
 from .models import Memory
 
+log = logging.getLogger("companion_memory.vector_mirror")
 _MAX_BACKOFF = timedelta(hours=1)
+# The queue task that drains the outbox (see memory.tasks).
+MIRROR_TASK = {"task": "vector_mirror"}
+# Cloudflare Queues delay a message by at most 12 hours.
+MAX_TASK_DELAY_SECONDS = 12 * 3600
 
 
 @dataclass(frozen=True)
@@ -46,11 +53,14 @@ def is_indexed(memory: Memory) -> bool:
 
 
 class VectorMirror:
-    def __init__(self, db: Database, vectors: VectorIndex, embedder: Embedder, clock: Clock) -> None:
+    def __init__(
+        self, db: Database, vectors: VectorIndex, embedder: Embedder, clock: Clock, queue: TaskQueue | None = None
+    ) -> None:
         self.db = db
         self.vectors = vectors
         self.embedder = embedder
         self.clock = clock
+        self.queue = queue
         self.memories = MemoryStore(db)
         self.outbox = OutboxStore(db)
         self.state = VectorStateStore(db)
@@ -79,8 +89,25 @@ class VectorMirror:
         return self._mismatch
 
     async def sync(self, memory_ids: Sequence[str]) -> SyncReport:
-        """Apply the outbox entries of these memories now (right after a write)."""
-        return await self._apply(await self.outbox.entries(memory_ids))
+        """Apply the outbox entries of these memories now (right after a write); what
+        fails is handed to the queue for a retry."""
+        report = await self._apply(await self.outbox.entries(memory_ids))
+        if report.failed:
+            await self.schedule_retry()
+        return report
+
+    async def schedule_retry(self) -> None:
+        """Queue a ``vector_mirror`` task for when the earliest outbox entry is due. A
+        failed send is only logged: the outbox keeps the work for the nightly pass."""
+        due = await self.outbox.next_due()
+        if self.queue is None or due is None or await self.mismatch():
+            return
+        wait = (parse_iso(due) - self.clock.now()).total_seconds()
+        delay = min(max(0, int(wait) + 1), MAX_TASK_DELAY_SECONDS) if wait > 0 else 0
+        try:
+            await self.queue.send(MIRROR_TASK, delay_seconds=delay)
+        except Exception:
+            log.exception("could not queue a vector mirror retry; the nightly job will drain the outbox")
 
     async def drain(self, limit: int = 200) -> SyncReport:
         """Retry the entries that are due; returns what happened."""

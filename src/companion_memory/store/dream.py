@@ -5,28 +5,23 @@ from __future__ import annotations
 from typing import Any
 
 from ..ports import Database, Statement
+from .cursors import CursorStore
 from .sql import to_json
 
 
 class DreamStore:
     def __init__(self, db: Database) -> None:
         self.db = db
+        self.cursors = CursorStore(db)
 
     async def cursor(self, name: str) -> tuple[str, str]:
         """(created_at, id) of the last message the dream finished, or the start."""
-        row = await self.db.first("SELECT cursor FROM processing_cursors WHERE name = ?", (name,))
-        if not row:
-            return "", ""
-        created_at, _, id_ = row["cursor"].partition("|")
+        created_at, _, id_ = (await self.cursors.get(name) or "").partition("|")
         return created_at, id_
 
     @staticmethod
     def advance(name: str, namespace: str, created_at: str, id_: str, at: str) -> Statement:
-        return Statement(
-            "INSERT INTO processing_cursors (name, namespace, cursor, updated_at) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (name) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at",
-            (name, namespace, f"{created_at}|{id_}", at),
-        )
+        return CursorStore.put(name, namespace, f"{created_at}|{id_}", at)
 
     async def messages_after(self, namespace: str, since: str, until: str, after: tuple[str, str], limit: int) -> list[dict[str, Any]]:
         created_at, id_ = after

@@ -54,6 +54,11 @@ class OutboxStore:
         )
         return [OutboxEntry(**r) for r in rows]
 
+    async def next_due(self) -> str | None:
+        """When the earliest waiting entry is due, or None when the outbox is empty."""
+        row = await self.db.first("SELECT MIN(next_attempt_at) AS due FROM vector_outbox")
+        return row["due"] if row else None
+
     @staticmethod
     def clear(entry: OutboxEntry) -> Statement:
         # Only the entry as processed: a newer enqueue (higher seq) stays for the next pass.

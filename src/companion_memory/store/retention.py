@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..ports import Database, Statement
+from .cursors import CursorStore
 from .sql import placeholders
 
 # Kinds that are who the user is: never expired by age.
@@ -39,13 +40,8 @@ class RetentionStore:
         )
 
     async def last_run(self) -> str | None:
-        row = await self.db.first("SELECT cursor FROM processing_cursors WHERE name = 'retention'")
-        return row["cursor"] if row else None
+        return await CursorStore(self.db).get("retention")
 
     @staticmethod
     def record_run(at: str) -> Statement:
-        return Statement(
-            "INSERT INTO processing_cursors (name, namespace, cursor, updated_at) VALUES ('retention', '*', ?, ?) "
-            "ON CONFLICT (name) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at",
-            (at, at),
-        )
+        return CursorStore.put("retention", "*", at, at)

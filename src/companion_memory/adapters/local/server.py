@@ -1,5 +1,5 @@
 """The local server: the shared ASGI app plus the background work the Worker gets from
-its Queue and Cron (here: retrying vector-mirror writes, and the nightly job)."""
+its Queue and Cron: a durable task queue in the local database, and the nightly job."""
 
 from __future__ import annotations
 
@@ -15,28 +15,36 @@ from fastapi.staticfiles import StaticFiles
 from ...api.app import create_app
 from ...memory.nightly import next_run
 from ...runtime import Runtime
+from .task_queue import LocalTaskQueue
 
 log = logging.getLogger("companion_memory")
-MIRROR_RETRY_SECONDS = 15.0
+QUEUE_POLL_SECONDS = 1.0
 
 
-async def keep_mirror_in_step(runtime: Runtime, interval: float = MIRROR_RETRY_SECONDS) -> None:
-    """Queue what the index lacks, then drain the outbox now and every ``interval``."""
+async def catch_up_mirror(runtime: Runtime) -> None:
+    """At start: queue what the index lacks (a new or emptied index) and a drain of
+    whatever the outbox holds from before."""
     problem = await runtime.mirror.mismatch()
     if problem:
         log.warning("%s", problem)
-    queued = await runtime.mirror.enqueue_missing() if not problem else 0
+        return
+    queued = await runtime.mirror.enqueue_missing()
     if queued:
         log.info("vector index is missing %d memories; rebuilding it in the background", queued)
+    await runtime.mirror.schedule_retry()
+
+
+async def work_queue(runtime: Runtime, queue: LocalTaskQueue, poll: float = QUEUE_POLL_SECONDS) -> None:
+    """The Worker's Queue consumer, locally: deliver due tasks until none are left, then poll."""
+    await catch_up_mirror(runtime)
     while True:
         try:
-            while (report := await runtime.mirror.drain()).synced:
-                pass
-            if report.failed:
-                log.warning("vector mirror: %d writes failed; retrying with backoff", report.failed)
-        except Exception:  # keep retrying: the outbox still holds the work
-            log.exception("vector mirror pass failed")
-        await asyncio.sleep(interval)
+            delivered = await queue.deliver(runtime.tasks.handle)
+        except Exception:  # the tasks stay in the table for the next pass
+            log.exception("task queue pass failed")
+            delivered = 0
+        if not delivered:
+            await asyncio.sleep(poll)
 
 
 async def nightly_schedule(runtime: Runtime) -> None:
@@ -55,9 +63,13 @@ def admin_dir() -> Path:
 
 
 def create_local_app(runtime: Runtime) -> FastAPI:
+    if not isinstance(runtime.queue, LocalTaskQueue):
+        raise TypeError("the local server needs the runtime from build_local_runtime (with its LocalTaskQueue)")
+    queue = runtime.queue
+
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        tasks = [asyncio.create_task(keep_mirror_in_step(runtime)), asyncio.create_task(nightly_schedule(runtime))]
+        tasks = [asyncio.create_task(work_queue(runtime, queue)), asyncio.create_task(nightly_schedule(runtime))]
         try:
             yield
         finally:

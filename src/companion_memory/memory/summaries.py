@@ -1,0 +1,69 @@
+"""Summaries for the rollups: a week of diary days, a month of weeks.
+
+With DREAM_MODEL configured a model writes them; without one (or when the model fails)
+the entries are joined and cut, so rollups never wait on a model.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Protocol
+
+from .model_call import JobModel
+
+log = logging.getLogger("companion_memory.summaries")
+SUMMARY_CHARS = 300
+
+INSTRUCTIONS = f"""You keep the diary of a personal AI companion. Summarise the diary entries below into one
+paragraph of at most {SUMMARY_CHARS} characters, in the language of the entries: what happened, how the user
+was, what changed. Answer with the summary only, no title, no quotes."""
+
+
+def cut(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1].rstrip() + "…"
+
+
+def entry_lines(entries: list[dict[str, Any]], label: str) -> list[str]:
+    return [f"{e[label]}: {e['title']} — {e['summary']}".strip(" —") for e in entries]
+
+
+def joined(entries: list[dict[str, Any]], label: str) -> str:
+    return cut("; ".join(entry_lines(entries, label)))
+
+
+class Summarizer(Protocol):
+    name: str
+
+    async def summarize(self, period: str, entries: list[dict[str, Any]], label: str) -> str: ...
+
+
+class JoinedSummaries:
+    name = "joined"
+
+    async def summarize(self, period: str, entries: list[dict[str, Any]], label: str) -> str:
+        return joined(entries, label)
+
+
+class ModelSummaries:
+    def __init__(self, model: JobModel) -> None:
+        self.model = model
+        self.name = f"model:{model.model}"
+
+    async def summarize(self, period: str, entries: list[dict[str, Any]], label: str) -> str:
+        body = {
+            "messages": [
+                {"role": "system", "content": INSTRUCTIONS},
+                {"role": "user", "content": "\n".join([f"Period: {period}", "", *entry_lines(entries, label)])},
+            ],
+            "max_tokens": 400,
+            "temperature": 0.3,
+        }
+        try:
+            answer = await self.model.ask(body)
+            if not answer.text.strip():
+                raise ValueError("the model answered nothing")
+            return cut(answer.text)
+        except Exception as error:  # a summary is never worth a missing rollup
+            log.warning("summary of %s by %s failed (%s); joining the entries instead", period, self.name, error)
+            return joined(entries, label)

@@ -1,0 +1,112 @@
+"""Background tasks: what the queue carries and how each kind is run.
+
+The Worker's Queue consumer and the local server's durable queue hand deliveries to
+``TaskRunner.handle``. Every task does a bounded amount of work and queues its own
+continuation, so no delivery runs long and a crash loses nothing: the state lives in
+the database (the vector outbox, the memories), the task only says "go on".
+
+- ``vector_mirror``: drain the outbox (index writes that failed or wait).
+- ``reindex``: rebuild the vector index from the database, then drain.
+- ``retention``: run retention; a backlog larger than one run continues in a new task.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated, Any, Literal, Sequence
+
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+
+from ..ports import QueueMessage, TaskQueue
+from .retention import PER_RUN, Retention
+from .vector_mirror import VectorMirror
+
+log = logging.getLogger("companion_memory.tasks")
+MIRROR_BATCH = 100
+# Outbox entries one delivery handles at most (ten batches); more continue in a new task.
+MIRROR_ROUNDS = 10
+RETRY_BASE_SECONDS = 30
+RETRY_MAX_SECONDS = 3600
+
+
+class MirrorTask(BaseModel):
+    task: Literal["vector_mirror"]
+
+
+class ReindexTask(BaseModel):
+    task: Literal["reindex"]
+    # Empty the index and queue every live memory even if the embedder did not change.
+    restart: bool = False
+
+
+class RetentionTask(BaseModel):
+    task: Literal["retention"]
+    # A continuation runs even though retention ran in the last 24 hours.
+    force: bool = False
+
+
+Task = Annotated[MirrorTask | ReindexTask | RetentionTask, Field(discriminator="task")]
+TASK = TypeAdapter(Task)
+
+
+def retry_delay(attempts: int) -> int:
+    """Seconds before a failed delivery is tried again: 30 s, 60 s, … up to an hour."""
+    return min(RETRY_BASE_SECONDS * 2 ** max(0, attempts - 1), RETRY_MAX_SECONDS)
+
+
+class TaskRunner:
+    def __init__(self, mirror: VectorMirror, retention: Retention, queue: TaskQueue | None) -> None:
+        self.mirror = mirror
+        self.retention = retention
+        self.queue = queue
+
+    async def handle(self, messages: Sequence[QueueMessage]) -> None:
+        """Run each delivered task and settle it: ack when done, retry with backoff when
+        it failed. A body that is not a task is acked and logged: retrying cannot fix it."""
+        for message in messages:
+            try:
+                task = TASK.validate_python(message.body)
+            except ValidationError as error:
+                log.error("dropping message %s, not a task: %r (%s)", message.id, message.body, error)
+                message.ack()
+                continue
+            try:
+                result = await self.run(task)
+            except Exception:
+                log.exception("task %s failed (attempt %d); retrying", task.task, message.attempts)
+                message.retry(retry_delay(message.attempts))
+            else:
+                log.info("task %s: %s", task.task, result)
+                message.ack()
+
+    async def run(self, task: MirrorTask | ReindexTask | RetentionTask) -> dict[str, Any]:
+        if isinstance(task, MirrorTask):
+            return await self._drain()
+        if isinstance(task, ReindexTask):
+            queued = None
+            if task.restart or await self.mirror.mismatch():
+                queued = await self.mirror.start_reindex()
+            return {"queued": queued, **await self._drain()}
+        report = await self.retention.run(force=task.force)
+        if not report["skipped"] and PER_RUN in (report["memories_expired"], report["memories_purged"]):
+            await self._send({"task": "retention", "force": True})
+        if report.get("vectors_pending"):
+            await self.mirror.schedule_retry()
+        return report
+
+    async def _drain(self) -> dict[str, Any]:
+        synced = failed = 0
+        for _ in range(MIRROR_ROUNDS):
+            report = await self.mirror.drain(MIRROR_BATCH)
+            synced, failed = synced + report.synced, failed + report.failed
+            if report.synced < MIRROR_BATCH:
+                break
+        # Only a delivery that found work queues the next one: several deliveries that
+        # arrive together collapse into one chain instead of multiplying.
+        if synced or failed:
+            await self.mirror.schedule_retry()
+        return {"synced": synced, "failed": failed}
+
+    async def _send(self, body: dict[str, Any]) -> None:
+        if self.queue is not None:
+            await self.queue.send(body)
