@@ -1,0 +1,116 @@
+// Memories: by type and status, a page at a time; search through the recall pipeline;
+// open one to edit it, write a new version, archive or delete it.
+import { api, ns } from "../api.js";
+import { append, clear, h, icon } from "../dom.js";
+import { TYPES, percent, plural, suggestFactKey, typeColour, when } from "../format.js";
+import { memoryForm } from "../memory-form.js";
+import { openMemory } from "../memory-view.js";
+import { button, emptyState, errorBox, modal, pageHeader, spinner, toast, typeChip } from "../ui.js";
+
+const PAGE_SIZE = 20;
+const STATUSES = [["active", "Active"], ["archived", "Archived"], ["superseded", "History"], ["all", "All"]];
+
+export function memoryCard(memory, onOpen, extra = []) {
+  return h("button", { class: "item memory-item", type: "button", dataset: { id: memory.id }, onclick: () => onOpen(memory.id) },
+    h("div", { class: "item-meta" }, typeChip(memory.type),
+      memory.status !== "active" ? h("span", { class: "chip chip-status", dataset: { status: memory.status } }, memory.status) : null,
+      memory.pinned ? h("span", { class: "chip chip-pin" }, icon("star", 12), "pinned") : null,
+      extra, h("span", { class: "spacer" }), h("span", {}, when(memory.updated_at))),
+    h("p", { class: "content clamp memory-content" }, memory.content),
+    h("div", { class: "item-meta" }, memory.fact_key ? h("span", { class: "mono" }, memory.fact_key) : null,
+      h("span", {}, `importance ${percent(memory.importance)}`),
+      memory.recall_count ? h("span", {}, `recalled ${memory.recall_count}×`) : null));
+}
+
+export function render(container, route) {
+  const state = {
+    type: TYPES.includes(route.params.get("type")) ? route.params.get("type") : "",
+    status: "active",
+    cursors: [null],
+    query: route.params.get("q") || "",
+  };
+  const list = h("div", { class: "list", id: "memory-list" });
+  const pager = h("div", { class: "pager" });
+  const chips = h("div", { class: "chips chips-scroll", role: "toolbar", "aria-label": "Filter by type" });
+  const statusSelect = h("select", { "aria-label": "Status", name: "status", style: { width: "auto" } },
+    STATUSES.map(([value, label]) => h("option", { value }, label)));
+  const search = h("input", { type: "search", name: "q", placeholder: "Search memories…", value: state.query, "aria-label": "Search memories" });
+
+  statusSelect.addEventListener("change", () => { state.status = statusSelect.value; state.cursors = [null]; load(); });
+  const searchForm = h("form", {
+    class: "search-bar", role: "search",
+    onsubmit: (event) => { event.preventDefault(); state.query = search.value.trim(); state.cursors = [null]; load(); },
+  }, search, button("Search", { iconName: "search", type: "submit" }));
+  search.addEventListener("search", () => { if (!search.value) { state.query = ""; load(); } });
+
+  const onChange = (what) => {
+    if (what && what.hide) list.querySelector(`[data-id="${CSS.escape(what.hide)}"]`)?.setAttribute("hidden", "");
+    else if (what && what.show) list.querySelector(`[data-id="${CSS.escape(what.show)}"]`)?.removeAttribute("hidden");
+    else load();
+  };
+  const open = (id) => openMemory(id, { onChange });
+
+  function renderChips(counts) {
+    const total = Object.values(counts).reduce((a, b) => a + b, 0);
+    const all = [["", `All ${total}`], ...TYPES.filter((t) => counts[t] || t === state.type).map((t) => [t, `${t} ${counts[t] || 0}`])];
+    append(clear(chips), ...all.map(([type, label]) => {
+      const chip = h("button", { class: "chip", type: "button", "aria-pressed": String(type === state.type), dataset: { type: type || "all" },
+        onclick: () => { state.type = type; state.cursors = [null]; renderChips(counts); load(); } }, label);
+      if (type) chip.classList.add("type-chip");
+      if (type) chip.style.setProperty("--type", typeColour(type));
+      return chip;
+    }));
+  }
+
+  async function load() {
+    append(clear(list), spinner());
+    clear(pager);
+    try {
+      if (state.query) {
+        const answer = await api.post("/v1/memory/search", { query: state.query, namespace: ns(), k: 30, types: state.type ? [state.type] : [] });
+        append(clear(list), 
+          h("div", { class: "row small muted" }, `${plural(answer.hits.length, "match", "matches")} for “${state.query}”`, h("span", { class: "spacer" }),
+            button("Clear search", { kind: "ghost", onclick: () => { search.value = ""; state.query = ""; load(); } })),
+          ...(answer.hits.length ? answer.hits.map((hit) => memoryCard(hit, open, [h("span", { class: "chip" }, `score ${hit.score.toFixed(2)}`)]))
+            : [emptyState("Nothing found", "Try other words; search matches meaning and exact words.")]),
+        );
+        return;
+      }
+      const cursor = state.cursors[state.cursors.length - 1];
+      const page = await api.get("/v1/memories", { namespace: ns(), type: state.type || undefined, status: state.status, limit: PAGE_SIZE, cursor });
+      append(clear(list), ...(page.memories.length ? page.memories.map((m) => memoryCard(m, open))
+        : [emptyState("No memories here", state.status === "active" ? "Add one, or approve candidates in Review." : "")]));
+      const number = state.cursors.length;
+      append(pager, 
+        button("Newer", { kind: "ghost", iconName: "back", disabled: number === 1, onclick: () => { state.cursors.pop(); load(); } }),
+        h("span", { class: "small muted", id: "page-number" }, `Page ${number}`),
+        button("Older", { kind: "ghost", disabled: !page.next_cursor, onclick: () => { state.cursors.push(page.next_cursor); load(); } }),
+      );
+    } catch (error) {
+      if (error.status !== 401) append(clear(list), errorBox(error, load));
+    }
+  }
+
+  function create() {
+    const sheet = modal("New memory");
+    append(sheet.body, memoryForm("new", { type: state.type || "note" }, async (values) => {
+      values.fact_key ||= suggestFactKey(values.type, values.content);
+      const answer = await api.post("/v1/memories", { ...values, namespace: ns() });
+      sheet.close();
+      toast(answer.created ? "Memory saved." : "Updated the memory with that fact key.", { kind: "ok" });
+      load();
+    }, () => sheet.close()));
+  }
+
+  append(container, 
+    pageHeader("Memories", "Everything your assistant can recall.",
+      h("a", { class: "button", href: "#/starmap" }, icon("map", 18), "Star map"),
+      button("New memory", { kind: "primary", iconName: "plus", onclick: create })),
+    searchForm,
+    h("div", { class: "row" }, h("div", { class: "spacer", style: { minWidth: 0 } }, chips), statusSelect),
+    list, pager,
+  );
+  renderChips({});
+  api.get("/v1/memory_boot", { namespace: ns() }).then((boot) => renderChips(boot.counts)).catch(() => {});
+  load();
+}

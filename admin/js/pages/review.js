@@ -1,0 +1,154 @@
+// Review queue: each candidate the dream proposed, with the words it came from and the
+// memory it would change. Approve is one click; discard, merge and supersede are one
+// click too, with a few seconds to undo before they are sent.
+import { api, ns } from "../api.js";
+import { refreshPendingBadge } from "../badge.js";
+import { append, clear, h, icon } from "../dom.js";
+import { kindLabel, percent, plural, when } from "../format.js";
+import { openMemory } from "../memory-view.js";
+import { button, emptyState, errorBox, modal, pageHeader, safely, segmented, spinner, toast, typeChip, undoable } from "../ui.js";
+
+const STATUSES = [["pending", "Pending"], ["approved", "Approved"], ["merged", "Merged"], ["superseded", "Superseded"], ["discarded", "Discarded"]];
+const ACTION_WORDS = { created: "created a new memory", upserted: "updated the memory with its fact key", superseded: "replaced the old version", archived: "archived the memory" };
+
+function targetBox(candidate) {
+  const box = h("div", { class: "target", dataset: { target: candidate.target_memory_id } },
+    h("span", { class: "section-label" }, candidate.kind === "delete" ? "Would archive this memory" : "Would change this memory"),
+    h("p", { class: "content muted" }, "Loading…"));
+  api.get(`/v1/memories/${encodeURIComponent(candidate.target_memory_id)}`).then(({ memory }) => {
+    append(clear(box), 
+      h("span", { class: "section-label" }, candidate.kind === "delete" ? "Would archive this memory" : "Would change this memory"),
+      h("p", { class: ["content", candidate.kind !== "add" && "diff-old", "target-content"] }, memory.content),
+      h("div", { class: "item-meta" }, typeChip(memory.type), memory.status !== "active" ? h("span", { class: "chip chip-status", dataset: { status: memory.status } }, memory.status) : null,
+        memory.fact_key ? h("span", { class: "mono" }, memory.fact_key) : null,
+        h("button", { class: "button button-small button-ghost", type: "button", onclick: () => openMemory(memory.id) }, "Open")));
+  }).catch((error) => {
+    append(clear(box), h("span", { class: "section-label" }, "Target memory"), h("p", { class: "small muted" }, error.message));
+  });
+  return box;
+}
+
+/** Choose the memory a candidate is merged into or replaces. */
+function pickTarget(candidate, verb) {
+  return new Promise((resolve) => {
+    let chosen = null;
+    const sheet = modal(`${verb}: choose a memory`, { onClose: () => resolve(chosen) });
+    const results = h("div", { class: "list" });
+    const input = h("input", { type: "search", placeholder: "Search memories…", value: candidate.content.slice(0, 80), "aria-label": "Search memories" });
+    async function find() {
+      append(clear(results), spinner());
+      try {
+        const hits = input.value.trim()
+          ? (await api.post("/v1/memory/search", { query: input.value.trim(), namespace: ns(), k: 10 })).hits
+          : (await api.get("/v1/memories", { namespace: ns(), limit: 20 })).memories;
+        append(clear(results), ...(hits.length ? hits.map((m) =>
+          h("button", { class: "item", type: "button", onclick: () => { chosen = m; sheet.close(); } },
+            h("div", { class: "item-meta" }, typeChip(m.type), m.fact_key ? h("span", { class: "mono" }, m.fact_key) : null),
+            h("p", { class: "content clamp" }, m.content)))
+          : [emptyState("No memory matches", "Try other words.")]));
+      } catch (error) {
+        append(clear(results), errorBox(error, find));
+      }
+    }
+    append(sheet.body, h("form", { class: "search-bar", onsubmit: (e) => { e.preventDefault(); find(); } }, input, button("Search", { iconName: "search", type: "submit" })), results);
+    find();
+  });
+}
+
+function candidateCard(candidate, pending, remove, restore) {
+  const card = h("article", { class: "item candidate", dataset: { id: candidate.id, kind: candidate.kind } });
+  const path = (verb) => `/v1/candidates/${encodeURIComponent(candidate.id)}/${verb}`;
+
+  const approve = safely(async () => {
+    approveButton.disabled = true;
+    try {
+      const answer = await api.post(path("approve"));
+      remove(card);
+      toast(`Approved: ${ACTION_WORDS[answer.action] || answer.action}.`, {
+        kind: "ok", ms: 5000,
+        action: answer.memory ? { label: "Open", run: () => openMemory(answer.memory.id) } : undefined,
+      });
+    } finally {
+      approveButton.disabled = false;
+    }
+  });
+
+  function later(message, send) {
+    remove(card);
+    undoable(message, { commit: async () => { await send(); refreshPendingBadge(); }, restore: () => restore(card) });
+  }
+
+  async function withTarget(verb, word) {
+    let target = candidate.target_memory_id ? { id: candidate.target_memory_id } : await pickTarget(candidate, word);
+    if (!target) return;
+    later(`${word} into the chosen memory.`, () => api.post(path(verb), { target_id: target.id }));
+  }
+
+  const approveButton = button("Approve", { kind: "ok", iconName: "check", onclick: approve, dataset: { action: "approve" } });
+  append(card, 
+    h("div", { class: "item-meta" },
+      h("span", { class: "chip chip-kind", dataset: { kind: candidate.kind } }, kindLabel(candidate.kind)),
+      typeChip(candidate.type),
+      h("span", {}, `confidence ${percent(candidate.confidence)}`),
+      h("span", { class: "spacer" }), h("span", {}, when(candidate.created_at))),
+    h("p", { class: "content content-large candidate-content" }, candidate.content),
+    candidate.fact_key ? h("p", { class: "mono muted" }, candidate.fact_key) : null,
+    candidate.evidence.length
+      ? h("div", { class: "stack" }, h("span", { class: "section-label" }, icon("quote", 14), "From your messages"),
+          candidate.evidence.map((e) => h("blockquote", { class: "quote candidate-quote" }, e.quote)))
+      : null,
+    candidate.target_memory_id ? targetBox(candidate) : null,
+    candidate.reason ? h("p", { class: "small muted" }, candidate.reason) : null,
+    pending
+      ? h("div", { class: "actions" },
+          approveButton,
+          button(candidate.target_memory_id ? "Merge" : "Merge…", { iconName: "merge", dataset: { action: "merge" }, onclick: safely(() => withTarget("merge", "Merged")) }),
+          button(candidate.target_memory_id ? "Supersede" : "Supersede…", { iconName: "swap", dataset: { action: "supersede" }, onclick: safely(() => withTarget("supersede", "Superseded")) }),
+          button("Discard", { kind: "danger", iconName: "trash", dataset: { action: "discard" }, onclick: () => later("Candidate discarded.", () => api.post(path("discard"))) }))
+      : candidate.result_memory_id
+        ? h("div", { class: "actions" }, button("Open the memory", { onclick: () => openMemory(candidate.result_memory_id) }))
+        : null,
+  );
+  return card;
+}
+
+export function render(container) {
+  let status = "pending";
+  const list = h("div", { class: "list", id: "candidate-list" });
+  const summary = h("p", { class: "subtitle", id: "review-summary" });
+  const more = h("div", { class: "pager" });
+
+  function updateSummary() {
+    const shown = list.querySelectorAll(".candidate:not([hidden])").length;
+    summary.textContent = status === "pending" ? `${plural(shown, "candidate")} waiting for you.` : `${plural(shown, "candidate")} ${status}.`;
+    if (status === "pending" && shown === 0 && !list.querySelector(".empty")) {
+      append(list, emptyState("All caught up", "New candidates appear after the nightly dream, or run it now under More → Maintenance.",
+        h("a", { class: "button", href: "#/more/maintenance" }, "Run the dream")));
+    }
+  }
+  const remove = (card) => { card.hidden = true; updateSummary(); };
+  const restore = (card) => { card.hidden = false; list.querySelector(".empty")?.remove(); updateSummary(); };
+
+  async function load(cursor = null) {
+    if (!cursor) append(clear(list), spinner());
+    clear(more);
+    try {
+      const page = await api.get("/v1/candidates", { namespace: ns(), status, limit: 50, cursor });
+      if (!cursor) clear(list);
+      append(list, ...page.candidates.map((c) => candidateCard(c, status === "pending", (card) => { remove(card); refreshPendingBadge(); }, restore)));
+      if (page.next_cursor) append(more, button("Load more", { onclick: () => load(page.next_cursor) }));
+      if (!page.candidates.length && !cursor && status !== "pending") append(list, emptyState(`No ${status} candidates`));
+      updateSummary();
+    } catch (error) {
+      if (error.status !== 401) append(clear(list), errorBox(error, () => load()));
+    }
+  }
+
+  append(container, 
+    pageHeader("Review queue", null, button("Refresh", { kind: "ghost", iconName: "refresh", onclick: () => { load(); refreshPendingBadge(); } })),
+    summary,
+    segmented(STATUSES, status, (value) => { status = value; load(); }, "Candidate status"),
+    list, more,
+  );
+  load();
+}

@@ -1,0 +1,179 @@
+// Shared pieces of interface: toasts, undoable actions, modal sheets, small widgets.
+import { append, h, icon, clear } from "./dom.js";
+import { typeColour } from "./format.js";
+
+export const UNDO_MS = 5000;
+
+export function toast(message, { kind = "info", action, ms = 3500 } = {}) {
+  const box = document.getElementById("toasts");
+  const item = h("div", { class: ["toast", `toast-${kind}`] }, h("span", { class: "toast-text" }, message));
+  if (action) append(item, h("button", { class: "toast-action", type: "button", onclick: () => { action.run(); item.remove(); } }, action.label));
+  append(box, item);
+  setTimeout(() => item.remove(), ms);
+  return item;
+}
+
+const pending = new Set();
+
+/** Do ``commit`` after a few seconds unless the user presses Undo. The view is updated at
+ * once by the caller; ``restore`` puts it back. Leaving the page commits at once. */
+export function undoable(message, { commit, restore, ms = UNDO_MS }) {
+  const box = document.getElementById("toasts");
+  let settled = false;
+  const entry = { flush: () => finish(true) };
+  const bar = h("span", { class: "toast-timer" });
+  bar.style.animationDuration = `${ms}ms`;
+  const item = h(
+    "div",
+    { class: "toast toast-undo", "data-undo": "" },
+    h("span", { class: "toast-text" }, message),
+    h("button", { class: "toast-action", type: "button", onclick: () => finish(false) }, icon("undo", 16), "Undo"),
+    bar,
+  );
+  const timer = setTimeout(() => finish(true), ms);
+  async function finish(apply) {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    pending.delete(entry);
+    item.remove();
+    if (!apply) {
+      restore?.();
+      toast("Undone.");
+      return;
+    }
+    try {
+      await commit();
+    } catch (error) {
+      restore?.();
+      toast(error.message || String(error), { kind: "error", ms: 6000 });
+    }
+  }
+  pending.add(entry);
+  append(box, item);
+  return entry;
+}
+
+export function flushPending() {
+  for (const entry of [...pending]) entry.flush();
+}
+window.addEventListener("pagehide", flushPending);
+
+/** A modal sheet (bottom sheet on a phone, dialog on a desktop). Returns {body, close}. */
+export function modal(title, { onClose, wide = false } = {}) {
+  const root = document.getElementById("modal-root");
+  const body = h("div", { class: "sheet-body" });
+  const previous = document.activeElement;
+  const close = () => {
+    backdrop.remove();
+    document.removeEventListener("keydown", onKey);
+    onClose?.();
+    previous?.focus?.();
+  };
+  const onKey = (event) => event.key === "Escape" && close();
+  const heading = h("h2", { class: "sheet-title", id: `sheet-${Date.now()}` }, title);
+  const sheet = h(
+    "div",
+    { class: ["sheet", wide && "sheet-wide"], role: "dialog", "aria-modal": "true", "aria-labelledby": heading.id },
+    h("header", { class: "sheet-head" }, heading,
+      h("button", { class: "icon-button", type: "button", "aria-label": "Close", onclick: close }, icon("close"))),
+    body,
+  );
+  const backdrop = h("div", { class: "backdrop", onclick: (e) => e.target === backdrop && close() }, sheet);
+  document.addEventListener("keydown", onKey);
+  append(root, backdrop);
+  requestAnimationFrame(() => (sheet.querySelector("input, textarea, select") || sheet.querySelector("button"))?.focus());
+  return { body, close, setTitle: (text) => (heading.textContent = text) };
+}
+
+export function typeChip(type) {
+  const chip = h("span", { class: "chip type-chip", dataset: { type } }, type);
+  chip.style.setProperty("--type", typeColour(type));
+  return chip;
+}
+
+export function spinner(label = "Loading…") {
+  return h("div", { class: "loading", role: "status" }, h("span", { class: "spin" }), label);
+}
+
+export function emptyState(title, text, ...actions) {
+  return h("div", { class: "empty" }, h("p", { class: "empty-title" }, title), text ? h("p", {}, text) : null, actions);
+}
+
+export function errorBox(error, retry) {
+  return h(
+    "div",
+    { class: "error-box", role: "alert" },
+    h("p", {}, error.message || String(error)),
+    retry ? h("button", { class: "button", type: "button", onclick: retry }, "Try again") : null,
+  );
+}
+
+/** Run ``load`` into ``target`` with a spinner, and an error box with a retry button. */
+export async function loadInto(target, load) {
+  append(clear(target), spinner());
+  try {
+    const content = await load();
+    append(clear(target), ...[content].flat().filter(Boolean));
+  } catch (error) {
+    if (error.status === 401) return;
+    append(clear(target), errorBox(error, () => loadInto(target, load)));
+  }
+}
+
+export function pageHeader(title, subtitle, ...actions) {
+  return h(
+    "header",
+    { class: "page-head" },
+    h("div", {}, h("h1", {}, title), subtitle ? h("p", { class: "subtitle" }, subtitle) : null),
+    actions.length ? h("div", { class: "page-actions" }, actions) : null,
+  );
+}
+
+export function button(label, { kind = "", iconName, onclick, type = "button", ...rest } = {}) {
+  return h("button", { class: ["button", kind && `button-${kind}`], type, onclick, ...rest }, iconName ? icon(iconName, 18) : null, label);
+}
+
+export function field(label, control, hint) {
+  return h("label", { class: "field" }, h("span", { class: "field-label" }, label), control, hint ? h("span", { class: "field-hint" }, hint) : null);
+}
+
+/** A segmented control; ``onChange`` gets the chosen value. */
+export function segmented(options, current, onChange, label) {
+  const group = h("div", { class: "segmented", role: "tablist", "aria-label": label });
+  for (const [value, text] of options) {
+    append(group, 
+      h("button", {
+        type: "button", role: "tab", class: "segment", "aria-selected": String(value === current), dataset: { value },
+        onclick: () => {
+          group.querySelectorAll(".segment").forEach((b) => b.setAttribute("aria-selected", String(b.dataset.value === value)));
+          onChange(value);
+        },
+      }, text),
+    );
+  }
+  return group;
+}
+
+/** Disable a button while ``work`` runs. */
+export async function busy(buttonElement, work) {
+  buttonElement.disabled = true;
+  buttonElement.classList.add("is-busy");
+  try {
+    return await work();
+  } finally {
+    buttonElement.disabled = false;
+    buttonElement.classList.remove("is-busy");
+  }
+}
+
+/** An event handler that reports a failure as a toast instead of losing it. */
+export function safely(handler) {
+  return async (...args) => {
+    try {
+      await handler(...args);
+    } catch (error) {
+      if (error.status !== 401) toast(error.message || String(error), { kind: "error", ms: 6000 });
+    }
+  };
+}
