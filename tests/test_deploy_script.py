@@ -704,3 +704,10 @@ def test_pyproject_serves_pywrangler_and_pip() -> None:
     assert "workers" in pyproject["tool"]["uv"]["default-groups"]
     # pip keeps its extras.
     assert {"local", "dev"} <= set(pyproject["project"]["optional-dependencies"])
+
+
+def test_secrets_md_lists_every_secret_with_its_wrangler_command() -> None:
+    text = (ROOT / "SECRETS.md").read_text()
+    for name in SECRETS:
+        assert f"| `{name}` |" in text, name
+        assert f"npx wrangler secret put {name}" in text, name
