@@ -1,7 +1,14 @@
-"""The Cloudflare Python Worker entry point (``main`` in wrangler.jsonc).
+"""The Cloudflare Python Worker entry point (``main`` in wrangler.toml).
 
-Every HTTP request goes to the FastAPI app through the ASGI server that the Python
-Workers SDK provides. The runtime and the app are built once per isolate and reused.
+- ``fetch``: every HTTP request goes to the FastAPI app through the ASGI bridge of the
+  Python Workers SDK.
+- ``scheduled``: the Cron trigger (``10 20 * * *``) runs the nightly job.
+- ``queue``: the task queue's deliveries (vector-mirror retries, reindex, retention
+  backlog), acked or retried one by one.
+
+The runtime and the app are built once per isolate and reused. The handlers take
+``env``/``ctx`` as optional arguments because SDK versions differ in passing them; the
+bindings are read from ``self.env`` either way.
 """
 
 from __future__ import annotations
@@ -11,23 +18,33 @@ from typing import Any
 
 from workers import WorkerEntrypoint
 
+_runtime: Any = None
 _app: Any = None
-_app_lock: asyncio.Lock | None = None
+_lock: asyncio.Lock | None = None
+
+
+async def _get_runtime(env: Any) -> Any:
+    global _runtime, _lock
+    if _runtime is not None:
+        return _runtime
+    if _lock is None:
+        _lock = asyncio.Lock()
+    async with _lock:
+        if _runtime is None:
+            # Imported here: build_runtime needs self.env, which exists only once the
+            # runtime calls a handler, and a cold start should not pay for unused imports.
+            from companion_memory.adapters.cloudflare.runtime import build_runtime
+
+            _runtime = await build_runtime(env)
+    return _runtime
 
 
 async def _get_app(env: Any) -> Any:
-    global _app, _app_lock
-    if _app is not None:
-        return _app
-    if _app_lock is None:
-        _app_lock = asyncio.Lock()
-    async with _app_lock:
-        if _app is None:
-            # build_runtime needs self.env, which only exists once a request arrives.
-            from companion_memory.adapters.cloudflare.runtime import build_runtime
-            from companion_memory.api.app import create_app
+    global _app
+    if _app is None:
+        from companion_memory.api.app import create_app
 
-            _app = create_app(await build_runtime(env))
+        _app = create_app(await _get_runtime(env))
     return _app
 
 
@@ -35,8 +52,20 @@ class Default(WorkerEntrypoint):
     async def fetch(self, request: Any) -> Any:
         try:
             from workers import asgi  # current SDK
-        except ImportError:  # older runtimes ship the server as a top-level module
+        except ImportError:  # older runtimes ship the bridge as a top-level module
             import asgi
 
         app = await _get_app(self.env)
         return await asgi.fetch(app, request, self.env)
+
+    async def scheduled(self, controller: Any, env: Any = None, ctx: Any = None) -> None:
+        runtime = await _get_runtime(self.env)
+        run = await runtime.nightly.run(trigger=f"cron {getattr(controller, 'cron', '')}".strip())
+        print(f"nightly job {'succeeded' if run['ok'] else 'had failures'}: "
+              + ", ".join(f"{name} {'ok' if step['ok'] else 'FAILED'}" for name, step in run["steps"].items()))
+
+    async def queue(self, batch: Any, env: Any = None, ctx: Any = None) -> None:
+        from companion_memory.adapters.cloudflare.queue import batch_messages
+
+        runtime = await _get_runtime(self.env)
+        await runtime.tasks.handle(batch_messages(batch))

@@ -65,12 +65,16 @@ def _parser() -> argparse.ArgumentParser:
     cleanup.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
 
     dream = commands.add_parser("dream", help="turn a day's messages into a diary entry and candidate memories")
-    dream.add_argument("--date", type=_day, default=None, help="YYYY-MM-DD (default: yesterday in DREAM_TIME_ZONE)")
+    dream.add_argument("--date", type=_day, default=None,
+                       help="YYYY-MM-DD (default: every recent day, up to yesterday in DREAM_TIME_ZONE, with messages not dreamt yet)")
     dream.add_argument("--dry-run", action="store_true", help="show what would be written; write nothing")
     dream.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
 
     rollup = commands.add_parser("rollup", help="roll diary days into weeks and weeks into months now")
     rollup.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
+
+    nightly = commands.add_parser("nightly", help="run the whole nightly job now (dream, retention, GitHub pull, rollups)")
+    nightly.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
 
     import_ = commands.add_parser("import", help="load a JSON export (rows are upserted by id)")
     import_.add_argument("file", type=Path)
@@ -181,9 +185,11 @@ async def _cleanup(settings: Settings, data_dir: Path, args: argparse.Namespace)
 
 async def _dream(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
     runtime = await _runtime(settings, data_dir)
+    which = args.date or "recent days with messages not dreamt yet"
+    print(f"dreaming {which} with {runtime.dream.extractor.name}" + (" (dry run)" if args.dry_run else "") + " …", flush=True)
     reports = await runtime.dream.night(args.date, dry_run=args.dry_run)
     if not reports:
-        print(f"no messages on {args.date or runtime.dream.yesterday()}; nothing to dream")
+        print("no new messages; nothing to dream")
     for report in reports:
         label = "would create" if args.dry_run else "created"
         print(f"{report['namespace']} {report['date']}: {report['messages_read']} messages, {report['counts']['batches']} batches, "
@@ -195,10 +201,20 @@ async def _dream(settings: Settings, data_dir: Path, args: argparse.Namespace) -
 
 async def _rollup(settings: Settings, data_dir: Path, _: argparse.Namespace) -> int:
     runtime = await _runtime(settings, data_dir)
+    print(f"rolling up with {runtime.rollups.summarizer.name} summaries …", flush=True)
     weeks = await runtime.rollups.weekly()
     months = await runtime.rollups.monthly()
     print(f"{weeks} weekly and {months} monthly entries written")
     return 0
+
+
+async def _nightly(settings: Settings, data_dir: Path, _: argparse.Namespace) -> int:
+    runtime = await _runtime(settings, data_dir)
+    run = await runtime.nightly.run(trigger="cli")
+    for name, step in run["steps"].items():
+        outcome = json.dumps(step["result"], ensure_ascii=False, default=str) if step["ok"] else step.get("error") or step["result"]
+        print(f"{'ok    ' if step['ok'] else 'FAILED'} {name}: {str(outcome)[:300]}")
+    return 0 if run["ok"] else 1
 
 
 async def _fill_index(runtime: Any, total: int | None = None) -> bool:
@@ -219,7 +235,8 @@ async def _runtime(settings: Settings, data_dir: Path):  # type: ignore[no-untyp
     return await build_local_runtime(settings, data_dir)
 
 
-_COMMANDS = {"migrate": _migrate, "export": _export, "import": _import, "reindex": _reindex, "cleanup": _cleanup, "rollup": _rollup, "dream": _dream}
+_COMMANDS = {"migrate": _migrate, "export": _export, "import": _import, "reindex": _reindex, "cleanup": _cleanup, "rollup": _rollup, "dream": _dream,
+             "nightly": _nightly}
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -2,7 +2,8 @@
 
 Worker-safe on purpose: nothing here (or in the adapters it uses) imports numpy or
 sqlite3 or starts threads. Vars and secrets are attributes of ``env`` (plain strings, or
-JsProxy objects for JSON vars); bindings are ``env.DB``, ``env.VECTORIZE`` and ``env.AI``.
+JsProxy objects for JSON vars); bindings are ``env.DB``, ``env.VECTORIZE``, ``env.AI`` and
+the Queue producer ``env.TASKS``.
 """
 
 from __future__ import annotations
@@ -14,10 +15,14 @@ from ...runtime import Runtime
 from ...settings import WORKER_DEFAULT_EMBEDDING_MODEL, Settings
 from . import ffi
 from .d1 import D1Database
+from .queue import CloudflareQueue
 from .vectorize import VectorizeIndex
 from .workers_ai import WorkersAIEmbedder, WorkersAIReranker
 
 BINDINGS = ("DB", "VECTORIZE", "AI")
+# The task queue's producer binding; optional: without it, background work waits for
+# the nightly Cron run.
+QUEUE_BINDING = "TASKS"
 
 
 def _read(env: Any, name: str) -> Any:
@@ -63,6 +68,7 @@ async def build_runtime(env: Any) -> Runtime:
             dimensions=dimensions,
         ),
         clock=SystemClock(),
+        queue=None if ffi.is_js_nullish(_read(env, QUEUE_BINDING)) else CloudflareQueue(_read(env, QUEUE_BINDING)),
         reranker=(
             WorkersAIReranker(_binding(env, "AI"), settings.MEMORY_RERANKER_MODEL)
             if settings.ENABLE_MEMORY_RERANKER

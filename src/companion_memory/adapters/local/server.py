@@ -36,7 +36,10 @@ async def catch_up_mirror(runtime: Runtime) -> None:
 
 async def work_queue(runtime: Runtime, queue: LocalTaskQueue, poll: float = QUEUE_POLL_SECONDS) -> None:
     """The Worker's Queue consumer, locally: deliver due tasks until none are left, then poll."""
-    await catch_up_mirror(runtime)
+    try:
+        await catch_up_mirror(runtime)
+    except Exception:  # an index that is down now is caught up by the outbox later
+        log.exception("could not check the vector index at start")
     while True:
         try:
             delivered = await queue.deliver(runtime.tasks.handle)

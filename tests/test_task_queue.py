@@ -1,0 +1,149 @@
+"""The local server's durable task queue and the tasks it carries."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+import pytest
+
+from companion_memory.adapters.local.runtime import build_local_runtime
+from companion_memory.adapters.local.server import work_queue
+from companion_memory.adapters.local.sqlite import SqliteDatabase
+from companion_memory.adapters.local.task_queue import MAX_ATTEMPTS, LocalTaskQueue
+from companion_memory.clock import FixedClock
+from companion_memory.memory.writes import Actor, MemoryDraft
+from companion_memory.ports import QueueMessage
+from companion_memory.runtime import Runtime
+from companion_memory.settings import Settings
+from tests.conftest import FlakyIndex
+from tests.fakes.embedder import HashEmbedder
+
+START = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
+
+
+class Recorder:
+    def __init__(self, verdict: str = "ack", delay: int = 0, raise_: bool = False) -> None:
+        self.verdict, self.delay, self.raise_ = verdict, delay, raise_
+        self.seen: list[tuple[Any, int]] = []
+
+    async def __call__(self, messages: Sequence[QueueMessage]) -> None:
+        for message in messages:
+            self.seen.append((message.body, message.attempts))
+            if self.raise_:
+                raise RuntimeError("consumer crashed")
+            message.ack() if self.verdict == "ack" else message.retry(self.delay)
+
+
+@pytest.fixture
+async def queue(tmp_path: Path) -> LocalTaskQueue:
+    queue = LocalTaskQueue(SqliteDatabase.open(tmp_path / "q.sqlite3"), FixedClock(START))
+    await queue.prepare()
+    return queue
+
+
+async def test_tasks_wait_for_their_delay_and_survive_a_restart(tmp_path: Path) -> None:
+    clock = FixedClock(START)
+    first = LocalTaskQueue(SqliteDatabase.open(tmp_path / "q.sqlite3"), clock)
+    await first.prepare()
+    await first.send({"task": "vector_mirror"}, delay_seconds=60)
+    await first.send_batch([{"task": "retention", "force": True}, {"task": "reindex"}])
+    again = LocalTaskQueue(SqliteDatabase.open(tmp_path / "q.sqlite3"), clock)  # a new process
+    await again.prepare()
+    seen = Recorder()
+    assert await again.deliver(seen) == 2
+    assert [body for body, _ in seen.seen] == [{"task": "retention", "force": True}, {"task": "reindex"}]
+    assert await again.deliver(seen) == 0  # acked ones are gone; the delayed one is not due
+    clock.advance(seconds=60)
+    assert await again.deliver(seen) == 1 and seen.seen[-1] == ({"task": "vector_mirror"}, 1)
+    assert await again.stats() == {"queued": 0, "dead": 0}
+
+
+async def test_the_same_waiting_task_is_kept_once_and_brought_forward(queue: LocalTaskQueue) -> None:
+    await queue.send({"task": "vector_mirror"}, delay_seconds=600)
+    await queue.send({"task": "vector_mirror"}, delay_seconds=15)
+    await queue.send({"task": "vector_mirror"}, delay_seconds=900)
+    assert await queue.stats() == {"queued": 1, "dead": 0}
+    queue.clock.advance(seconds=15)  # type: ignore[attr-defined]
+    assert await queue.deliver(Recorder()) == 1
+
+
+async def test_retry_backs_off_and_a_task_that_keeps_failing_is_set_aside(queue: LocalTaskQueue) -> None:
+    await queue.send({"task": "vector_mirror"})
+    failing = Recorder(verdict="retry", delay=30)
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        assert await queue.deliver(failing) == 1
+        assert failing.seen[-1][1] == attempt
+        assert await queue.deliver(failing) == 0  # not before its delay
+        queue.clock.advance(seconds=30)  # type: ignore[attr-defined]
+    assert await queue.stats() == {"queued": 0, "dead": 1}
+    assert await queue.deliver(failing) == 0
+
+
+async def test_a_crashing_consumer_gets_its_messages_again(queue: LocalTaskQueue) -> None:
+    await queue.send({"task": "retention"})
+    assert await queue.deliver(Recorder(raise_=True)) == 1
+    queue.clock.advance(seconds=30)  # type: ignore[attr-defined]
+    seen = Recorder()
+    assert await queue.deliver(seen) == 1 and seen.seen == [({"task": "retention"}, 2)]
+    row = await queue.db.first("SELECT COUNT(*) AS n FROM local_tasks")
+    assert row == {"n": 0}
+
+
+async def test_the_local_server_retries_a_failed_vector_write_through_the_queue(tmp_path: Path) -> None:
+    clock = FixedClock(START)
+    runtime = await build_local_runtime(Settings(), tmp_path, embedder=HashEmbedder(), clock=clock)
+    flaky = FlakyIndex(runtime.vectors)  # type: ignore[arg-type]
+    runtime.vectors = flaky
+    flaky.down = True
+    written = await runtime.writer.upsert("default", MemoryDraft(content="Walks the dog at 7", fact_key="dog.walk"), Actor("t"))
+    assert written.vector == "pending"
+    assert isinstance(runtime.queue, LocalTaskQueue) and await runtime.queue.stats() == {"queued": 1, "dead": 0}
+    flaky.down = False
+    clock.advance(seconds=16)
+    assert await runtime.queue.deliver(runtime.tasks.handle) == 1
+    assert [r.id for r in await flaky.get([written.memory.id])] == [written.memory.id]
+    assert await runtime.queue.stats() == {"queued": 0, "dead": 0}
+
+
+async def test_at_start_the_server_queues_what_the_index_lacks(tmp_path: Path) -> None:
+    import asyncio
+
+    runtime = await build_local_runtime(Settings(), tmp_path, embedder=HashEmbedder(), clock=FixedClock(START))
+    ids = [(await runtime.writer.create("default", MemoryDraft(content=f"fact {i}"), Actor("t"))).memory.id for i in range(3)]
+    await runtime.vectors.delete(ids)  # an index lost or emptied while the server was down
+    worker = asyncio.create_task(work_queue(runtime, runtime.queue, poll=0.01))  # type: ignore[arg-type]
+    try:
+        for _ in range(200):
+            if len(await runtime.vectors.get(ids)) == 3:
+                break
+            await asyncio.sleep(0.01)
+    finally:
+        worker.cancel()
+    assert len(await runtime.vectors.get(ids)) == 3
+
+
+async def test_retention_backlog_continues_in_a_new_task(runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    from companion_memory.memory import retention, tasks
+
+    sent: list[dict[str, Any]] = []
+
+    class Queue:
+        async def send(self, body: dict[str, Any], *, delay_seconds: int = 0) -> None:
+            sent.append(body)
+
+        async def send_batch(self, bodies: Sequence[dict[str, Any]], *, delay_seconds: int = 0) -> None:
+            sent.extend(bodies)
+
+    monkeypatch.setattr(retention, "PER_RUN", 2)
+    monkeypatch.setattr(tasks, "PER_RUN", 2)
+    runtime.queue = Queue()
+    for i in range(3):
+        await runtime.writer.create("default", MemoryDraft(content=f"old fact {i}"), Actor("t"))
+    runtime.clock.advance(days=181)  # type: ignore[attr-defined]
+    first = await runtime.tasks.run(tasks.RetentionTask(task="retention"))
+    assert first["memories_expired"] == 2 and sent == [{"task": "retention", "force": True}]
+    second = await runtime.tasks.run(tasks.TASK.validate_python(sent[0]))
+    assert second["skipped"] is False and second["memories_expired"] == 1
+    assert sent == [{"task": "retention", "force": True}]  # no backlog left: no third task

@@ -1,0 +1,134 @@
+"""The Worker entry (``src/entry.py``): ``scheduled`` and ``queue`` run the same services
+as the local server, over fakes of every binding (D1, Vectorize, Workers AI, Queue)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from datetime import datetime, timedelta, timezone
+from types import SimpleNamespace
+from typing import Any, Iterator
+
+import pytest
+
+from companion_memory.clock import FixedClock
+from companion_memory.adapters.cloudflare.d1 import D1Database
+from companion_memory.adapters.cloudflare.queue import CloudflareQueue
+from companion_memory.memory.ingest import IncomingMessage
+from companion_memory.memory.writes import Actor, MemoryDraft
+from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
+from tests.fakes.d1 import FakeD1Database, FakeJsException
+from tests.fakes.queues import MAX_DELAY_SECONDS, FakeQueue
+from tests.fakes.vectorize import FakeVectorize
+from tests.fakes.workers_ai import FakeWorkersAI
+
+MIRROR_INDEXES = {"namespace": "string", "status": "string", "type": "string", "kind": "string", "pinned": "boolean"}
+
+
+class WorkerEntrypoint:
+    """The SDK's base class as far as the entry uses it: the runtime sets ``env`` and ``ctx``."""
+
+    def __init__(self, ctx: Any, env: Any) -> None:
+        self.ctx = ctx
+        self.env = env
+
+
+@pytest.fixture
+def entry(monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
+    workers = types.ModuleType("workers")
+    workers.WorkerEntrypoint = WorkerEntrypoint  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "workers", workers)
+    sys.modules.pop("entry", None)
+    module = importlib.import_module("entry")
+    yield module
+    sys.modules.pop("entry", None)
+
+
+@pytest.fixture
+async def env() -> SimpleNamespace:
+    env = SimpleNamespace(
+        DB=FakeD1Database(), VECTORIZE=FakeVectorize(1024, metadata_indexes=MIRROR_INDEXES), AI=FakeWorkersAI(),
+        TASKS=FakeQueue(), ENABLE_MEMORY_RERANKER="false",
+    )
+    await apply_migrations(D1Database(env.DB), load_migrations(default_migrations_dir()))
+    return env
+
+
+async def deliver(entry: types.ModuleType, env: SimpleNamespace) -> int:
+    worker = entry.Default(SimpleNamespace(), env)
+    return await env.TASKS.deliver(worker.queue)
+
+
+async def test_a_failed_vector_write_is_retried_through_the_queue(entry: types.ModuleType, env: SimpleNamespace,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    runtime = await entry._get_runtime(env)
+    assert isinstance(runtime.queue, CloudflareQueue)
+    runtime.clock = clock = FixedClock(datetime.now(timezone.utc))  # before any service is built
+
+    async def down(*_: Any) -> None:
+        raise FakeJsException("VECTOR_UPSERT_ERROR (code = 40001): service unavailable")
+
+    monkeypatch.setattr(env.VECTORIZE, "upsert", down)
+    written = await runtime.writer.upsert("default", MemoryDraft(content="I like jasmine tea", fact_key="drink.tea"), Actor("test"))
+    assert written.vector == "pending" and written.memory.id not in env.VECTORIZE.vectors
+    [(body, delay)] = env.TASKS.sent
+    assert body == {"task": "vector_mirror"} and 0 < delay <= 16  # when the outbox entry is due
+
+    monkeypatch.undo()
+    env.TASKS.advance(delay)
+    clock.advance(seconds=delay)
+    assert await deliver(entry, env) == 1
+    assert written.memory.id in env.VECTORIZE.vectors  # the row's vector arrived
+    assert env.TASKS.pending == [] and env.TASKS.dead_letters == []
+    assert (await runtime.mirror.outbox.stats())["pending"] == 0
+
+
+async def test_malformed_tasks_are_dropped_and_failing_ones_retried_then_dead_lettered(
+    entry: types.ModuleType, env: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runtime = await entry._get_runtime(env)
+    await env.TASKS.send({"task": "launch_rockets"})
+    await env.TASKS.sendBatch([{"body": {"task": "vector_mirror"}}])
+
+    async def broken(limit: int = 200) -> Any:
+        raise RuntimeError("D1 is read-only during maintenance")
+
+    monkeypatch.setattr(runtime.mirror, "drain", broken)
+    assert await deliver(entry, env) == 2
+    [retried] = env.TASKS.pending  # the unknown task is acked: retrying cannot fix it
+    assert retried.body == {"task": "vector_mirror"} and retried.available_at == env.TASKS.now + 30
+    for _ in range(5):  # max_retries = 5, as in wrangler.toml
+        env.TASKS.advance(MAX_DELAY_SECONDS)
+        assert await deliver(entry, env) == 1
+    assert env.TASKS.pending == [] and [m.body for m in env.TASKS.dead_letters] == [{"task": "vector_mirror"}]
+
+
+async def test_reindex_runs_through_the_queue(entry: types.ModuleType, env: SimpleNamespace) -> None:
+    runtime = await entry._get_runtime(env)
+    ids = [(await runtime.writer.create("default", MemoryDraft(content=f"fact number {i}"), Actor("t"))).memory.id
+           for i in range(3)]
+    await env.VECTORIZE.deleteByIds(ids)
+    assert not set(ids) & set(env.VECTORIZE.vectors)
+    await runtime.queue.send({"task": "reindex", "restart": True})
+    while await deliver(entry, env):
+        pass
+    assert set(ids) <= set(env.VECTORIZE.vectors)
+
+
+async def test_scheduled_runs_the_nightly_job(entry: types.ModuleType, env: SimpleNamespace) -> None:
+    runtime = await entry._get_runtime(env)
+    yesterday_noon = datetime.now(timezone.utc) - timedelta(days=1)
+    await runtime.ingestor.ingest("default", [
+        IncomingMessage(role="user", content="remember that my sister is called Mei", created_at=yesterday_noon.isoformat()),
+    ])
+    worker = entry.Default(SimpleNamespace(), env)
+    await worker.scheduled(SimpleNamespace(cron="10 20 * * *", scheduledTime=0))
+    last = await runtime.nightly.last_run()
+    assert last is not None and last["trigger"] == "cron 10 20 * * *"
+    assert list(last["steps"]) == ["dream", "retention", "github_daily", "weekly_rollup", "monthly_rollup", "vector_mirror"]
+    assert all(step["ok"] for step in last["steps"].values())
+    candidates = await env.DB.prepare("SELECT content FROM memory_candidates").all()
+    assert [row["content"] for row in candidates.to_py()["results"]] == ["my sister is called Mei"]
+    await worker.scheduled(SimpleNamespace(cron="10 20 * * *", scheduledTime=0))  # the same night again
+    assert len((await env.DB.prepare("SELECT id FROM memory_candidates").all()).to_py()["results"]) == 1
