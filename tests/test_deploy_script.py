@@ -27,7 +27,7 @@ SCRIPT = ROOT / "scripts" / "deploy-cloudflare.mjs"
 NODE = shutil.which("node")
 NPM = shutil.which("npm")
 
-pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js is needed to run the deploy script")
+needs_node = pytest.mark.skipif(NODE is None, reason="Node.js is needed to run the deploy script")
 
 ACCOUNT = {"name": "Owner's account", "id": "0123456789abcdef0123456789abcdef"}
 DB_UUID = "4f1b9a43-7c2e-4d55-9a0e-2b1c3d4e5f60"
@@ -301,6 +301,8 @@ def without_config(argv: list[str]) -> list[str]:
 
 @pytest.fixture
 def harness(tmp_path: Path) -> Harness:
+    if NODE is None:
+        pytest.skip("Node.js is needed to run the deploy script")
     return Harness(tmp_path)
 
 
@@ -595,6 +597,7 @@ def _node_export(name: str):
     return json.loads(out.stdout)
 
 
+@needs_node
 def test_metadata_indexes_cover_what_the_mirror_stores_and_recall_filters_on() -> None:
     source = (ROOT / "src" / "companion_memory" / "memory" / "vector_mirror.py").read_text()
     function = next(
@@ -608,6 +611,7 @@ def test_metadata_indexes_cover_what_the_mirror_stores_and_recall_filters_on() -
     assert {indexes[k] for k in stored - {"pinned"}} == {"string"}
 
 
+@needs_node
 def test_the_toml_reader_and_writer_on_the_real_config() -> None:
     code = textwrap.dedent(
         f"""
