@@ -108,3 +108,21 @@ async def test_the_nightly_job_runs_every_step_even_when_one_fails(runtime: Runt
     assert results["github_daily"]["result"] == {"skipped": "GITHUB_DAILY_REPO is not set"}
     recorded = await nightly.last_run()
     assert recorded is not None and recorded["ok"] is False and recorded["steps"]["dream"]["ok"] is False
+
+
+async def test_missed_nights_and_late_messages_are_caught_up(client: httpx.AsyncClient, runtime: Runtime) -> None:
+    # The server was off for two nights: the 27th and 28th were never dreamt.
+    await say(client, ("user", "remember that I moved to Lisbon", "2026-11-27T03:00:00Z"),
+              ("user", "remember that my cat is called Pixel", "2026-11-28T03:00:00Z"),
+              ("user", "remember I take the 8:10 train", "2026-11-29T03:00:00Z"))
+    reports = await runtime.dream.night()
+    assert [r["date"] for r in reports] == ["2026-11-27", "2026-11-28", "2026-11-29"]
+    assert sum(r["candidates_created"] for r in reports) == 3
+    # A message about the 28th arrives late (an import, the GitHub pull): the next run reads only it.
+    await say(client, ("user", "remember that Pixel hates the vacuum", "2026-11-28T09:00:00Z"))
+    late = await runtime.dream.night()
+    assert [(r["date"], r["messages_read"], r["candidates_created"]) for r in late] == [("2026-11-28", 1, 1)]
+    assert await runtime.dream.night() == []
+    # Beyond MESSAGES_RETENTION_DAYS nothing is looked at (retention deletes those messages).
+    await say(client, ("user", "remember an ancient thing", "2026-11-01T03:00:00Z"))
+    assert await runtime.dream.night() == []

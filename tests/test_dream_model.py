@@ -28,7 +28,7 @@ def upstream() -> Iterator[RecordingUpstream]:
 @pytest.fixture
 def dreaming(runtime: Runtime, upstream: RecordingUpstream) -> Runtime:
     runtime.settings = runtime.settings.model_copy(update={"CHAT_BASE_URL": upstream.url + "/v1", "DREAM_MODEL": "dreamer"})
-    for cached in ("dream", "gateway", "recall"):
+    for cached in ("dream", "dream_model", "rollups", "gateway", "recall"):
         runtime.__dict__.pop(cached, None)
     return runtime
 
@@ -97,3 +97,34 @@ async def test_rate_limits_back_off_then_succeed(dreaming: Runtime, client: http
 
 async def test_without_a_configured_model_the_requests_extractor_dreams(runtime: Runtime) -> None:
     assert runtime.dream.extractor.name == "requests"  # default DREAM_MODEL is Workers AI, with no account set
+
+
+async def test_rollups_are_summarised_by_the_dream_model(dreaming: Runtime, upstream: RecordingUpstream) -> None:
+    from datetime import datetime, timezone
+
+    from tests.test_boot_diary import add_daily
+
+    for day in ("2026-10-05", "2026-10-06", "2026-10-07"):
+        await add_daily(dreaming, day, f"Day {day[-2:]}", f"walked Mochi on {day}")
+    dreaming.clock._now = datetime(2026, 10, 30, 12, tzinfo=timezone.utc)  # type: ignore[attr-defined]
+    upstream.reply_text = "A calm week of long walks with Mochi. " * 20  # too long: cut to 300
+    assert dreaming.rollups.summarizer.name == "model:dreamer"
+    assert await dreaming.rollups.weekly() == 1
+    week = await dreaming.db.first("SELECT week, summary FROM weekly_log")
+    assert week["week"] == "2026-W41" and week["summary"].startswith("A calm week of long walks") and len(week["summary"]) <= 300
+    prompt = upstream.requests[-1].json["messages"][1]["content"]
+    assert "2026-10-06: Day 06 — walked Mochi on 2026-10-06" in prompt
+
+    await add_daily(dreaming, "2026-10-12", "Rainy", "stayed in")
+    dreaming.clock._now = datetime(2026, 11, 6, 12, tzinfo=timezone.utc)  # type: ignore[attr-defined]
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    assert dreaming.dream_model is not None
+    dreaming.dream_model.sleep = sleep
+    upstream.fail_with(500, times=3)  # the model is down: the week is still rolled, from the entries
+    assert await dreaming.rollups.weekly() == 1
+    fallback = await dreaming.db.first("SELECT summary FROM weekly_log WHERE week = '2026-W42'")
+    assert fallback["summary"] == "2026-10-12: Rainy — stayed in" and waits == [2.0, 8.0]
