@@ -113,9 +113,10 @@ function parseValue(raw, where) {
 			.filter(Boolean)
 			.map((item) => parseValue(item, where));
 	}
-	if (text === "true" || text === "false") return text === "true";
-	const number = Number(text.split("#")[0].trim());
-	if (!Number.isNaN(number)) return number;
+	const bare = text.split("#")[0].trim();
+	if (bare === "true" || bare === "false") return bare === "true";
+	const number = Number(bare);
+	if (bare !== "" && !Number.isNaN(number)) return number;
 	throw new DeployError(`${where}: cannot read ${text}`);
 }
 
