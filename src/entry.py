@@ -14,6 +14,7 @@ bindings are read from ``self.env`` either way.
 from __future__ import annotations
 
 import asyncio
+import inspect
 from typing import Any
 
 from workers import WorkerEntrypoint
@@ -56,6 +57,11 @@ class Default(WorkerEntrypoint):
             import asgi
 
         app = await _get_app(self.env)
+        # The bridge answers a streamed (SSE) response before the app has finished and
+        # keeps the rest alive with ctx.waitUntil: without ctx it refuses to stream.
+        # Bridges older than that take no ctx.
+        if len(inspect.signature(asgi.fetch).parameters) >= 4:
+            return await asgi.fetch(app, request, self.env, self.ctx)
         return await asgi.fetch(app, request, self.env)
 
     async def scheduled(self, controller: Any, env: Any = None, ctx: Any = None) -> None:

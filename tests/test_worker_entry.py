@@ -10,6 +10,7 @@ from datetime import datetime, timedelta, timezone
 from types import SimpleNamespace
 from typing import Any, Iterator
 
+import httpx
 import pytest
 
 from companion_memory.clock import FixedClock
@@ -34,10 +35,28 @@ class WorkerEntrypoint:
         self.env = env
 
 
+class AsgiBridge:
+    """``workers.asgi`` as far as the entry uses it: ``fetch(app, request, env, ctx)``. Like
+    the real bridge, it refuses to stream an SSE answer without ``ctx`` (it needs
+    ``ctx.waitUntil`` to finish the app after answering)."""
+
+    calls: list[Any] = []
+
+    @staticmethod
+    async def fetch(app: Any, request: Any, env: Any, ctx: Any = None) -> httpx.Response:
+        AsgiBridge.calls.append(ctx)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="https://worker.example") as client:
+            response = await client.request(request.method, request.url, headers=request.headers, content=request.body)
+        if response.headers.get("content-type", "").startswith("text/event-stream") and ctx is None:
+            raise RuntimeError("Server-Side-Events require ctx to be passed to asgi.fetch")
+        return response
+
+
 @pytest.fixture
 def entry(monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
     workers = types.ModuleType("workers")
     workers.WorkerEntrypoint = WorkerEntrypoint  # type: ignore[attr-defined]
+    workers.asgi = AsgiBridge  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "workers", workers)
     sys.modules.pop("entry", None)
     module = importlib.import_module("entry")
@@ -132,3 +151,12 @@ async def test_scheduled_runs_the_nightly_job(entry: types.ModuleType, env: Simp
     assert [row["content"] for row in candidates.to_py()["results"]] == ["my sister is called Mei"]
     await worker.scheduled(SimpleNamespace(cron="10 20 * * *", scheduledTime=0))  # the same night again
     assert len((await env.DB.prepare("SELECT id FROM memory_candidates").all()).to_py()["results"]) == 1
+
+
+async def test_fetch_hands_requests_to_the_app_with_ctx(entry: types.ModuleType, env: SimpleNamespace) -> None:
+    ctx = SimpleNamespace(waitUntil=lambda promise: None)
+    worker = entry.Default(ctx, env)
+    request = SimpleNamespace(method="GET", url="https://worker.example/health", headers={}, body=None)
+    response = await worker.fetch(request)
+    assert response.status_code == 200 and response.json()["ok"] is True
+    assert AsgiBridge.calls[-1] is ctx

@@ -122,3 +122,13 @@ def to_py(value: Any) -> Any:
     if is_js_nullish(value):
         return None
     return value
+
+
+def js_bytes(value: Any) -> bytes:
+    """A JS ``Uint8Array`` (a chunk of a response body) as Python bytes."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    to_bytes = getattr(value, "to_bytes", None)
+    if callable(to_bytes):
+        return bytes(to_bytes())
+    return bytes(to_py(value))

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+import httpx
+
 from ...clock import SystemClock
 from ...runtime import Runtime
 from ...settings import WORKER_DEFAULT_EMBEDDING_MODEL, Settings
 from . import ffi
 from .d1 import D1Database
+from .fetch import FetchTransport
 from .queue import CloudflareQueue
 from .vectorize import VectorizeIndex
 from .workers_ai import WorkersAIEmbedder, WorkersAIReranker
@@ -55,7 +58,18 @@ def _binding(env: Any, name: str) -> Any:
     return binding
 
 
-async def build_runtime(env: Any) -> Runtime:
+def _outbound_client(settings: Settings, fetch: Any) -> httpx.AsyncClient | None:
+    """An httpx client over the Worker's ``fetch`` (``fetch`` given, or ``js.fetch`` inside
+    Pyodide); None elsewhere, where httpx's own transport works."""
+    if fetch is None and ffi.IN_PYODIDE:  # pragma: no cover - only inside Pyodide
+        from js import fetch
+    if fetch is None:
+        return None
+    timeout = httpx.Timeout(settings.UPSTREAM_TIMEOUT_SECONDS, connect=10.0)
+    return httpx.AsyncClient(transport=FetchTransport(fetch), timeout=timeout)
+
+
+async def build_runtime(env: Any, *, fetch: Any = None) -> Runtime:
     settings = settings_from_env(env)
     dimensions = settings.EMBEDDING_DIMENSIONS
     return Runtime(
@@ -68,6 +82,7 @@ async def build_runtime(env: Any) -> Runtime:
             dimensions=dimensions,
         ),
         clock=SystemClock(),
+        http=_outbound_client(settings, fetch),
         queue=None if ffi.is_js_nullish(_read(env, QUEUE_BINDING)) else CloudflareQueue(_read(env, QUEUE_BINDING)),
         reranker=(
             WorkersAIReranker(_binding(env, "AI"), settings.MEMORY_RERANKER_MODEL)
