@@ -1,7 +1,7 @@
 """The Cloudflare Python Worker entry point (``main`` in wrangler.toml).
 
-- ``fetch``: every HTTP request goes to the FastAPI app through the ASGI bridge of the
-  Python Workers SDK.
+- ``fetch``: the admin panel's files come from the static assets; every other request
+  goes to the FastAPI app through the ASGI bridge of the Python Workers SDK.
 - ``scheduled``: the Cron trigger (``10 20 * * *``) runs the nightly job.
 - ``queue``: the task queue's deliveries (vector-mirror retries, reindex, retention
   backlog), acked or retried one by one.
@@ -56,6 +56,11 @@ class Default(WorkerEntrypoint):
         except ImportError:  # older runtimes ship the bridge as a top-level module
             import asgi
 
+        from companion_memory.adapters.cloudflare.assets import panel_asset_url
+
+        asset = panel_asset_url(str(request.method), str(request.url))
+        if asset is not None:
+            return await self.env.ASSETS.fetch(asset)
         app = await _get_app(self.env)
         # The bridge answers a streamed (SSE) response before the app has finished and
         # keeps the rest alive with ctx.waitUntil: without ctx it refuses to stream.

@@ -160,3 +160,30 @@ async def test_fetch_hands_requests_to_the_app_with_ctx(entry: types.ModuleType,
     response = await worker.fetch(request)
     assert response.status_code == 200 and response.json()["ok"] is True
     assert AsgiBridge.calls[-1] is ctx
+
+
+class FakeAssets:
+    """``env.ASSETS``: the static-assets binding, serving the admin/ folder at its root."""
+
+    def __init__(self) -> None:
+        self.requested: list[str] = []
+
+    async def fetch(self, url: str) -> httpx.Response:
+        self.requested.append(url)
+        return httpx.Response(200, text="<!doctype html>")
+
+
+async def test_the_panel_is_served_from_the_static_assets(entry: types.ModuleType, env: SimpleNamespace) -> None:
+    env.ASSETS = FakeAssets()
+    worker = entry.Default(SimpleNamespace(waitUntil=lambda promise: None), env)
+
+    def request(method: str, path: str) -> SimpleNamespace:
+        return SimpleNamespace(method=method, url=f"https://worker.example{path}", headers={}, body=None)
+
+    assert (await worker.fetch(request("GET", "/admin/js/app.js"))).status_code == 200
+    assert (await worker.fetch(request("GET", "/memory-admin/"))).status_code == 200
+    assert env.ASSETS.requested == ["https://worker.example/js/app.js", "https://worker.example/"]
+    redirect = await worker.fetch(request("GET", "/admin"))
+    assert redirect.status_code == 308 and redirect.headers["location"] == "/admin/"
+    rollup = await worker.fetch(request("POST", "/admin/monthly-rollup"))  # the API, not a file
+    assert rollup.status_code == 401 and len(env.ASSETS.requested) == 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.responses import RedirectResponse
 
 from .. import __version__
 from ..runtime import Runtime
@@ -12,8 +13,17 @@ from . import admin_views, boot, cache, candidates, chat, dream, errors, glossar
 from .content_type import JsonBodies
 from .limits import BodyLimit
 
+# Where the admin panel is served (by the local server, or the Worker's static assets).
+PANEL_PREFIXES = ("/admin", "/memory-admin")
 # Chat requests carry whole conversations and base64 images.
 CHAT_BODY_LIMITS = {"/v1/chat/completions": 20 * 1024 * 1024, "/v1/guide-dog/chat/completions": 20 * 1024 * 1024}
+
+
+def _to_panel(prefix: str) -> Any:
+    async def redirect() -> RedirectResponse:
+        return RedirectResponse(prefix + "/", status_code=308)
+
+    return redirect
 
 
 def create_app(runtime: Runtime, *, lifespan: Any = None) -> FastAPI:
@@ -31,6 +41,9 @@ def create_app(runtime: Runtime, *, lifespan: Any = None) -> FastAPI:
     errors.install(app)
     for module in (health, admin_views, chat, candidates, dream, maintenance, memories, recall, boot, precious, glossary, ingest, cache, snapshot, mcp):
         app.include_router(module.router)
+    for prefix in PANEL_PREFIXES:
+        # The panel's pages load their files by relative URLs: they need the trailing slash.
+        app.add_api_route(prefix, _to_panel(prefix), methods=["GET", "HEAD"], include_in_schema=False)
     app.add_middleware(JsonBodies)
     app.add_middleware(BodyLimit, overrides=CHAT_BODY_LIMITS)
     return app

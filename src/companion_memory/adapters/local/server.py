@@ -12,7 +12,7 @@ from pathlib import Path
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from ...api.app import create_app
+from ...api.app import PANEL_PREFIXES, create_app
 from ...memory.nightly import next_run
 from ...runtime import Runtime
 from .task_queue import LocalTaskQueue
@@ -85,6 +85,6 @@ def create_local_app(runtime: Runtime) -> FastAPI:
     app = create_app(runtime, lifespan=lifespan)
     # In the Worker, Workers static assets serve these files.
     panel = StaticFiles(directory=admin_dir(), html=True)
-    app.mount("/admin", panel, name="admin")
-    app.mount("/memory-admin", panel, name="memory-admin")
+    for prefix in PANEL_PREFIXES:
+        app.mount(prefix, panel, name=prefix.strip("/"))
     return app
