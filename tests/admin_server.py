@@ -23,7 +23,13 @@ class AdminServer(LiveServer):
     its lifespan on, as the real server runs."""
 
     def __init__(self, settings: Settings, data_dir: Path, embedder: Embedder) -> None:  # noqa: D107
-        self.runtime = asyncio.run(build_local_runtime(settings, data_dir, embedder=embedder))
+        # Built in a thread of its own: Playwright's sync API keeps an event loop running in this one.
+        built: list = []
+        builder = threading.Thread(target=lambda: built.append(asyncio.run(build_local_runtime(settings, data_dir, embedder=embedder))))
+        builder.start()
+        builder.join()
+        assert built, "the runtime could not be built"
+        self.runtime = built[0]
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
         self.port = sock.getsockname()[1]

@@ -62,7 +62,10 @@ export function render(container, route) {
     }));
   }
 
+  const refreshCounts = () => api.get("/v1/memory_boot", { namespace: ns() }).then((boot) => renderChips(boot.counts)).catch(() => {});
+
   async function load() {
+    if (!state.query) refreshCounts();
     append(clear(list), spinner());
     clear(pager);
     try {
@@ -111,6 +114,5 @@ export function render(container, route) {
     list, pager,
   );
   renderChips({});
-  api.get("/v1/memory_boot", { namespace: ns() }).then((boot) => renderChips(boot.counts)).catch(() => {});
   load();
 }

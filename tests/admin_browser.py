@@ -1,0 +1,111 @@
+"""Helpers for the admin panel's browser tests: Debian's Chromium driven by Playwright,
+the real local server, and a REST client to seed and check what the panel did."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import httpx
+from playwright.sync_api import Browser, Page, expect
+
+from tests.conftest import OWNER_KEY
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync",
+]
+VIEWPORTS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 800}}
+SCREENSHOTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "screenshots"
+# Assertions wait longer than Playwright's 5 s: a loaded CI machine embeds slowly.
+expect.set_options(timeout=15_000)
+
+
+class Rest:
+    """The REST API with the owner key, for seeding and for checking results."""
+
+    def __init__(self, base_url: str, key: str = OWNER_KEY) -> None:
+        self.http = httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {key}"}, timeout=60)
+
+    def get(self, path: str, **params: Any) -> Any:
+        answer = self.http.get(path, params=params)
+        answer.raise_for_status()
+        return answer.json()
+
+    def post(self, path: str, body: Any = None) -> Any:
+        answer = self.http.post(path, json={} if body is None else body)
+        assert answer.is_success, answer.text
+        return answer.json()
+
+    def remember(self, fact_key: str, content: str, **fields: Any) -> str:
+        return self.post("/v1/memories", {"fact_key": fact_key, "content": content, **fields})["memory"]["id"]
+
+    def say(self, *texts: str, conversation: str = "browser-test") -> None:
+        self.post("/v1/ingest/messages", {"conversation_id": conversation, "messages": [{"role": "user", "content": t} for t in texts]})
+
+    def memories(self, status: str = "active") -> list[dict[str, Any]]:
+        return self.get("/v1/memories", status=status, limit=200)["memories"]
+
+    def candidates(self, status: str = "pending") -> list[dict[str, Any]]:
+        return self.get("/v1/candidates", status=status, limit=200)["candidates"]
+
+    def close(self) -> None:
+        self.http.close()
+
+
+def eventually(check: Callable[[], Any], timeout: float = 15.0, message: str = "condition not met") -> Any:
+    """Poll ``check`` until it returns something truthy (actions with undo are sent late)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        assert time.monotonic() < deadline, message
+        time.sleep(0.2)
+
+
+class Panel:
+    """One browser page on the panel, with the problems it logged."""
+
+    def __init__(self, browser: Browser, base_url: str, viewport: str, *, theme: str = "light") -> None:
+        self.base_url = base_url
+        self.viewport = viewport
+        self.context = browser.new_context(viewport=VIEWPORTS[viewport], color_scheme="light" if theme == "light" else "dark")
+        self.page: Page = self.context.new_page()
+        self.errors: list[str] = []
+        self.requests: list[tuple[str, dict[str, str]]] = []
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        # An expected 4xx answer is logged by Chromium as "Failed to load resource"; anything else is a fault.
+        self.page.on("console", lambda m: m.type == "error" and not m.text.startswith("Failed to load resource") and self.errors.append(m.text))
+        self.page.on("request", lambda r: self.requests.append((r.url, r.headers)))
+        self.page.set_default_timeout(20_000)
+
+        self.page.context.set_default_navigation_timeout(30_000)
+
+    def open(self, route: str = "", prefix: str = "/admin/") -> Page:
+        self.page.goto(f"{self.base_url}{prefix}{'#/' + route if route else ''}")
+        return self.page
+
+    def sign_in(self, key: str = OWNER_KEY) -> None:
+        """As a new user: the panel asks for the key, the user types it and lands on Today."""
+        page = self.open()
+        expect(page.locator("#settings-reason")).to_contain_text("Enter the API key")
+        page.fill("input[name=apiKey]", key)
+        page.click("button[type=submit]")
+        expect(page.locator(".page[data-page=today] h1")).to_have_text("Today")
+
+    def go(self, route: str) -> Page:
+        self.page.evaluate("route => { location.hash = route }", f"#/{route}")
+        return self.page
+
+    def shoot(self, name: str) -> Path:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        path = SCREENSHOTS / f"{self.viewport}-{name}.png"
+        self.page.wait_for_timeout(250)  # let sheets and transitions settle
+        self.page.screenshot(path=str(path))
+        return path
+
+    def close(self) -> None:
+        self.context.close()

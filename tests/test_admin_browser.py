@@ -1,0 +1,365 @@
+"""The admin panel in headless Chromium (Debian's /usr/bin/chromium, driven by
+Playwright) against the real local server, at a phone and a desktop size.
+
+Screenshots of every tab go to test-artifacts/screenshots/."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from playwright.sync_api import Browser, expect, sync_playwright
+
+from companion_memory.settings import Settings
+from tests.admin_browser import CHROMIUM, CHROMIUM_ARGS, Panel, Rest, eventually
+from tests.admin_server import AdminServer
+from tests.conftest import OWNER_KEY
+
+XSS_IMG = '<img src=x onerror="window.__xss=1">'
+XSS_SCRIPT = "<script>window.__xss=2</script>"
+# The dream's quotes end at a full stop, so this one has none.
+XSS_MESSAGE = "<img src=x onerror=\"window['__xss']=3\">"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    # CI installs Debian's Chromium (.ci/run); without it these tests fail, never skip.
+    assert CHROMIUM.exists(), f"{CHROMIUM} is missing: apt-get install chromium"
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def server(tmp_path: Path, embedder) -> Iterator[AdminServer]:  # type: ignore[no-untyped-def]
+    running = AdminServer(Settings(CHATBOX_API_KEY=OWNER_KEY), tmp_path / "data", embedder)
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def rest(server: AdminServer) -> Iterator[Rest]:
+    client = Rest(server.url)
+    yield client
+    client.close()
+
+
+@pytest.fixture(params=["phone", "desktop"])
+def panel(request: pytest.FixtureRequest, browser: Browser, server: AdminServer) -> Iterator[Panel]:
+    opened = Panel(browser, server.url, request.param)
+    yield opened
+    opened.close()
+    assert opened.errors == [], opened.errors
+    # Nothing but our own server was asked for anything, and the key never left the header.
+    for url, headers in opened.requests:
+        assert url.startswith(server.url), f"request to another host: {url}"
+        assert OWNER_KEY not in url and "key=" not in url and "token=" not in url, url
+        if "/v1/" in url or "/api/" in url:
+            assert headers.get("authorization", "").startswith("Bearer "), url
+
+
+def test_a_new_user_enters_the_key_and_sees_today(panel: Panel, rest: Rest) -> None:
+    rest.remember("drink.tea", "Drinks jasmine tea in the afternoon", type="preference")
+    rest.remember("pet.cat", "Has a grey cat called Miso", type="fact")
+    rest.say("I walked to the market this morning")
+
+    page = panel.open()
+    expect(page).to_have_url(re.compile(r"/admin/#/settings\?reason=welcome$"))
+    page.fill("input[name=apiKey]", "not-the-key")
+    page.click("button[type=submit]")
+    expect(page.locator("#settings-reason")).to_contain_text("refused the API key (401")
+
+    page.fill("input[name=apiKey]", OWNER_KEY)
+    page.click("button[type=submit]")
+    expect(page.locator(".page[data-page=today] h1")).to_have_text("Today")
+    expect(page.locator(".stat").first).to_contain_text("2")
+    expect(page.locator("#counts-by-type")).to_contain_text("preference")
+    expect(page.locator("#counts-by-type")).to_contain_text("fact")
+    expect(page.locator("#today-messages")).to_contain_text("I walked to the market this morning")
+    expect(page.locator("#yesterday-diary")).to_contain_text("No diary for yesterday yet")
+    assert page.evaluate("JSON.parse(localStorage.getItem('companion-memory.admin')).apiKey") == OWNER_KEY
+    panel.shoot("flow-today-first-visit")
+
+
+def test_the_review_loop_from_messages_to_an_approved_memory(panel: Panel, rest: Rest) -> None:
+    rest.say(
+        "Please remember that my sister's birthday is on 12 March.",
+        "Also, never call me by my full name.",
+        "remember that the spare key is under the blue flowerpot",
+    )
+    panel.sign_in()
+    page = panel.go("more/maintenance")
+    expect(page.locator("input[name=dream-date]")).not_to_have_value("")
+    page.click("#dream-dry-run")
+    expect(page.locator("#dream-report")).to_contain_text("would propose 3 candidates; nothing was written")
+    assert rest.candidates() == []
+    page.click("#dream-run")
+    expect(page.locator("#dream-report")).to_contain_text("3 new candidates in the review queue")
+    expect(page.locator("#pending-badge")).to_have_text("3")
+    page.click("#dream-report >> text=Review them")
+
+    cards = page.locator("article.candidate:visible")
+    expect(cards).to_have_count(3)
+    birthday = cards.filter(has_text="my sister's birthday is on 12 March")
+    expect(birthday.locator(".candidate-quote")).to_have_text("Please remember that my sister's birthday is on 12 March")
+    panel.shoot("flow-review-after-dream")
+    birthday.locator("[data-action=approve]").click()
+    expect(page.locator(".toast-ok", has_text="Approved")).to_contain_text("Approved: created a new memory")
+    expect(cards).to_have_count(2)
+    memory = next(m for m in rest.memories() if m["content"] == "my sister's birthday is on 12 March")
+    assert memory["evidence"][0]["quote"] == "Please remember that my sister's birthday is on 12 March"
+
+    # Discard waits a few seconds for an undo: undone, it stays pending.
+    name = cards.filter(has_text="never call me by my full name")
+    name.locator("[data-action=discard]").click()
+    expect(cards).to_have_count(1)
+    page.locator("[data-undo] .toast-action").click()
+    expect(cards).to_have_count(2)
+    page.wait_for_timeout(500)
+    assert len(rest.candidates()) == 2
+    # Not undone, it is sent.
+    name.locator("[data-action=discard]").click()
+    expect(cards).to_have_count(1)
+    eventually(lambda: [c["content"] for c in rest.candidates("discarded")] == ["never call me by my full name"])
+
+    # The last one merges into the memory just approved, chosen in the picker.
+    key = cards.filter(has_text="the spare key is under the blue flowerpot")
+    key.locator("[data-action=merge]").click()
+    picker = page.locator(".sheet")
+    picker.locator("input[type=search]").fill("sister birthday")
+    picker.locator("button[type=submit]").click()
+    picker.locator(".item", has_text="my sister's birthday is on 12 March").click()
+    expect(page.locator("#review-summary")).to_have_text("0 candidates waiting for you.")
+    merged = eventually(lambda: rest.candidates("merged"))
+    assert merged[0]["result_memory_id"] == memory["id"]
+    expect(page.locator("#candidate-list")).to_contain_text("All caught up")
+
+
+def test_create_find_edit_supersede_and_delete_a_memory(panel: Panel, rest: Rest) -> None:
+    panel.sign_in()
+    page = panel.go("memories")
+    page.get_by_role("button", name="New memory").click()
+    sheet = page.locator(".sheet")
+    sheet.locator("textarea[name=content]").fill("Her favourite hiking trail is the MacRitchie loop")
+    sheet.locator("select[name=type]").select_option("preference")
+    sheet.locator("button[type=submit]").click()
+    expect(page.locator(".toast-ok", has_text="Memory saved")).to_be_visible()
+    created = next(m for m in rest.memories() if m["content"] == "Her favourite hiking trail is the MacRitchie loop")
+    assert created["type"] == "preference" and created["fact_key"] == "preference.her-favourite-hiking-trail"
+
+    rest.remember("drink.coffee", "Takes her coffee with oat milk", type="preference")
+    page.fill("input[name=q]", "hiking trail")
+    page.click("form[role=search] button[type=submit]")
+    hits = page.locator("#memory-list .memory-item")
+    expect(hits.first).to_contain_text("MacRitchie loop")
+    panel.shoot("flow-memories-search")
+
+    hits.first.click()
+    sheet = page.locator(".sheet")
+    expect(sheet.locator("#memory-content")).to_have_text("Her favourite hiking trail is the MacRitchie loop")
+    sheet.get_by_role("button", name="Edit").click()
+    sheet.locator("textarea[name=content]").fill("Her favourite hiking trail is the Southern Ridges")
+    sheet.locator("button[type=submit]").click()
+    expect(sheet.locator("#memory-content")).to_have_text("Her favourite hiking trail is the Southern Ridges")
+    expect(sheet.locator("#memory-events")).to_contain_text("edited (content")
+    assert rest.get(f"/v1/memories/{created['id']}")["memory"]["content"] == "Her favourite hiking trail is the Southern Ridges"
+
+    sheet.get_by_role("button", name="New version").click()
+    sheet.locator("textarea[name=content]").fill("She now prefers the Coast-to-Coast trail")
+    sheet.locator("button[type=submit]").click()
+    expect(sheet.locator("#memory-content")).to_have_text("She now prefers the Coast-to-Coast trail")
+    expect(sheet.locator(".target").filter(has_text="Earlier version")).to_contain_text("Southern Ridges")
+    old = rest.get(f"/v1/memories/{created['id']}")["memory"]
+    assert old["status"] == "superseded" and old["superseded_by"]
+    newest = rest.get(f"/v1/memories/{old['superseded_by']}")["memory"]
+    assert newest["fact_key"] == created["fact_key"] and newest["status"] == "active"
+
+    sheet.get_by_role("button", name="Delete").click()
+    expect(page.locator("[data-undo]")).to_contain_text("Memory deleted")
+    eventually(lambda: rest.get(f"/v1/memories/{newest['id']}")["memory"]["status"] == "deleted")
+
+    # Archive and restore, from the list.
+    page.fill("input[name=q]", "")
+    page.click("form[role=search] button[type=submit]")
+    oat = page.locator("#memory-list .memory-item", has_text="oat milk")
+    expect(oat).to_be_visible()
+    oat.click()
+    page.locator(".sheet").get_by_role("button", name="Archive").click()
+    expect(page.locator(".sheet .chip-status")).to_have_text("archived")
+    page.locator(".sheet").get_by_role("button", name="Restore").click()
+    expect(page.locator(".sheet .chip-status")).to_have_text("active")
+
+
+def test_memories_are_paginated_and_filtered_by_type(panel: Panel, rest: Rest) -> None:
+    for n in range(23):
+        rest.remember(f"fact.{n}", f"Numbered fact {n:02d}", type="fact")
+    rest.remember("habit.run", "Runs before breakfast", type="habit")
+    panel.sign_in()
+    page = panel.go("memories")
+    items = page.locator("#memory-list .memory-item")
+    expect(items).to_have_count(20)
+    page.get_by_role("button", name="Older").click()
+    expect(page.locator("#page-number")).to_have_text("Page 2")
+    expect(items).to_have_count(4)
+    page.locator("button.chip[data-type=habit]").click()
+    expect(items).to_have_count(1)
+    expect(items.first).to_contain_text("Runs before breakfast")
+
+
+def test_script_and_img_memories_show_as_text_and_run_nothing(panel: Panel, rest: Rest) -> None:
+    img = rest.remember("xss.img", f"{XSS_IMG} an image tag")
+    script = rest.remember("xss.script", f"{XSS_SCRIPT} a script tag")
+    rest.post(f"/v1/memories/{img}/relations", {"target_id": script, "relation": "supports"})
+    rest.post("/v1/precious", {"content": f"{XSS_IMG} precious"})
+    rest.post("/v1/glossary", {"term": "<b>bold</b>", "aliases": [XSS_IMG], "definition": XSS_SCRIPT})
+    rest.say(f"remember that {XSS_MESSAGE} is how the test writes tags")
+    rest.post("/v1/dream/run", {"date": rest.get("/v1/memory_boot")["date"]})
+
+    panel.sign_in()
+    page = panel.page
+    expect(page.locator("#today-messages")).to_contain_text(f"remember that {XSS_MESSAGE} is how the test writes tags")
+    panel.go("memories")
+    expect(page.locator("#memory-list")).to_contain_text(f"{XSS_IMG} an image tag")
+    expect(page.locator("#memory-list")).to_contain_text(f"{XSS_SCRIPT} a script tag")
+    page.locator("#memory-list .memory-item", has_text="an image tag").click()
+    expect(page.locator("#memory-content")).to_have_text(f"{XSS_IMG} an image tag")
+    page.keyboard.press("Escape")
+    panel.go("review")
+    expect(page.locator("article.candidate .candidate-content")).to_have_text(f"{XSS_MESSAGE} is how the test writes tags")
+    expect(page.locator("article.candidate .candidate-quote")).to_have_text(f"remember that {XSS_MESSAGE} is how the test writes tags")
+    panel.go("more/precious")
+    expect(page.locator("#precious-list")).to_contain_text(f"{XSS_IMG} precious")
+    panel.go("more/glossary")
+    expect(page.locator("#glossary-list")).to_contain_text("<b>bold</b>")
+    expect(page.locator("#glossary-list")).to_contain_text(XSS_SCRIPT)
+    panel.go("starmap")
+    expect(page.locator("#starmap .map-node")).to_have_count(2)
+    expect(page.locator("#starmap")).to_contain_text("<img src=x")
+
+    assert page.evaluate("window.__xss") is None
+    assert page.locator("main img").count() == 0 and page.locator("main script, main b").count() == 0
+
+
+def test_reindex_shows_progress_until_done(panel: Panel, rest: Rest) -> None:
+    for n in range(45):
+        rest.remember(f"note.{n}", f"Reindex test memory number {n}", type="note")
+    panel.sign_in()
+    page = panel.go("more/maintenance")
+    expect(page.locator("#vector-status")).to_be_visible()
+    page.evaluate("""() => {
+        window.__progress = [];
+        const bar = document.getElementById('reindex-progress');
+        new MutationObserver(() => window.__progress.push(Number(bar.getAttribute('aria-valuenow'))))
+            .observe(bar, { attributes: true, attributeFilter: ['aria-valuenow'] });
+    }""")
+    page.click("#reindex-start")
+    expect(page.locator("#reindex-label")).to_have_text("Done: 45 memories indexed.", timeout=60_000)
+    expect(page.locator("#reindex-progress")).to_have_attribute("aria-valuenow", "100")
+    expect(page.locator("#reindex-progress")).to_have_attribute("data-done", "true")
+    seen = page.evaluate("window.__progress")
+    assert seen[-1] == 100 and any(0 < value < 100 for value in seen), seen
+    assert seen == sorted(seen[1:]) or seen[1:] == sorted(seen[1:]), seen
+    health = rest.get("/v1/debug/vector_health")
+    assert health["indexed_vectors"] == 45 and health["missing_from_index"] == 0
+    panel.shoot("flow-reindex-done")
+
+
+def test_the_star_map_draws_memories_and_relations_and_opens_one(panel: Panel, rest: Rest) -> None:
+    lena = rest.remember("friend.lena", "Lena is her closest friend", type="relationship", importance=0.9)
+    kyoto = rest.remember("trip.kyoto", "Went to Kyoto with Lena in April", type="event")
+    tea = rest.remember("drink.tea", "Drinks jasmine tea", type="preference")
+    rest.post(f"/v1/memories/{lena}/relations", {"target_id": kyoto, "relation": "same_thread"})
+    rest.post(f"/v1/memories/{tea}/relations", {"target_id": kyoto, "relation": "contradicts", "weight": 0.5})
+    panel.sign_in()
+    page = panel.go("memories")
+    page.get_by_role("link", name="Star map").click()
+    nodes = page.locator("#starmap .map-node")
+    expect(nodes).to_have_count(3)
+    expect(page.locator("#starmap .map-edge")).to_have_count(2)
+    expect(page.locator("#starmap .map-edge.contradicts")).to_have_count(1)
+    assert page.locator(f"#starmap .map-node[data-id='{lena}']").get_attribute("fill") != page.locator(
+        f"#starmap .map-node[data-id='{tea}']").get_attribute("fill")
+    expect(page.locator("#map-status")).to_have_text("3 memories · 2 relations")
+    panel.shoot("flow-starmap-relations")
+
+    page.fill("#map-search", "kyoto")
+    expect(page.locator("#map-status")).to_contain_text("1 match")
+    expect(page.locator(f"#starmap .map-node[data-id='{kyoto}']")).to_have_class(re.compile(r"\bmatch\b"))
+    expect(page.locator(f"#starmap .map-node[data-id='{tea}']")).to_have_class(re.compile(r"\bdim\b"))
+    page.fill("#map-search", "")
+    page.locator(".map-filter[data-type=preference]").click()
+    expect(page.locator(f"#starmap .map-node[data-id='{tea}']")).to_be_hidden()
+    expect(page.locator("#map-status")).to_contain_text("2 memories")
+
+    transform = page.locator("#starmap > g").get_attribute("transform")
+    page.get_by_role("button", name="Zoom in").click()
+    assert page.locator("#starmap > g").get_attribute("transform") != transform
+    box = page.locator("#starmap").bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + 60, box["y"] + box["height"] - 80)
+    page.mouse.down()
+    page.mouse.move(box["x"] + 120, box["y"] + box["height"] - 60, steps=5)
+    page.mouse.up()
+    page.get_by_role("button", name="Fit to screen").click()
+
+    page.locator(f"#starmap .map-node[data-id='{lena}']").click()
+    expect(page.locator(".sheet #memory-content")).to_have_text("Lena is her closest friend")
+
+
+def test_a_refused_key_goes_back_to_settings_with_a_message(panel: Panel) -> None:
+    panel.sign_in()
+    page = panel.page
+    page.evaluate("""() => {
+        const saved = JSON.parse(localStorage.getItem('companion-memory.admin'));
+        localStorage.setItem('companion-memory.admin', JSON.stringify({ ...saved, apiKey: 'revoked-key' }));
+    }""")
+    panel.go("memories")
+    expect(page).to_have_url(re.compile(r"#/settings\?reason=unauthorized$"))
+    expect(page.locator("#settings-reason")).to_have_text(
+        "The server refused the API key (401 Unauthorized). Check the key below and save it again.")
+    expect(page.locator(".tab[data-tab=settings]")).to_have_attribute("aria-current", "page")
+
+
+def test_every_tab_at_phone_and_desktop_size_in_both_themes(panel: Panel, rest: Rest) -> None:
+    """Screenshots of every tab (and the star map), served under /memory-admin/ too."""
+    tea = rest.remember("drink.tea", "Drinks jasmine tea in the afternoon", type="preference", importance=0.8)
+    cat = rest.remember("pet.cat", "Has a grey cat called Miso who hates the vacuum", type="fact", importance=0.6)
+    rest.remember("boundary.diet", "Never bring up dieting or weight", type="boundary", importance=1.0)
+    rest.remember("name", "Her name is Mei; she designs products in Singapore", type="identity", pinned=True, importance=1.0)
+    rest.post(f"/v1/memories/{tea}/relations", {"target_id": cat, "relation": "same_thread"})
+    rest.post("/v1/precious", {"content": "You don't have to be perfect to be loved.", "note": "what Lena said"})
+    rest.post("/v1/glossary", {"term": "bbt", "aliases": ["boba"], "definition": "bubble tea, her Friday treat"})
+    rest.say("Please remember that my sister's birthday is on 12 March.", "Always book the window seat for me.")
+    rest.post("/v1/dream/run", {"date": rest.get("/v1/memory_boot")["date"]})
+
+    panel.sign_in()
+    page = panel.page
+    for theme in ("light", "dark"):
+        panel.go("settings")
+        page.get_by_role("tab", name=theme.capitalize()).click()
+        assert page.evaluate("document.documentElement.dataset.theme") == theme
+        background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert background == ("rgb(246, 247, 251)" if theme == "light" else "rgb(15, 17, 23)")
+        for route, name, ready in [
+            ("today", "today", "#today-messages"),
+            ("review", "review", "article.candidate"),
+            ("memories", "memories", ".memory-item"),
+            ("more/precious", "more", "#precious-list .item"),
+            ("more/diary", "more-diary", "#diary-list .diary-entry"),
+            ("more/maintenance", "more-maintenance", "#vector-status"),
+            ("settings", "settings", "input[name=apiKey]"),
+            ("starmap", "starmap", "#starmap .map-node"),
+        ]:
+            panel.page.goto(f"{panel.base_url}/memory-admin/#/{route}")
+            expect(page.locator(ready).first).to_be_visible()
+            tabs = page.locator("#tabs")
+            box = tabs.bounding_box()
+            assert box is not None
+            if panel.viewport == "phone":  # a bottom tab bar
+                assert box["y"] + box["height"] == pytest.approx(844, abs=2) and box["width"] == pytest.approx(390, abs=2)
+            else:  # a side rail
+                assert box["x"] == 0 and box["height"] == pytest.approx(800, abs=2) and box["width"] < 300
+            panel.shoot(f"{name}-{theme}")
