@@ -5,6 +5,7 @@ Screenshots of every tab go to test-artifacts/screenshots/."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Iterator
@@ -160,6 +161,7 @@ def test_create_find_edit_supersede_and_delete_a_memory(panel: Panel, rest: Rest
     hits.first.click()
     sheet = page.locator(".sheet")
     expect(sheet.locator("#memory-content")).to_have_text("Her favourite hiking trail is the MacRitchie loop")
+    panel.shoot("flow-memory-sheet")
     sheet.get_by_role("button", name="Edit").click()
     sheet.locator("textarea[name=content]").fill("Her favourite hiking trail is the Southern Ridges")
     sheet.locator("button[type=submit]").click()
@@ -363,3 +365,22 @@ def test_every_tab_at_phone_and_desktop_size_in_both_themes(panel: Panel, rest: 
             else:  # a side rail
                 assert box["x"] == 0 and box["height"] == pytest.approx(800, abs=2) and box["width"] < 300
             panel.shoot(f"{name}-{theme}")
+
+
+def test_export_downloads_json_and_import_loads_it_back(panel: Panel, rest: Rest, tmp_path: Path) -> None:
+    rest.remember("drink.tea", "Drinks jasmine tea", type="preference")
+    panel.sign_in()
+    page = panel.go("more/maintenance")
+    with page.expect_download() as download:
+        page.click("#export")
+    saved = tmp_path / "export.json"
+    download.value.save_as(saved)
+    document = json.loads(saved.read_text())
+    assert [m["content"] for m in document["memories"]] == ["Drinks jasmine tea"]
+    expect(page.locator("#backup-status")).to_have_text("Export downloaded.")
+
+    document["memories"][0]["content"] = "Drinks jasmine tea, no sugar"
+    saved.write_text(json.dumps(document))
+    page.locator("#backup input[type=file]").set_input_files(str(saved))
+    expect(page.locator("#backup-status")).to_contain_text("Imported export.json")
+    assert [m["content"] for m in rest.memories()] == ["Drinks jasmine tea, no sugar"]
