@@ -286,7 +286,11 @@ def test_anthropic_route_keeps_the_cached_prefix_identical_across_turns(
             before = [b for b in _blocks(earlier) if "<memories>" not in b]
             assert _blocks(later)[: len(before)] == before  # byte-identical prefix, whatever was recalled
             assert earlier["system"] == later["system"] and earlier["tools"] == later["tools"]
-        usage = rows(live, "SELECT provider, input_tokens, cache_read_tokens, cache_creation_tokens FROM usage_logs ORDER BY id")
+        # The turn is kept after the answer is sent: wait for the last one.
+        deadline = time.monotonic() + 10
+        while len(usage := rows(live, "SELECT provider, input_tokens, cache_read_tokens, cache_creation_tokens "
+                                      "FROM usage_logs ORDER BY id")) < 3 and time.monotonic() < deadline:
+            time.sleep(0.02)
         assert len(usage) == 3 and usage[-1][2:] == (3000, 200)
     finally:
         live.stop()

@@ -4,6 +4,7 @@ as the local server, over fakes of every binding (D1, Vectorize, Workers AI, Que
 from __future__ import annotations
 
 import importlib
+import json
 import sys
 import types
 from datetime import datetime, timedelta, timezone
@@ -141,6 +142,9 @@ async def test_scheduled_runs_the_nightly_job(entry: types.ModuleType, env: Simp
     await runtime.ingestor.ingest("default", [
         IncomingMessage(role="user", content="remember that my sister is called Mei", created_at=yesterday_noon.isoformat()),
     ])
+    # DREAM_MODEL's default, workers-ai/@cf/openai/gpt-oss-120b, answers through env.AI.
+    env.AI.chat_replies.append(json.dumps({"title": "Family", "summary": "Talked about Mei.", "add": [
+        {"content": "my sister is called Mei", "type": "relationship", "evidence": ["my sister is called Mei"]}]}))
     worker = entry.Default(SimpleNamespace(), env)
     await worker.scheduled(SimpleNamespace(cron="10 20 * * *", scheduledTime=0))
     last = await runtime.nightly.last_run()

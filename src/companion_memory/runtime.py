@@ -26,7 +26,7 @@ from .memory.vector_mirror import VectorMirror
 from .memory.writes import MemoryWriter
 from .proxy.gateway import ChatGateway
 from .proxy.routing import route
-from .ports import Clock, Database, Embedder, Reranker, TaskQueue, UpstreamError, VectorIndex
+from .ports import ChatModel, Clock, Database, Embedder, Reranker, TaskQueue, UpstreamError, VectorIndex
 from .settings import Settings
 
 @dataclass
@@ -42,6 +42,8 @@ class Runtime:
     # Background work (mirror retries, reindex, retention backlog); None runs it only
     # from the nightly job.
     queue: TaskQueue | None = None
+    # The Worker's AI binding as a chat model, for workers-ai/ models (REST elsewhere).
+    workers_ai_chat: ChatModel | None = None
 
     @cached_property
     def mirror(self) -> VectorMirror:
@@ -73,7 +75,9 @@ class Runtime:
 
     @cached_property
     def gateway(self) -> ChatGateway:
-        return ChatGateway(self.db, self.recall, self.ingestor, self.clock, self.settings, self.http_client)
+        return ChatGateway(
+            self.db, self.recall, self.ingestor, self.clock, self.settings, self.http_client, self.workers_ai_chat
+        )
 
     @cached_property
     def github_daily(self) -> GithubDaily:
@@ -92,7 +96,7 @@ class Runtime:
         """DREAM_MODEL when its provider is configured. Without it the dream and the
         rollups work model-free, so the embedded default dreams too."""
         try:
-            chosen = route(self.settings.DREAM_MODEL, self.settings, self.http_client)
+            chosen = route(self.settings.DREAM_MODEL, self.settings, self.http_client, self.workers_ai_chat)
         except UpstreamError:
             return None
         return JobModel(chosen.chat_model, chosen.model)

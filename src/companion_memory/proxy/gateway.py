@@ -21,7 +21,7 @@ from ..clock import iso
 from ..memory.ingest import IncomingMessage, MessageIngestor
 from ..memory.prompt import memories_block
 from ..memory.recall import Recall
-from ..ports import ChatCall, ChatUsage, Clock, Database
+from ..ports import ChatCall, ChatModel, ChatUsage, Clock, Database
 from ..settings import Settings
 from ..store.usage import UsageStore
 from .routing import Route, resolve_model, route
@@ -55,7 +55,8 @@ class Turn:
 
 class ChatGateway:
     def __init__(
-        self, db: Database, recall: Recall, ingestor: MessageIngestor, clock: Clock, settings: Settings, http: httpx.AsyncClient
+        self, db: Database, recall: Recall, ingestor: MessageIngestor, clock: Clock, settings: Settings,
+        http: httpx.AsyncClient, workers_ai: ChatModel | None = None,
     ) -> None:
         self.db = db
         self.recall = recall
@@ -63,11 +64,12 @@ class ChatGateway:
         self.clock = clock
         self.settings = settings
         self.http = http
+        self.workers_ai = workers_ai
 
     async def start(self, body: dict[str, Any], *, guide_dog: bool = False) -> Turn:
         """Route the request and recall for it. The guide dog never reads or writes memory."""
         label = resolve_model(body["model"], body, self.settings, vision=guide_dog)
-        chosen = route(label, self.settings, self.http)
+        chosen = route(label, self.settings, self.http, self.workers_ai)
         patch = "" if guide_dog or not self.settings.ENABLE_AUTO_MEMORY else await self._patch(body)
         return Turn(body=body, route=chosen, call=ChatCall(chosen.model, body, patch), remember=not guide_dog)
 

@@ -50,13 +50,16 @@ def resolve_model(requested: str, body: Mapping[str, Any], settings: Settings, *
     return settings.VISION_MODEL if vision or has_image(body) else settings.CHAT_MODEL
 
 
-def route(label: str, settings: Settings, http: httpx.AsyncClient) -> Route:
+def route(label: str, settings: Settings, http: httpx.AsyncClient, workers_ai: ChatModel | None = None) -> Route:
+    """``workers_ai`` is the Worker's ``AI`` binding as a chat model, when there is one."""
     if label.startswith((ANTHROPIC + "claude", CUSTOM_PROVIDER + "claude")):
         from .anthropic import anthropic_model
 
         return anthropic_model(http, settings, label)
     if label.startswith(WORKERS_AI):
-        # Workers AI speaks OpenAI chat completions on its REST API.
+        if workers_ai is not None:
+            return Route(workers_ai, label.removeprefix(WORKERS_AI), label)
+        # Elsewhere Workers AI speaks OpenAI chat completions on its REST API.
         if not (settings.CLOUDFLARE_ACCOUNT_ID and settings.CLOUDFLARE_API_TOKEN):
             raise _not_configured("CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN", label)
         url = f"https://api.cloudflare.com/client/v4/accounts/{settings.CLOUDFLARE_ACCOUNT_ID}/ai/v1/chat/completions"

@@ -28,27 +28,23 @@ def _abort_signal(seconds: float) -> Any:  # pragma: no cover - only inside Pyod
 
 class _BodyStream(httpx.AsyncByteStream):
     def __init__(self, body: Any) -> None:
-        self._reader = None if ffi.is_js_nullish(body) else body.getReader()
+        self._chunks = None if ffi.is_js_nullish(body) else ffi.stream_chunks(body)
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        if self._reader is None:
+        if self._chunks is None:
             return
-        while True:
-            try:
-                chunk = await self._reader.read()
-            except Exception as error:
-                raise _http_error(error, None) from error
-            if chunk.done:
-                return
-            yield ffi.js_bytes(chunk.value)
+        try:
+            async for chunk in self._chunks:
+                yield chunk
+        except httpx.TransportError:
+            raise
+        except Exception as error:
+            raise _http_error(error, None) from error
 
     async def aclose(self) -> None:
-        if self._reader is not None:
-            reader, self._reader = self._reader, None
-            try:
-                await reader.cancel()
-            except Exception:  # the stream is already finished or errored
-                pass
+        if self._chunks is not None:
+            chunks, self._chunks = self._chunks, None
+            await chunks.aclose()
 
 
 def _http_error(error: Exception, request: httpx.Request | None) -> httpx.TransportError:

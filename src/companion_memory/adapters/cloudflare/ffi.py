@@ -16,7 +16,7 @@ Two facts drive this module:
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, AsyncIterator, Callable
 
 try:  # pragma: no cover - only inside Pyodide
     from pyodide.ffi import JsProxy as _JsProxy
@@ -132,3 +132,23 @@ def js_bytes(value: Any) -> bytes:
     if callable(to_bytes):
         return bytes(to_bytes())
     return bytes(to_py(value))
+
+
+async def stream_chunks(stream: Any) -> AsyncIterator[bytes]:
+    """The bytes of a JS ``ReadableStream`` as they arrive; the stream is cancelled if the
+    reader stops early."""
+    reader = stream.getReader()
+    finished = False
+    try:
+        while True:
+            chunk = await reader.read()
+            if chunk.done:
+                finished = True
+                return
+            yield js_bytes(chunk.value)
+    finally:
+        if not finished:
+            try:
+                await reader.cancel()
+            except Exception:  # already errored or closed
+                pass

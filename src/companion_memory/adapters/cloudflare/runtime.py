@@ -21,6 +21,7 @@ from .fetch import FetchTransport
 from .queue import CloudflareQueue
 from .vectorize import VectorizeIndex
 from .workers_ai import WorkersAIEmbedder, WorkersAIReranker
+from .workers_ai_chat import WorkersAIChat
 
 BINDINGS = ("DB", "VECTORIZE", "AI")
 # The task queue's producer binding; optional: without it, background work waits for
@@ -83,6 +84,7 @@ async def build_runtime(env: Any, *, fetch: Any = None) -> Runtime:
         ),
         clock=SystemClock(),
         http=_outbound_client(settings, fetch),
+        workers_ai_chat=WorkersAIChat(_binding(env, "AI")),
         queue=None if ffi.is_js_nullish(_read(env, QUEUE_BINDING)) else CloudflareQueue(_read(env, QUEUE_BINDING)),
         reranker=(
             WorkersAIReranker(_binding(env, "AI"), settings.MEMORY_RERANKER_MODEL)
