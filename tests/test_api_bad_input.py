@@ -113,3 +113,15 @@ async def test_json_sent_the_way_curl_d_sends_it(client: httpx.AsyncClient) -> N
         assert response.status_code in (200, 201), response.text
     form = await client.post("/v1/memories", data={"content": "x", "fact_key": "k"}, headers=auth())
     assert form.status_code == 400 and "not valid JSON" in form.json()["error"]["message"]
+
+
+async def test_browsers_on_other_origins_may_call_the_api_with_a_key(client: httpx.AsyncClient) -> None:
+    origin = {"Origin": "https://panel.example"}
+    preflight = await client.options("/v1/memories", headers={
+        **origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization, content-type"})
+    assert preflight.status_code == 200 and preflight.headers["access-control-allow-origin"] == "*"
+    assert "authorization" in preflight.headers["access-control-allow-headers"].lower()
+    listed = await client.get("/v1/memories", headers={**origin, **auth()})
+    assert listed.status_code == 200 and listed.headers["access-control-allow-origin"] == "*"
+    refused = await client.get("/v1/memories", headers=origin)  # still no way in without the key
+    assert refused.status_code == 401

@@ -505,7 +505,7 @@ def test_cors_for_browser_clients(server: LiveServer) -> None:
     preflight = httpx.options(server.url + "/mcp", headers={
         "Origin": "http://localhost:6274", "Access-Control-Request-Method": "POST",
         "Access-Control-Request-Headers": "authorization, content-type, mcp-protocol-version, mcp-method, mcp-name, mcp-param-region"})
-    assert preflight.status_code == 204
+    assert preflight.status_code == 200
     assert preflight.headers["access-control-allow-origin"] == "*"
     assert "POST" in preflight.headers["access-control-allow-methods"]
     allowed = preflight.headers["access-control-allow-headers"].lower()

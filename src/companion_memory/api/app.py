@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import RedirectResponse
 
 from .. import __version__
@@ -45,5 +46,12 @@ def create_app(runtime: Runtime, *, lifespan: Any = None) -> FastAPI:
         # The panel's pages load their files by relative URLs: they need the trailing slash.
         app.add_api_route(prefix, _to_panel(prefix), methods=["GET", "HEAD"], include_in_schema=False)
     app.add_middleware(JsonBodies)
+    # Browsers may call the API from another origin (the panel pointed at another server,
+    # a web chat client): every route needs a key sent as a header, never a cookie, so no
+    # origin gains anything it could not do with the key anyway.
+    app.add_middleware(
+        CORSMiddleware, allow_origins=["*"], allow_methods=["*"], allow_headers=["*"], max_age=86400,
+        expose_headers=["Mcp-Session-Id", "MCP-Protocol-Version", "WWW-Authenticate"],
+    )
     app.add_middleware(BodyLimit, overrides=CHAT_BODY_LIMITS)
     return app

@@ -108,15 +108,6 @@ CAPABILITIES = {"tools": {"listChanged": False}, "resources": {}, "prompts": {}}
 LIST_CACHE = {"ttlMs": 300_000, "cacheScope": "private"}
 DISCOVER_CACHE = {"ttlMs": 300_000, "cacheScope": "public"}
 
-CORS = {
-    "Access-Control-Allow-Origin": "*",
-    "Access-Control-Expose-Headers": "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate",
-}
-CORS_ALLOW_HEADERS = (
-    "Authorization, Content-Type, Accept, MCP-Protocol-Version, Mcp-Method, Mcp-Name, "
-    "Mcp-Session-Id, Last-Event-ID, X-API-Key"
-)
-_HEADER_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 
 
 class RpcError(Exception):
@@ -181,7 +172,7 @@ def _error_body(request_id: Any, code: int, message: str, data: Any = None) -> d
 
 
 def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse(body, status, headers={**CORS, **(headers or {})})
+    return JSONResponse(body, status, headers=headers)
 
 
 def _error(request_id: Any, error: RpcError, *, modern: bool) -> JSONResponse:
@@ -190,7 +181,7 @@ def _error(request_id: Any, error: RpcError, *, modern: bool) -> JSONResponse:
 
 
 def _accepted() -> Response:
-    return Response(status_code=202, headers=CORS)
+    return Response(status_code=202)
 
 
 def _unsupported(requested: Any) -> RpcError:
@@ -206,17 +197,8 @@ def _unsupported(requested: Any) -> RpcError:
 
 
 async def _options(request: Request) -> Response:
-    """CORS preflight for browser-based clients (every request still needs a key)."""
-    asked = request.headers.get("access-control-request-headers", "")
-    extra = [h.strip() for h in asked.split(",") if _HEADER_TOKEN.match(h.strip())]
-    allow = CORS_ALLOW_HEADERS + "".join(f", {h}" for h in extra[:30])
-    return Response(status_code=204, headers={
-        **CORS,
-        "Access-Control-Allow-Methods": "POST, GET, DELETE, OPTIONS",
-        "Access-Control-Allow-Headers": allow,
-        "Access-Control-Max-Age": "86400",
-        "Allow": "POST, OPTIONS",
-    })
+    """A plain OPTIONS; browsers' CORS preflights are answered by the app's CORS middleware."""
+    return Response(status_code=204, headers={"Allow": "POST, OPTIONS"})
 
 
 async def _not_allowed(request: Request) -> Response:
