@@ -29,6 +29,8 @@ SCHEMA = (
     " last_error TEXT,"
     " created_at TEXT NOT NULL)",
     "CREATE INDEX IF NOT EXISTS local_tasks_due ON local_tasks (status, available_at)",
+    # Finds a waiting copy of a task being sent (see send_batch).
+    "CREATE INDEX IF NOT EXISTS local_tasks_waiting ON local_tasks (body) WHERE status = 'queued' AND attempts = 0",
 )
 # The Worker's consumer settings in wrangler.toml: max_batch_size 10, max_retries 5.
 BATCH_SIZE = 10
