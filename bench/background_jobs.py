@@ -1,7 +1,7 @@
 """How fast the background work runs locally: the durable task queue (send, deliver, ack)
 and the nightly dream with the model-free extractor over a week of messages.
 
-    PYTHONPATH=src:. python bench/background_jobs.py [--tasks 2000] [--days 7 --per-day 500]
+    .venv/bin/python bench/background_jobs.py [--tasks 5000] [--days 7 --per-day 500]
 """
 
 from __future__ import annotations
@@ -21,7 +21,17 @@ from companion_memory.clock import FixedClock
 from companion_memory.memory.ingest import IncomingMessage
 from companion_memory.ports import QueueMessage
 from companion_memory.settings import Settings
-from tests.fakes.embedder import HashEmbedder
+
+
+class ConstantEmbedder:
+    """Every text the same unit vector: the dream's duplicate check costs nothing here."""
+
+    model = "constant"
+    dimensions = 8
+    similarity_range = (0.0, 1.0)
+
+    async def embed(self, texts: Sequence[str], *, kind: str) -> list[list[float]]:
+        return [[1.0] + [0.0] * 7 for _ in texts]
 
 
 async def queue_rate(directory: Path, count: int) -> tuple[float, float]:
@@ -45,7 +55,7 @@ async def queue_rate(directory: Path, count: int) -> tuple[float, float]:
 async def dream_rate(directory: Path, days: int, per_day: int) -> tuple[int, float, int]:
     now = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
     settings = Settings(DREAM_MAX_RUNS=1000, MESSAGES_RETENTION_DAYS=days + 1)
-    runtime = await build_local_runtime(settings, directory / "data", embedder=HashEmbedder(), clock=FixedClock(now))
+    runtime = await build_local_runtime(settings, directory / "data", embedder=ConstantEmbedder(), clock=FixedClock(now))
     for day in range(1, days + 1):
         base = now - timedelta(days=day)
         await runtime.ingestor.ingest("default", [
@@ -66,7 +76,7 @@ async def dream_rate(directory: Path, days: int, per_day: int) -> tuple[int, flo
 
 async def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--tasks", type=int, default=2000)
+    parser.add_argument("--tasks", type=int, default=5000)
     parser.add_argument("--days", type=int, default=7)
     parser.add_argument("--per-day", type=int, default=500)
     args = parser.parse_args()
