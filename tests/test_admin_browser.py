@@ -365,6 +365,13 @@ def test_every_tab_at_phone_and_desktop_size_in_both_themes(panel: Panel, rest: 
             else:  # a side rail
                 assert box["x"] == 0 and box["height"] == pytest.approx(800, abs=2) and box["width"] < 300
             panel.shoot(f"{name}-{theme}")
+    # "System" follows the device, also when it changes while the panel is open.
+    panel.go("settings")
+    page.emulate_media(color_scheme="dark")
+    page.get_by_role("tab", name="System").click()
+    assert page.evaluate("document.documentElement.dataset.theme") == "dark"
+    page.emulate_media(color_scheme="light")
+    expect(page.locator("html")).to_have_attribute("data-theme", "light")
 
 
 def test_export_downloads_json_and_import_loads_it_back(panel: Panel, rest: Rest, tmp_path: Path) -> None:

@@ -27,6 +27,8 @@ export function namespace() {
   return loadConfig().namespace || "default";
 }
 
+/** Sets the page's theme; "system" follows the device (app.js re-applies it on changes). */
 export function applyTheme(theme = loadConfig().theme) {
-  document.documentElement.dataset.theme = ["light", "dark"].includes(theme) ? theme : "system";
+  const system = matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+  document.documentElement.dataset.theme = ["light", "dark"].includes(theme) ? theme : system;
 }
