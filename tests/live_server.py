@@ -11,6 +11,7 @@ from pathlib import Path
 import uvicorn
 
 from companion_memory.adapters.local.runtime import build_local_runtime
+from companion_memory.adapters.local.server import create_local_app
 from companion_memory.api.app import create_app
 from companion_memory.ports import Embedder
 from companion_memory.runtime import Runtime
@@ -18,16 +19,26 @@ from companion_memory.settings import Settings
 
 
 class LiveServer:
-    def __init__(self, settings: Settings, data_dir: Path, embedder: Embedder) -> None:
-        self.runtime: Runtime = asyncio.run(build_local_runtime(settings, data_dir, embedder=embedder))
+    """``local_app``: serve what ``companion-memory serve`` serves (the panel mounted, the
+    queue worker and nightly schedule running) instead of the bare API app."""
+
+    def __init__(self, settings: Settings, data_dir: Path, embedder: Embedder, *, local_app: bool = False) -> None:
+        # Built in a thread of its own: a caller may already run an event loop (Playwright's sync API does).
+        built: list[Runtime] = []
+        builder = threading.Thread(target=lambda: built.append(asyncio.run(build_local_runtime(settings, data_dir, embedder=embedder))))
+        builder.start()
+        builder.join()
+        assert built, "the runtime could not be built"
+        self.runtime = built[0]
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
         self.port = sock.getsockname()[1]
-        config = uvicorn.Config(create_app(self.runtime), lifespan="off", log_config=None, log_level="warning")
+        app = create_local_app(self.runtime) if local_app else create_app(self.runtime)
+        config = uvicorn.Config(app, lifespan="on" if local_app else "off", log_config=None, log_level="warning")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]}, daemon=True)
         self.thread.start()
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 20
         while not self.server.started:
             assert self.thread.is_alive() and time.monotonic() < deadline, "server did not start"
             time.sleep(0.01)

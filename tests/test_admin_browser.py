@@ -15,8 +15,8 @@ from playwright.sync_api import Browser, expect, sync_playwright
 
 from companion_memory.settings import Settings
 from tests.admin_browser import CHROMIUM, CHROMIUM_ARGS, Panel, Rest, eventually
-from tests.admin_server import AdminServer
 from tests.conftest import OWNER_KEY
+from tests.live_server import LiveServer
 
 XSS_IMG = '<img src=x onerror="window.__xss=1">'
 XSS_SCRIPT = "<script>window.__xss=2</script>"
@@ -35,21 +35,21 @@ def browser() -> Iterator[Browser]:
 
 
 @pytest.fixture
-def server(tmp_path: Path, embedder) -> Iterator[AdminServer]:  # type: ignore[no-untyped-def]
-    running = AdminServer(Settings(CHATBOX_API_KEY=OWNER_KEY), tmp_path / "data", embedder)
+def server(tmp_path: Path, embedder) -> Iterator[LiveServer]:  # type: ignore[no-untyped-def]
+    running = LiveServer(Settings(CHATBOX_API_KEY=OWNER_KEY), tmp_path / "data", embedder, local_app=True)
     yield running
     running.stop()
 
 
 @pytest.fixture
-def rest(server: AdminServer) -> Iterator[Rest]:
+def rest(server: LiveServer) -> Iterator[Rest]:
     client = Rest(server.url)
     yield client
     client.close()
 
 
 @pytest.fixture(params=["phone", "desktop"])
-def panel(request: pytest.FixtureRequest, browser: Browser, server: AdminServer) -> Iterator[Panel]:
+def panel(request: pytest.FixtureRequest, browser: Browser, server: LiveServer) -> Iterator[Panel]:
     opened = Panel(browser, server.url, request.param)
     yield opened
     opened.close()
