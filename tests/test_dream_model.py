@@ -128,3 +128,32 @@ async def test_rollups_are_summarised_by_the_dream_model(dreaming: Runtime, upst
     assert await dreaming.rollups.weekly() == 1
     fallback = await dreaming.db.first("SELECT summary FROM weekly_log WHERE week = '2026-W42'")
     assert fallback["summary"] == "2026-10-12: Rainy — stayed in" and waits == [2.0, 8.0]
+
+
+async def test_a_world_fact_correction_is_applied_at_once_the_rest_waits(
+    client: httpx.AsyncClient, dreaming: Runtime, upstream: RecordingUpstream
+) -> None:
+    office = (await client.post("/v1/memories", json={"fact_key": "world.office.address", "type": "fact",
+                                                      "content": "The office is on Orchard Road"}, headers=auth())).json()["memory"]
+    job = (await client.post("/v1/memories", json={"fact_key": "job", "content": "Works at the bakery"},
+                             headers=auth())).json()["memory"]
+    await say(client, ("user", "The office moved to Tanjong Pagar last week. I quit the bakery.", "2026-11-29T02:00:00Z"))
+    upstream.reply_text = answer(update=[
+        {"target_id": office["id"], "content": "The office is in Tanjong Pagar", "evidence": ["The office moved to Tanjong Pagar"]},
+        {"target_id": job["id"], "content": "Left the bakery", "evidence": ["I quit the bakery"]},
+    ])
+    dry = (await client.post("/v1/dream/run", json={"dry_run": True}, headers=auth())).json()["runs"][0]
+    assert dry["counts"]["applied_world_facts"] == 0
+    assert (await client.get(f"/v1/memories/{office['id']}", headers=auth())).json()["memory"]["status"] == "active"
+
+    report = (await dreaming.dream.night())[0]
+    assert report["status"] == "succeeded" and report["counts"]["applied_world_facts"] == 1
+    old = (await client.get(f"/v1/memories/{office['id']}", headers=auth())).json()["memory"]
+    assert old["status"] == "superseded"
+    new = (await client.get(f"/v1/memories/{old['superseded_by']}", headers=auth())).json()["memory"]
+    assert new["content"] == "The office is in Tanjong Pagar" and new["fact_key"] == "world.office.address"
+    approved = (await client.get("/v1/candidates", params={"status": "approved"}, headers=auth())).json()["candidates"]
+    assert [(c["content"], c["result_memory_id"]) for c in approved] == [("The office is in Tanjong Pagar", new["id"])]
+    pending = (await client.get("/v1/candidates", headers=auth())).json()["candidates"]
+    assert [c["content"] for c in pending] == ["Left the bakery"]  # about the user: waits for review
+    assert (await client.get(f"/v1/memories/{job['id']}", headers=auth())).json()["memory"]["status"] == "active"

@@ -14,14 +14,24 @@ from typing import Any
 
 from ..clock import day_bounds, iso, local_date
 from ..ports import Clock, Database
+from ..errors import ServiceError
 from ..settings import Settings
 from ..store.candidates import CandidateStore
 from ..store.dream import DreamStore
 from .extraction import ExtractedChange, ExtractedMemory, Extractor
+from .models import Evidence, Memory
 from .sensitive import refused_classes
 from .types import normalise_type
 from .vector_mirror import VectorMirror
-from .writes import MemoryWriter
+from .writes import Actor, MemoryDraft, MemoryWriter
+
+# Memories about the world rather than the user (the reference's world_fact) use fact keys
+# under this prefix; a dream correction of one is applied without review.
+WORLD_FACT_PREFIX = "world."
+
+
+def is_world_fact(fact_key: str | None) -> bool:
+    return bool(fact_key) and fact_key.startswith(WORLD_FACT_PREFIX)
 
 
 class Dream:
@@ -71,7 +81,7 @@ class Dream:
             "status": "succeeded", "messages_read": 0, "candidates_created": 0, "error": None,
             "extractor": self.extractor.name,
             "counts": {"batches": 0, "rejected_no_evidence": 0, "rejected_sensitive": 0, "rejected_unknown_target": 0,
-                       "with_target": 0},
+                       "with_target": 0, "applied_world_facts": 0},
             "started_at": iso(self.clock.now()), "candidates": [],
         }
         try:
@@ -128,8 +138,30 @@ class Dream:
         content = target.content if kind == "delete" else (change.content or "")
         if not content or not self._acceptable(batch, change.evidence, content, report):
             return None
-        return self._row(namespace, batch, kind, target.type, content, target.fact_key, target.importance,
-                         target.confidence, change.evidence, target.id)
+        row = self._row(namespace, batch, kind, target.type, content, target.fact_key, target.importance,
+                        target.confidence, change.evidence, target.id)
+        if kind == "update" and is_world_fact(target.fact_key) and not target.authored_by and not report["dry_run"]:
+            await self._apply_world_fact(row, target, report)
+        return row
+
+    async def _apply_world_fact(self, row: dict[str, Any], target: Memory, report: dict[str, Any]) -> None:
+        """The reference applies a correction of a world fact at once (the world changed;
+        nothing about the user is decided): supersede now, and keep the candidate as the
+        approved record of it."""
+        draft = MemoryDraft(
+            content=row["content"], type=target.type, fact_key=target.fact_key, importance=target.importance,
+            confidence=target.confidence, source="dream", source_message_ids=row["source_message_ids"],
+            evidence=[Evidence(**e) for e in row["evidence"]],
+        )
+        try:
+            result = await self.writer.supersede(target.namespace, target.id, draft, Actor("dream"))
+        except ServiceError as error:  # changed meanwhile, or refused: it waits for review instead
+            row["reason"] = f"not applied directly: {error.message}"
+            return
+        now = iso(self.clock.now())
+        row.update(status="approved", result_memory_id=result.memory.id, reviewed_at=now,
+                   reason="world fact: applied directly (superseded)")
+        report["counts"]["applied_world_facts"] += 1
 
     def _acceptable(self, batch: list[dict[str, Any]], quotes: list[str], content: str, report: dict[str, Any]) -> bool:
         """Every quote occurs verbatim in the batch, and the content holds no secret."""

@@ -30,6 +30,8 @@ answer with ONE JSON object, nothing else:
           "evidence": ["<exact words copied from the messages>"]}],
  "update": [{"target_id": "<id of a memory below>", "content": "<the corrected memory>", "evidence": ["<exact words>"]}],
  "delete": [{"target_id": "<id of a memory below>", "evidence": ["<exact words showing it is no longer true>"]}]}
+Facts about the world rather than the user (places, organisations, products) take a fact_key starting
+with "world."; an update to one of those is applied at once, everything else waits for the user's review.
 Only keep what will still matter in a month. Evidence quotes must be copied character for character
 from the messages. Never store passwords, keys, tokens or ID numbers."""
 
