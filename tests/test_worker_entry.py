@@ -65,11 +65,13 @@ def entry(monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
     sys.modules.pop("entry", None)
 
 
-@pytest.fixture
-async def env() -> SimpleNamespace:
+@pytest.fixture(params=["jsproxy", "python"])
+async def env(request: pytest.FixtureRequest) -> SimpleNamespace:
+    """The bindings, with results as JsProxy objects or as already-converted Python values."""
+    style = request.param
     env = SimpleNamespace(
-        DB=FakeD1Database(), VECTORIZE=FakeVectorize(1024, metadata_indexes=MIRROR_INDEXES), AI=FakeWorkersAI(),
-        TASKS=FakeQueue(), ENABLE_MEMORY_RERANKER="false",
+        DB=FakeD1Database(result_style=style), VECTORIZE=FakeVectorize(1024, metadata_indexes=MIRROR_INDEXES, result_style=style),
+        AI=FakeWorkersAI(result_style=style), TASKS=FakeQueue(result_style=style), ENABLE_MEMORY_RERANKER="false",
     )
     await apply_migrations(D1Database(env.DB), load_migrations(default_migrations_dir()))
     return env
@@ -151,10 +153,10 @@ async def test_scheduled_runs_the_nightly_job(entry: types.ModuleType, env: Simp
     assert last is not None and last["trigger"] == "cron 10 20 * * *"
     assert list(last["steps"]) == ["dream", "retention", "github_daily", "weekly_rollup", "monthly_rollup", "vector_mirror"]
     assert all(step["ok"] for step in last["steps"].values())
-    candidates = await env.DB.prepare("SELECT content FROM memory_candidates").all()
-    assert [row["content"] for row in candidates.to_py()["results"]] == ["my sister is called Mei"]
+    candidates = await runtime.db.all("SELECT content FROM memory_candidates")
+    assert [row["content"] for row in candidates] == ["my sister is called Mei"]
     await worker.scheduled(SimpleNamespace(cron="10 20 * * *", scheduledTime=0))  # the same night again
-    assert len((await env.DB.prepare("SELECT id FROM memory_candidates").all()).to_py()["results"]) == 1
+    assert len(await runtime.db.all("SELECT id FROM memory_candidates")) == 1
 
 
 async def test_fetch_hands_requests_to_the_app_with_ctx(entry: types.ModuleType, env: SimpleNamespace) -> None:

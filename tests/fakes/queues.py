@@ -73,6 +73,9 @@ class StoredMessage:
 @dataclass
 class FakeMessage:
     _stored: StoredMessage
+    # "jsproxy": the body as a JsProxy (``.to_py()``); "python": already converted, as
+    # recent Python Workers SDKs hand it over.
+    result_style: str = "jsproxy"
     outcome: tuple[str, int] | None = field(default=None)
 
     @property
@@ -86,7 +89,7 @@ class FakeMessage:
     @property
     def body(self) -> Any:
         body = copy.deepcopy(self._stored.body)
-        return FakeJsProxy(body) if isinstance(body, (dict, list)) else body
+        return FakeJsProxy(body) if self.result_style == "jsproxy" and isinstance(body, (dict, list)) else body
 
     @property
     def attempts(self) -> int:
@@ -114,8 +117,11 @@ class FakeMessageBatch:
 
 
 class FakeQueue:
-    def __init__(self, name: str = "companion-memory", *, max_batch_size: int = 10, max_retries: int = 5) -> None:
+    def __init__(
+        self, name: str = "companion-memory", *, max_batch_size: int = 10, max_retries: int = 5, result_style: str = "jsproxy"
+    ) -> None:
         self.name = name
+        self.result_style = result_style
         self.max_batch_size = max_batch_size
         self.max_retries = max_retries
         self.now = 1_700_000_000.0
@@ -162,7 +168,7 @@ class FakeQueue:
             return 0
         for stored in chosen:
             stored.attempts += 1
-        batch = FakeMessageBatch(self.name, [FakeMessage(stored) for stored in chosen])
+        batch = FakeMessageBatch(self.name, [FakeMessage(stored, self.result_style) for stored in chosen])
         try:
             await handler(batch)
             default = ("ack", 0)
