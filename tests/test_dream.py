@@ -126,3 +126,16 @@ async def test_missed_nights_and_late_messages_are_caught_up(client: httpx.Async
     # Beyond MESSAGES_RETENTION_DAYS nothing is looked at (retention deletes those messages).
     await say(client, ("user", "remember an ancient thing", "2026-11-01T03:00:00Z"))
     assert await runtime.dream.night() == []
+
+
+async def test_a_night_reads_at_most_dream_max_runs_batches_and_the_rest_waits(client: httpx.AsyncClient, runtime: Runtime) -> None:
+    runtime.settings = runtime.settings.model_copy(update={"DREAM_MAX_RUNS": 3, "DREAM_MAX_MESSAGES": 1})
+    runtime.__dict__.pop("dream", None)
+    await say(client, *[("user", f"remember fact {i} of the 27th", f"2026-11-27T0{i}:00:00Z") for i in range(2)],
+              *[("user", f"remember fact {i} of the 28th", f"2026-11-28T0{i}:00:00Z") for i in range(2)])
+    first = await runtime.dream.night()
+    assert [(r["date"], r["counts"]["batches"], r["more_to_read"]) for r in first] == [
+        ("2026-11-27", 2, False), ("2026-11-28", 1, True)]
+    second = await runtime.dream.night()
+    assert [(r["date"], r["messages_read"], r["more_to_read"]) for r in second] == [("2026-11-28", 1, False)]
+    assert (await client.get("/v1/candidates", headers=auth())).json()["count"] == 4

@@ -53,11 +53,24 @@ class Dream:
         """Dream every namespace that has messages on ``day``. Without a day: every local
         day up to yesterday, within MESSAGES_RETENTION_DAYS, that holds messages the dream
         has not read, oldest first; so a missed night, or messages that arrive late (the
-        GitHub daily pull, an import), are caught up, and a second run finds nothing new."""
+        GitHub daily pull, an import), are caught up, and a second run finds nothing new.
+        At most DREAM_MAX_RUNS batches in all: what is left waits for the next run."""
+        budget = self.settings.DREAM_MAX_RUNS
+        reports = []
+        for namespace, unread_day in await self._unread(day):
+            if budget <= 0:
+                break
+            report = await self.run(namespace, unread_day, dry_run=dry_run, max_batches=budget)
+            budget -= report["counts"]["batches"]
+            reports.append(report)
+        return reports
+
+    async def _unread(self, day: date | None) -> list[tuple[str, date]]:
+        """(namespace, day) pairs to dream: the given day's, or the recent days with unread messages."""
         if day is not None:
             since, until = day_bounds(day, self.settings.DREAM_TIME_ZONE)
-            return [await self.run(ns, day, dry_run=dry_run) for ns in await self.store.namespaces_with_messages(since, until)]
-        reports = []
+            return [(ns, day) for ns in await self.store.namespaces_with_messages(since, until)]
+        found = []
         yesterday = self.yesterday()
         for back in range(self.settings.MESSAGES_RETENTION_DAYS - 1, -1, -1):
             past = yesterday - timedelta(days=back)
@@ -65,14 +78,16 @@ class Dream:
             for namespace in await self.store.namespaces_with_messages(since, until):
                 position = await self.store.cursor(self._cursor_name(namespace, past))
                 if await self.store.messages_after(namespace, since, until, position, 1):
-                    reports.append(await self.run(namespace, past, dry_run=dry_run))
-        return reports
+                    found.append((namespace, past))
+        return found
 
     @staticmethod
     def _cursor_name(namespace: str, day: date) -> str:
         return f"dream:{namespace}:{day.isoformat()}"
 
-    async def run(self, namespace: str, day: date, *, dry_run: bool = False) -> dict[str, Any]:
+    async def run(self, namespace: str, day: date, *, dry_run: bool = False, max_batches: int | None = None) -> dict[str, Any]:
+        """One namespace's day, up to ``max_batches`` batches (DREAM_MAX_RUNS); the report's
+        ``more_to_read`` says the day has messages left for the next run."""
         since, until = day_bounds(day, self.settings.DREAM_TIME_ZONE)
         cursor_name = self._cursor_name(namespace, day)
         position = await self.store.cursor(cursor_name)
@@ -82,10 +97,10 @@ class Dream:
             "extractor": self.extractor.name,
             "counts": {"batches": 0, "rejected_no_evidence": 0, "rejected_sensitive": 0, "rejected_unknown_target": 0,
                        "with_target": 0, "applied_world_facts": 0},
-            "started_at": iso(self.clock.now()), "candidates": [],
+            "started_at": iso(self.clock.now()), "candidates": [], "more_to_read": False,
         }
         try:
-            for _ in range(self.settings.DREAM_MAX_RUNS):
+            for _ in range(max_batches or self.settings.DREAM_MAX_RUNS):
                 batch = await self.store.messages_after(namespace, since, until, position, self.settings.DREAM_MAX_MESSAGES)
                 if not batch:
                     break
@@ -111,6 +126,8 @@ class Dream:
                     ]
                 )
                 report["candidates_created"] += len(candidates)
+            else:
+                report["more_to_read"] = bool(await self.store.messages_after(namespace, since, until, position, 1))
         except Exception as error:  # recorded; the cursor stays where the last good batch left it
             report["status"], report["error"] = "failed", f"{type(error).__name__}: {error}"
         report["finished_at"] = iso(self.clock.now())
