@@ -193,7 +193,8 @@ async def _dream(settings: Settings, data_dir: Path, args: argparse.Namespace) -
     for report in reports:
         label = "would create" if args.dry_run else "created"
         print(f"{report['namespace']} {report['date']}: {report['messages_read']} messages, {report['counts']['batches']} batches, "
-              f"{len(report['candidates'])} candidate{'' if len(report['candidates']) == 1 else 's'} {label}; {report['status']}" + (f" ({report['error']})" if report["error"] else ""))
+              f"{len(report['candidates'])} candidate{'' if len(report['candidates']) == 1 else 's'} {label}; {report['status']}" + (f" ({report['error']})" if report["error"] else "")
+              + ("; more messages wait for the next run (DREAM_MAX_RUNS)" if report["more_to_read"] else ""))
         for candidate in report["candidates"]:
             print(f"  - [{candidate['type']}] {candidate['content']}  (quote: {candidate['evidence'][0]['quote']!r})")
     return 0 if all(r["status"] == "succeeded" for r in reports) else 1
