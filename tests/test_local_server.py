@@ -155,3 +155,35 @@ def test_cli_cleanup_runs_once_a_day(data_dir: Path, tmp_path: Path) -> None:
     assert "0 messages" in cleanup()
     assert "already ran" in cleanup()
     assert "0 memories expired" in cleanup("--force")
+
+
+def test_cli_dream_rollup_and_nightly_as_a_user_runs_them(data_dir: Path, tmp_path: Path) -> None:
+    def cli(*args: str, ok: bool = True) -> str:
+        result = subprocess.run([sys.executable, "-m", "companion_memory.cli", *args, "--data-dir", str(data_dir)],
+                                cwd=tmp_path, env=clean_env(CHATBOX_API_KEY="cli-owner-key"), capture_output=True,
+                                text=True, timeout=180, check=False)
+        assert (result.returncode == 0) == ok, result.stdout + result.stderr
+        return result.stdout
+
+    server = Server(data_dir, tmp_path, CHATBOX_API_KEY="cli-owner-key")
+    try:
+        yesterday = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 86400))
+        stored = httpx.post(server.url + "/v1/ingest/messages", headers={"Authorization": "Bearer cli-owner-key"}, json={
+            "messages": [{"role": "user", "content": "Please remember that I am allergic to peanuts", "created_at": yesterday}]})
+        assert stored.status_code == 200, stored.text
+    finally:
+        server.stop()
+
+    dry = cli("dream", "--dry-run")
+    assert "dry run" in dry and "I am allergic to peanuts" in dry and "candidate would create" in dry
+    real = cli("dream")
+    assert "1 candidate created; succeeded" in real and "quote: 'Please remember that I am allergic to peanuts'" in real
+    assert "nothing to dream" in cli("dream")  # the same night again
+    assert "0 weekly and 0 monthly entries written" in cli("rollup")
+    nightly = cli("nightly")
+    assert [line.split()[1].rstrip(":") for line in nightly.splitlines()] == [
+        "dream", "retention", "github_daily", "weekly_rollup", "monthly_rollup", "vector_mirror"]
+    assert all(line.startswith("ok") for line in nightly.splitlines())
+    assert "not a date" in subprocess.run(
+        [sys.executable, "-m", "companion_memory.cli", "dream", "--date", "yesterday", "--data-dir", str(data_dir)],
+        cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=60, check=False).stderr
