@@ -147,3 +147,16 @@ async def test_retention_backlog_continues_in_a_new_task(runtime: Runtime, monke
     second = await runtime.tasks.run(tasks.TASK.validate_python(sent[0]))
     assert second["skipped"] is False and second["memories_expired"] == 1
     assert sent == [{"task": "retention", "force": True}]  # no backlog left: no third task
+
+
+async def test_an_import_fills_the_index_through_the_queue(tmp_path: Path) -> None:
+    source = await build_local_runtime(Settings(), tmp_path / "a", embedder=HashEmbedder(), clock=FixedClock(START))
+    for i in range(3):
+        await source.writer.create("default", MemoryDraft(content=f"imported fact {i}"), Actor("t"))
+    document = await source.snapshots.export("default")
+
+    target = await build_local_runtime(Settings(), tmp_path / "b", embedder=HashEmbedder(), clock=FixedClock(START))
+    assert (await target.snapshots.import_(document))["imported"]["memories"] == 3
+    assert await target.vectors.count() == 0 and isinstance(target.queue, LocalTaskQueue)
+    assert await target.queue.deliver(target.tasks.handle) == 1  # the vector_mirror task the import queued
+    assert await target.vectors.count() == 3

@@ -59,7 +59,7 @@ class Runtime:
 
     @cached_property
     def snapshots(self) -> Snapshots:
-        return Snapshots(self.db, self.clock)
+        return Snapshots(self.db, self.clock, self.mirror)
 
     @cached_property
     def recall(self) -> Recall:

@@ -12,6 +12,7 @@ from ..ports import Clock, Database
 from ..store.outbox import OutboxStore
 from ..store.snapshot import TABLES, TABLES_BY_NAME, SnapshotStore, TableSpec
 from .models import Memory
+from .vector_mirror import VectorMirror
 
 FORMAT = "companion-memory-export"
 VERSION = 1
@@ -19,9 +20,10 @@ _IMPORT_GROUP = 200
 
 
 class Snapshots:
-    def __init__(self, db: Database, clock: Clock) -> None:
+    def __init__(self, db: Database, clock: Clock, mirror: VectorMirror) -> None:
         self.db = db
         self.clock = clock
+        self.mirror = mirror
         self.store = SnapshotStore(db)
 
     async def export(self, namespace: str | None) -> dict[str, Any]:
@@ -37,7 +39,8 @@ class Snapshots:
         return document
 
     async def import_(self, document: Any) -> dict[str, Any]:
-        """Upsert every row by id; active memories are queued for the vector index."""
+        """Upsert every row by id; active memories are queued for the vector index, which
+        a queued ``vector_mirror`` task then fills in the background."""
         tables = _validate(document)
         now = iso(self.clock.now())
         counts: dict[str, int] = {}
@@ -54,6 +57,7 @@ class Snapshots:
             counts[table.name] = len(rows) - failed
             if failed:
                 refused[table.name] = failed
+        await self.mirror.schedule_retry()
         return {"imported": counts, "refused": refused}
 
 
