@@ -160,3 +160,17 @@ async def test_an_import_fills_the_index_through_the_queue(tmp_path: Path) -> No
     assert await target.vectors.count() == 0 and isinstance(target.queue, LocalTaskQueue)
     assert await target.queue.deliver(target.tasks.handle) == 1  # the vector_mirror task the import queued
     assert await target.vectors.count() == 3
+
+
+async def test_a_reindex_finishes_in_the_background_after_its_first_step(tmp_path: Path) -> None:
+    runtime = await build_local_runtime(Settings(), tmp_path, embedder=HashEmbedder(), clock=FixedClock(START))
+    for i in range(250):
+        await runtime.writer.create("default", MemoryDraft(content=f"fact number {i}"), Actor("t"))
+    assert isinstance(runtime.queue, LocalTaskQueue)
+    while await runtime.queue.deliver(runtime.tasks.handle):  # what the writes queued
+        pass
+    assert await runtime.mirror.start_reindex() == 250 and await runtime.vectors.count() == 0
+    await runtime.mirror.drain(100)  # the one step a client asked for, then it went away
+    while await runtime.queue.deliver(runtime.tasks.handle):
+        pass
+    assert await runtime.vectors.count() == 250 and (await runtime.mirror.outbox.stats())["pending"] == 0

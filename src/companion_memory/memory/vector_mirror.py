@@ -144,14 +144,18 @@ class VectorMirror:
 
     async def start_reindex(self) -> int:
         """Empty the index of every memory's vector, claim it for the current embedder
-        and queue every live memory; ``drain`` then fills it. Returns how many are queued."""
+        and queue every live memory; ``drain`` (and a queued task) then fills it. Returns
+        how many are queued."""
         after = ""
         while ids := await self.memories.ids_after(after, 500):
             await self.vectors.delete(ids)
             after = ids[-1]
         await self.state.set(self.embedder.model, self.embedder.dimensions, iso(self.clock.now()))
         self._mismatch, self._checked = None, True
-        return await self._enqueue_live(only_missing=False)
+        queued = await self._enqueue_live(only_missing=False)
+        # The rebuild goes on in the background even if whoever started it stops asking.
+        await self.schedule_retry()
+        return queued
 
     async def _enqueue_live(self, *, only_missing: bool) -> int:
         queued = 0
