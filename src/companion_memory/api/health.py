@@ -51,6 +51,7 @@ async def vector_health(runtime: RuntimeDep, _: Debugger) -> dict[str, Any]:
         "missing_from_index": missing,
         "missing_count_complete": exact,
         "outbox": await runtime.mirror.outbox.stats(),
+        "task_queue": await runtime.queue.stats() if runtime.queue else None,
     }
 
 

@@ -34,6 +34,11 @@ class CloudflareQueue:
             await self._binding.sendBatch(ffi.to_js(requests), ffi.to_js(options))
 
 
+    async def stats(self) -> None:
+        # The producer binding has no way to read the backlog (the dashboard shows it).
+        return None
+
+
 class WorkerMessage:
     """A message of the batch the runtime hands to ``Default.queue``."""
 
