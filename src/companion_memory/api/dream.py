@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body
 
 from .auth import MEMORY_READ, OWNER, Principal, requires
-from .deps import RuntimeDep
+from .deps import NamespaceQuery, RuntimeDep
 from .schemas import Request
 
 router = APIRouter(tags=["dream"])
@@ -35,7 +35,12 @@ async def run_dream(
 
 
 @router.get("/v1/dream/status")
-async def dream_status(runtime: RuntimeDep, _: Annotated[Principal, requires(MEMORY_READ)]) -> dict[str, Any]:
-    runs = await runtime.dream.store.recent_runs(20)
-    pending = await runtime.review.store.list("default", "pending", limit=200, cursor=None)
-    return {"runs": runs, "pending_candidates": len(pending[0]), "last_nightly": await runtime.nightly.last_run()}
+async def dream_status(
+    runtime: RuntimeDep, _: Annotated[Principal, requires(MEMORY_READ)], namespace: NamespaceQuery = "default"
+) -> dict[str, Any]:
+    """The latest dream runs, the candidates waiting in ``namespace``, and the last nightly job."""
+    return {
+        "runs": await runtime.dream.store.recent_runs(20),
+        "pending_candidates": await runtime.review.store.count(namespace, "pending"),
+        "last_nightly": await runtime.nightly.last_run(),
+    }

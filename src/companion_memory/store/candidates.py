@@ -47,6 +47,12 @@ class CandidateStore:
         page, next_cursor = page_of(rows, limit, "created_at")
         return [_candidate(r) for r in page], next_cursor
 
+    async def count(self, namespace: str, status: str) -> int:
+        row = await self.db.first(
+            "SELECT COUNT(*) AS n FROM memory_candidates WHERE namespace = ? AND status = ?", (namespace, status)
+        )
+        return int(row["n"]) if row else 0
+
     async def claim(self, candidate_id: str, status: str, at: str) -> bool:
         """Move a pending candidate to ``status``; False when it was not pending (any more)."""
         result = await self.db.run(
