@@ -31,11 +31,11 @@ from companion_memory.migrations import apply_migrations, default_migrations_dir
 from companion_memory.ports import VectorRecord
 from tests.fakes.d1 import FakeD1Database, FakeJsException, FakeJsProxy
 from tests.fakes.vectorize import FakeVectorize
+from tests.fakes.worker_env import MIRROR_INDEXES, worker_env
 from tests.fakes.workers_ai import FakeWorkersAI, hashed_embedding
 
 pytestmark = pytest.mark.asyncio
 
-MIRROR_INDEXES = {"namespace": "string", "status": "string", "type": "string", "kind": "string", "pinned": "boolean"}
 
 
 def unit(*values: float) -> list[float]:
@@ -448,17 +448,8 @@ async def test_embedder_wraps_model_errors_and_checks_width() -> None:
 # -- build_runtime -------------------------------------------------------------------------
 
 
-def fake_env(**vars) -> SimpleNamespace:
-    return SimpleNamespace(
-        DB=FakeD1Database(),
-        VECTORIZE=FakeVectorize(1024, metadata_indexes=MIRROR_INDEXES),
-        AI=FakeWorkersAI(),
-        **vars,
-    )
-
-
 async def test_settings_from_worker_env() -> None:
-    env = fake_env(
+    env = worker_env(
         MEMORY_TOP_K="20",
         ENABLE_AUTO_MEMORY=False,  # a TOML boolean var arrives as a bool
         MEMORY_SENSITIVE_ALLOW=FakeJsProxy(["phone", "credential"]),  # a JSON var arrives as a JsProxy
@@ -473,7 +464,7 @@ async def test_settings_from_worker_env() -> None:
 
 
 async def test_build_runtime_end_to_end() -> None:
-    env = fake_env(MEMORY_TOP_K="20")
+    env = worker_env(MEMORY_TOP_K="20")
     runtime = await build_runtime(env)
     assert runtime.settings.MEMORY_TOP_K == 20
     assert runtime.embedder.model == "@cf/baai/bge-m3" and runtime.embedder.dimensions == 1024

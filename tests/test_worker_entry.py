@@ -14,18 +14,13 @@ from typing import Any, Iterator
 import httpx
 import pytest
 
-from companion_memory.clock import FixedClock
-from companion_memory.adapters.cloudflare.d1 import D1Database
 from companion_memory.adapters.cloudflare.queue import CloudflareQueue
+from companion_memory.clock import FixedClock
 from companion_memory.memory.ingest import IncomingMessage
 from companion_memory.memory.writes import Actor, MemoryDraft
-from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
-from tests.fakes.d1 import FakeD1Database, FakeJsException
-from tests.fakes.queues import MAX_DELAY_SECONDS, FakeQueue
-from tests.fakes.vectorize import FakeVectorize
-from tests.fakes.workers_ai import FakeWorkersAI
-
-MIRROR_INDEXES = {"namespace": "string", "status": "string", "type": "string", "kind": "string", "pinned": "boolean"}
+from tests.fakes.d1 import FakeJsException
+from tests.fakes.queues import MAX_DELAY_SECONDS
+from tests.fakes.worker_env import migrate, worker_env
 
 
 class WorkerEntrypoint:
@@ -68,12 +63,8 @@ def entry(monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
 @pytest.fixture(params=["jsproxy", "python"])
 async def env(request: pytest.FixtureRequest) -> SimpleNamespace:
     """The bindings, with results as JsProxy objects or as already-converted Python values."""
-    style = request.param
-    env = SimpleNamespace(
-        DB=FakeD1Database(result_style=style), VECTORIZE=FakeVectorize(1024, metadata_indexes=MIRROR_INDEXES, result_style=style),
-        AI=FakeWorkersAI(result_style=style), TASKS=FakeQueue(result_style=style), ENABLE_MEMORY_RERANKER="false",
-    )
-    await apply_migrations(D1Database(env.DB), load_migrations(default_migrations_dir()))
+    env = worker_env(result_style=request.param, ENABLE_MEMORY_RERANKER="false")
+    await migrate(env)
     return env
 
 

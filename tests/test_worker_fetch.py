@@ -7,24 +7,17 @@ import gzip
 import json
 import socket
 from collections.abc import AsyncIterator, Iterator
-from types import SimpleNamespace
 
 import httpx
 import pytest
 
-from companion_memory.adapters.cloudflare.d1 import D1Database
 from companion_memory.adapters.cloudflare.fetch import FetchTransport
 from companion_memory.adapters.cloudflare.runtime import build_runtime
 from companion_memory.api.app import create_app
-from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
 from tests.conftest import OWNER_KEY, auth
-from tests.fakes.d1 import FakeD1Database
 from tests.fakes.fetch import FakeFetch, FakeFetchResponse, FakeTimeoutSignal, _Reader, _Stream
-from tests.fakes.vectorize import FakeVectorize
-from tests.fakes.workers_ai import FakeWorkersAI
+from tests.fakes.worker_env import migrate, worker_env
 from tests.upstreams import RecordingUpstream
-
-MIRROR_INDEXES = {"namespace": "string", "status": "string", "type": "string", "kind": "string", "pinned": "boolean"}
 
 
 @pytest.fixture
@@ -42,13 +35,10 @@ async def fetch() -> AsyncIterator[FakeFetch]:
 
 @pytest.fixture
 async def worker_client(upstream: RecordingUpstream, fetch: FakeFetch) -> AsyncIterator[httpx.AsyncClient]:
-    env = SimpleNamespace(
-        DB=FakeD1Database(), VECTORIZE=FakeVectorize(1024, metadata_indexes=MIRROR_INDEXES), AI=FakeWorkersAI(),
-        CHATBOX_API_KEY=OWNER_KEY, CHAT_BASE_URL=upstream.url + "/v1", CHAT_MODEL="local-model",
-        ENABLE_MEMORY_RERANKER="false",
-    )
+    env = worker_env(CHATBOX_API_KEY=OWNER_KEY, CHAT_BASE_URL=upstream.url + "/v1", CHAT_MODEL="local-model",
+                     ENABLE_MEMORY_RERANKER="false")
     runtime = await build_runtime(env, fetch=fetch)
-    await apply_migrations(D1Database(env.DB), load_migrations(default_migrations_dir()))
+    await migrate(env)
     assert isinstance(runtime.http, httpx.AsyncClient)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(runtime)), base_url="http://worker") as client:
         yield client

@@ -12,30 +12,23 @@ import httpx
 import openai
 import pytest
 
-from companion_memory.adapters.cloudflare.d1 import D1Database
 from companion_memory.adapters.cloudflare.runtime import build_runtime
 from companion_memory.api.app import create_app
 from companion_memory.memory.ingest import IncomingMessage
 from companion_memory.memory.writes import Actor, MemoryDraft
-from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
 from companion_memory.runtime import Runtime
 from tests.conftest import OWNER_KEY
-from tests.fakes.d1 import FakeD1Database, FakeJsException
-from tests.fakes.vectorize import FakeVectorize
-from tests.fakes.workers_ai import FakeWorkersAI
+from tests.fakes.d1 import FakeJsException
+from tests.fakes.worker_env import migrate, worker_env
 
-MIRROR_INDEXES = {"namespace": "string", "status": "string", "type": "string", "kind": "string", "pinned": "boolean"}
 LLAMA = "workers-ai/@cf/meta/llama-3.3-70b-instruct-fp8-fast"
 
 
 @pytest.fixture
 async def worker() -> AsyncIterator[tuple[Runtime, SimpleNamespace, openai.AsyncOpenAI]]:
-    env = SimpleNamespace(
-        DB=FakeD1Database(), VECTORIZE=FakeVectorize(1024, metadata_indexes=MIRROR_INDEXES), AI=FakeWorkersAI(),
-        CHATBOX_API_KEY=OWNER_KEY, CHAT_MODEL=LLAMA, ENABLE_MEMORY_RERANKER="false",
-    )
+    env = worker_env(CHATBOX_API_KEY=OWNER_KEY, CHAT_MODEL=LLAMA, ENABLE_MEMORY_RERANKER="false")
     runtime = await build_runtime(env)
-    await apply_migrations(D1Database(env.DB), load_migrations(default_migrations_dir()))
+    await migrate(env)
     transport = httpx.ASGITransport(app=create_app(runtime))
     async with httpx.AsyncClient(transport=transport, base_url="https://worker.example") as http:
         yield runtime, env, openai.AsyncOpenAI(api_key=OWNER_KEY, base_url="https://worker.example/v1", http_client=http,
