@@ -164,6 +164,15 @@ def _forget_query_token(request: Request) -> str | None:
 # --------------------------------------------------------------------------- responses
 
 
+def _object(value: Any, name: str) -> dict[str, Any]:
+    """An optional JSON-RPC object member: absent means empty."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise RpcError(INVALID_PARAMS, f"Invalid params: {name} must be an object")
+    return value
+
+
 def _error_body(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
     error: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
@@ -445,12 +454,7 @@ def _envelope(message: dict[str, Any], *, modern: bool) -> tuple[str | int, str,
         if modern and ("result" in message or "error" in message):
             raise RpcError(INVALID_REQUEST, "Invalid Request: clients must not send JSON-RPC responses")
         raise RpcError(INVALID_REQUEST, "Invalid Request: method must be a string")
-    params = message.get("params")
-    if params is None:
-        params = {}
-    if not isinstance(params, dict):
-        raise RpcError(INVALID_PARAMS, "Invalid params: params must be an object")
-    return request_id, method, params
+    return request_id, method, _object(message.get("params"), "params")
 
 
 async def _dispatch(call: Call, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -513,11 +517,7 @@ async def _call_tool(call: Call, params: dict[str, Any]) -> dict[str, Any]:
     name = params.get("name")
     if not isinstance(name, str):
         raise RpcError(INVALID_PARAMS, "Invalid params: params.name must be the name of a tool (a string)")
-    arguments = params.get("arguments")
-    if arguments is None:
-        arguments = {}
-    if not isinstance(arguments, dict):
-        raise RpcError(INVALID_PARAMS, "Invalid params: params.arguments must be an object")
+    arguments = _object(params.get("arguments"), "params.arguments")
     if name in RETIRED:
         return _failure("retired_tool", RETIRED[name])
     tool = TOOLS.get(name)
