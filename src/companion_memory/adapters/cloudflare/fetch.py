@@ -36,8 +36,6 @@ class _BodyStream(httpx.AsyncByteStream):
         try:
             async for chunk in self._chunks:
                 yield chunk
-        except httpx.TransportError:
-            raise
         except Exception as error:
             raise _http_error(error, None) from error
 
