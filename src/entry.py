@@ -42,10 +42,12 @@ async def _get_runtime(env: Any) -> Any:
 
 async def _get_app(env: Any) -> Any:
     global _app
+    runtime = await _get_runtime(env)
+    # No await between the check and the assignment: concurrent first requests build one app.
     if _app is None:
         from companion_memory.api.app import create_app
 
-        _app = create_app(await _get_runtime(env))
+        _app = create_app(runtime)
     return _app
 
 
