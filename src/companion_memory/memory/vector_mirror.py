@@ -103,7 +103,7 @@ class VectorMirror:
         if self.queue is None or due is None or await self.mismatch():
             return
         wait = (parse_iso(due) - self.clock.now()).total_seconds()
-        delay = min(max(0, int(wait) + 1), MAX_TASK_DELAY_SECONDS) if wait > 0 else 0
+        delay = min(int(wait) + 1, MAX_TASK_DELAY_SECONDS) if wait > 0 else 0
         try:
             await self.queue.send(MIRROR_TASK, delay_seconds=delay)
         except Exception:
