@@ -27,6 +27,11 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types.methods import validate_server_result
 
 MODERN = "2026-07-28"
+# What the MCP key may call: every tool but memory_export, which needs the export scope as
+# GET /api/memories/export does (tests/test_mcp_scopes.py checks every tool and key).
+MCP_KEY_TOOLS = [name for name in TOOLS if name != "memory_export"]
+WRITING_TOOLS = {"memory_upsert", "memory_supersede", "memory_archive", "memory_delete", "memory_ingest",
+                 "memory_pin", "glossary_set"}
 META = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
     "io.modelcontextprotocol/clientCapabilities": {},
@@ -93,14 +98,16 @@ async def test_the_client_connects_in_each_era(server: LiveServer, mode: str) ->
 
 
 async def test_lists_all_fourteen_tools_with_their_schemas(server: LiveServer, mode: str) -> None:
-    async with connect(server, mode) as client:
+    async with connect(server, mode, key=OWNER_KEY) as client:
         tools = (await client.list_tools()).tools
+    async with connect(server, mode) as client:
+        assert [t.name for t in (await client.list_tools()).tools] == MCP_KEY_TOOLS
     assert [t.name for t in tools] == list(TOOLS) and len(tools) == 14
     for tool in tools:
         assert tool.input_schema == TOOLS[tool.name].input_schema
         assert tool.input_schema["type"] == "object" and tool.input_schema["additionalProperties"] is False
         assert tool.description == TOOLS[tool.name].description
-        assert tool.annotations is not None and tool.annotations.read_only_hint == (TOOLS[tool.name].scope == "memory:read")
+        assert tool.annotations is not None and tool.annotations.read_only_hint == (tool.name not in WRITING_TOOLS)
 
 
 def valid_arguments(namespace: str, ids: dict[str, str]) -> dict[str, dict[str, Any]]:
@@ -150,7 +157,7 @@ async def upsert(client: Client, namespace: str, fact_key: str, content: str) ->
 
 async def test_every_tool_with_valid_and_invalid_arguments(server: LiveServer, mode: str) -> None:
     namespace = f"every-{mode}"
-    async with connect(server, mode) as client:
+    async with connect(server, mode, key=OWNER_KEY) as client:  # the one key that may call all 14
         ids = {name: await upsert(client, namespace, f"seed.{name}", f"Seed memory for {name}")
                for name in ("get", "supersede", "archive", "delete")}
         valid = valid_arguments(namespace, ids)
@@ -232,7 +239,7 @@ async def test_empty_resources_and_prompts(server: LiveServer, mode: str) -> Non
 @pytest.mark.parametrize("path", ["/mcp", "/memory-mcp"])
 async def test_the_key_in_the_query_or_the_header(server: LiveServer, mode: str, path: str) -> None:
     async with connect(server, mode, path=f"{path}?token={MCP_KEY}", key=None) as client:
-        assert len((await client.list_tools()).tools) == 14
+        assert [t.name for t in (await client.list_tools()).tools] == MCP_KEY_TOOLS
     async with connect(server, mode, path=path, key=OWNER_KEY) as client:
         assert len((await client.list_tools()).tools) == 14
 
@@ -292,7 +299,8 @@ def test_malformed_json_is_a_parse_error(server: LiveServer) -> None:
 
 @pytest.mark.parametrize("body", ["hello", 42, None, {"jsonrpc": "2.0", "id": 1}, {"jsonrpc": "1.0", "id": 1, "method": "ping"},
                                   {"jsonrpc": "2.0", "id": None, "method": "ping"}, {"jsonrpc": "2.0", "id": True, "method": "ping"},
-                                  {"jsonrpc": "2.0", "id": 1, "method": 7}, {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": "x"}])
+                                  {"jsonrpc": "2.0", "id": 1, "method": 7}, {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": "x"},
+                                  {"jsonrpc": "2.0", "id": 1, "method": ["ping"]}, {"jsonrpc": "2.0", "id": 1, "method": {"a": 1}}])
 def test_what_is_not_a_request_is_an_invalid_request(server: LiveServer, body: Any) -> None:
     response = post(server, body)
     error = error_of(response)
@@ -421,7 +429,7 @@ def test_initialized_notification_and_ping(server: LiveServer) -> None:
     # A session id from some other server is ignored, not required.
     response = post(server, {"jsonrpc": "2.0", "id": "a", "method": "tools/list"}, MCP_Protocol_Version="2025-06-18",
                     Mcp_Session_Id="stale-session")
-    assert response.status_code == 200 and len(response.json()["result"]["tools"]) == 14
+    assert response.status_code == 200 and len(response.json()["result"]["tools"]) == len(MCP_KEY_TOOLS)
     modern_note = post(server, {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"_meta": META}},
                        MCP_Protocol_Version=MODERN, Mcp_Method="notifications/cancelled")
     assert modern_note.status_code == 202 and modern_note.content == b""
@@ -438,7 +446,7 @@ def test_batches_only_where_the_version_has_them(server: LiveServer) -> None:
         assert response.status_code == 200
         answers = response.json()
         assert [a["id"] for a in answers] == [1, 2, 3, 4, None]
-        assert len(answers[0]["result"]["tools"]) == 14 and answers[1]["result"] == {}
+        assert len(answers[0]["result"]["tools"]) == len(MCP_KEY_TOOLS) and answers[1]["result"] == {}
         assert [a["error"]["code"] for a in answers[2:]] == [-32600, -32601, -32600]
     only_notes = post(server, [{"jsonrpc": "2.0", "method": "notifications/initialized"}], MCP_Protocol_Version="2025-03-26")
     assert only_notes.status_code == 202 and only_notes.content == b""
@@ -526,7 +534,7 @@ def test_auth_errors_are_json_rpc(server: LiveServer) -> None:
     guide_dog = post(server, body, key=GUIDE_DOG_KEY)
     assert guide_dog.status_code == 403 and error_of(guide_dog)["code"] == -31403
     query = httpx.post(f"{server.url}/memory-mcp?token={MCP_KEY}", json=body, timeout=30)
-    assert query.status_code == 200 and len(query.json()["result"]["tools"]) == 14
+    assert query.status_code == 200 and len(query.json()["result"]["tools"]) == len(MCP_KEY_TOOLS)
     x_api_key = post(server, body, key=None, X_API_Key=MCP_KEY)
     assert x_api_key.status_code == 200
 
@@ -566,4 +574,4 @@ async def test_upsert_and_recall_in_process_on_sqlite_and_d1(client: httpx.Async
     assert recalled["structuredContent"]["hits"][0]["fact_key"] == "user.pet"
     listed = await client.post("/memory-mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
                                headers={"Authorization": f"Bearer {MCP_KEY}"})
-    assert len(listed.json()["result"]["tools"]) == 14
+    assert len(listed.json()["result"]["tools"]) == len(MCP_KEY_TOOLS)

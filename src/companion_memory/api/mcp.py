@@ -18,9 +18,13 @@ Which era a POST belongs to is read from the request itself: a modern envelope i
 ``_meta``, a modern-only method, or a ``MCP-Protocol-Version`` that is not a handshake
 version selects 2026-07-28; anything else is served as the handshake era.
 
-Tool failures (bad arguments, a missing memory, refused content, a key without the scope)
-come back as results with ``isError: true`` so the model can read them and correct
-itself; malformed messages, unknown methods and unknown tools are JSON-RPC errors. The
+Each tool needs the scope its REST twin needs; ``tools/list`` shows a key only the tools
+it may call, and a key that may call none is refused (403). Tool failures (bad
+arguments, a missing memory, refused content, a key without the scope) come back as
+results with ``isError: true`` so the model can read them and correct itself; malformed
+messages, unknown methods and unknown tools are JSON-RPC errors. Whatever goes wrong is
+answered in JSON-RPC: an unexpected failure inside a tool (its result included) is an
+``internal_error`` result, one outside a tool a -32603 error, never a bare HTTP 500. The
 API key (``Authorization: Bearer`` or ``?token=``) is never logged: the query token is
 cut out of the request before the access log sees it.
 """
@@ -43,11 +47,11 @@ from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 
 from .. import __version__
-from ..errors import ServiceError
+from ..errors import PermissionDenied, ServiceError
 from ..runtime import Runtime
-from .auth import MEMORY_READ, MEMORY_WRITE, Principal, identify, presented_key
+from .auth import EXPORT, MEMORY_READ, Principal, identify, presented_key
 from .limits import BodyTooLarge
-from .mcp_tools import RETIRED, TOOLS, Tool, ToolError
+from .mcp_tools import RETIRED, TOOLS, Tool
 
 log = logging.getLogger("companion_memory.mcp")
 
@@ -180,8 +184,23 @@ def _error_body(request_id: Any, code: int, message: str, data: Any = None) -> d
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
+class _RpcResponse(JSONResponse):
+    def render(self, content: Any) -> bytes:
+        try:
+            return super().render(content)
+        except UnicodeEncodeError:
+            # A lone surrogate echoed from the request (an id, a method or tool name): legal
+            # in JSON text as an escape, not encodable as UTF-8.
+            return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode()
+
+
 def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse(body, status, headers=headers)
+    return _RpcResponse(body, status, headers=headers)
+
+
+def _internal(method: str) -> RpcError:
+    log.exception("MCP %s failed", method[:100])
+    return RpcError(INTERNAL_ERROR, "Internal error: the server failed to answer this request; try again later")
 
 
 def _error(request_id: Any, error: RpcError, *, modern: bool) -> JSONResponse:
@@ -220,6 +239,16 @@ async def _not_allowed(request: Request) -> Response:
 
 
 async def _post(request: Request) -> Response:
+    try:
+        return await _serve(request)
+    except Exception:
+        # Not reached by any known input (each request is answered, with its id, further in);
+        # a JSON-RPC body all the same, and a 500 since the request it answers is unknown.
+        log.exception("MCP request failed")
+        return _json(_error_body(None, INTERNAL_ERROR, "Internal error: the server failed to answer this request"), 500)
+
+
+async def _serve(request: Request) -> Response:
     principal = _authenticate(request)
     if isinstance(principal, Response):
         return principal
@@ -262,7 +291,7 @@ def _authenticate(request: Request) -> Principal | Response:
     principal = identify(request.app.state.runtime.settings, key)
     if principal is None:
         return _json(_error_body(None, UNAUTHORIZED, "Unauthorized: unknown API key"), 401, challenge)
-    if not principal.scopes & {MEMORY_READ, MEMORY_WRITE}:
+    if not any(tool.scope in principal.scopes for tool in TOOLS.values()):
         return _json(_error_body(None, FORBIDDEN, f"Forbidden: the {principal.profile} key may not use the memory "
                                  "tools (use MEMORY_MCP_API_KEY)"), 403)
     return principal
@@ -276,7 +305,8 @@ def _is_modern(message: dict[str, Any], header_version: str | None) -> bool:
         # A modern version, or an unknown one the modern ladder rejects with -32022 —
         # unless the body is plainly handshake-era (then -32022 comes from that path).
         return header_version in MODERN_VERSIONS or _has_envelope(message)
-    return _has_envelope(message) or message.get("method") in MODERN_ONLY_METHODS
+    method = message.get("method")
+    return _has_envelope(message) or (isinstance(method, str) and method in MODERN_ONLY_METHODS)
 
 
 def _has_envelope(message: dict[str, Any]) -> bool:
@@ -304,6 +334,8 @@ async def _modern(request: Request, runtime: Runtime, principal: Principal, mess
         result = await _dispatch(Call(runtime, principal, version, modern=True), method, params)
     except RpcError as error:
         return _error(request_id, error, modern=True)
+    except Exception:
+        return _error(request_id, _internal(method), modern=True)
     result = {"resultType": "complete", **result}
     result["_meta"] = {**(result.get("_meta") or {}), SERVER_INFO_KEY: SERVER_INFO}
     return _json({"jsonrpc": "2.0", "id": request_id, "result": result})
@@ -407,6 +439,9 @@ async def _handshake_message(
             result = await _dispatch(Call(runtime, principal, version, modern=False), method, params)
     except RpcError as error:
         return _error_body(request_id, error.code, error.message, error.data)
+    except Exception:
+        error = _internal(method)
+        return _error_body(request_id, error.code, error.message)
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
@@ -496,7 +531,7 @@ _IDEMPOTENT = frozenset({"memory_upsert", "memory_ingest", "glossary_set", "memo
 
 
 def _build_definition(tool: Tool) -> dict[str, Any]:
-    reads = tool.scope == MEMORY_READ
+    reads = tool.scope in (MEMORY_READ, EXPORT)
     return {
         "name": tool.name,
         "description": tool.description,
@@ -523,26 +558,32 @@ async def _call_tool(call: Call, params: dict[str, Any]) -> dict[str, Any]:
     tool = TOOLS.get(name)
     if tool is None:
         raise RpcError(INVALID_PARAMS, f"Unknown tool: {name[:100]}", {"tools": list(TOOLS)})
+    # The scope first: a key without it learns nothing, not even whether its arguments were valid.
     try:
         call.principal.require(tool.scope)
+    except PermissionDenied as refused:
+        return _failure(refused.code, f"{name}: {refused.message}")
+    try:
         args = tool.arguments.model_validate(arguments)
-        result = await tool.handler(call.runtime, call.principal, args)
     except ValidationError as invalid:
         # 2025-11-25 and later: input validation errors are tool execution errors.
         return _failure("invalid_arguments", f"Invalid arguments for {name}: {_describe(invalid.errors())}")
+    try:
+        return _success(await tool.handler(call.runtime, call.principal, args))
     except ServiceError as refused:
         return _failure(refused.code, refused.message, refused.details)
-    except ToolError as failed:
-        return _failure("tool_error", str(failed))
     except Exception:
         log.exception("MCP tool %s failed", name)
         return _failure("internal_error", f"{name} failed because of an internal error; try again later")
-    result = to_jsonable_python(result)
-    return {
-        "content": [{"type": "text", "text": json.dumps(result, ensure_ascii=False)}],
-        "structuredContent": result,
-        "isError": False,
-    }
+
+
+def _success(result: dict[str, Any]) -> dict[str, Any]:
+    """A tool's result as text and as structuredContent. Serialised here, inside the tool's
+    failure handling, so that a result JSON cannot carry (NaN, a value nested past the
+    recursion limit, an object pydantic cannot serialise) is a failed call, not a 500."""
+    structured = to_jsonable_python(result)
+    text = json.dumps(structured, ensure_ascii=False, allow_nan=False)
+    return {"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": False}
 
 
 def _failure(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:

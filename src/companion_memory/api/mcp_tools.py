@@ -1,7 +1,11 @@
 """The MCP tools: the reference's 14 memory tools over the same services as REST.
 
 Each tool is a pydantic model of its arguments (which gives its JSON Schema), the
-scope it needs, and an async handler that returns a JSON-able result.
+scope it needs, and an async handler that returns a JSON-able result. A tool needs the
+same scope as its REST twin (``memory_export`` needs ``export``, as
+``GET /api/memories/export`` does): which surface a key comes through never widens
+what it may do. None of the tools offers what REST keeps for the owner (hard delete,
+``authored_by``).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from ..memory.writes import MemoryDraft
 from ..runtime import Runtime
 from ..store.glossary import GlossaryStore, distinct_aliases
 from ..store.precious import PreciousStore
-from .auth import MEMORY_READ, MEMORY_WRITE, Principal
+from .auth import EXPORT, MEMORY_READ, MEMORY_WRITE, Principal
 from .deps import now
 from .schemas import FactKey, GlossaryTerm, Id, MemoryContent, Namespace, Score, Tag
 
@@ -112,10 +116,6 @@ class Supersede(Fields):
     content: MemoryContent
     fact_key: FactKey | None = None
     namespace: Namespace = "default"
-
-
-class ToolError(Exception):
-    """A tool could not do what was asked; the model gets ``isError: true`` and the text."""
 
 
 Handler = Callable[[Runtime, Principal, Any], Awaitable[dict[str, Any]]]
@@ -236,7 +236,7 @@ TOOLS: dict[str, Tool] = {
         Tool("memory_list", "List memories, newest first, by type and status; page with cursor.", List, MEMORY_READ, _list),
         Tool("memory_get", "Read one memory by id, with its relations.", ById, MEMORY_READ, _get),
         Tool("memory_export", "Export everything in a namespace (memories, history, precious, glossary, diary, "
-             "messages) as one JSON document.", Scope, MEMORY_READ, _export),
+             "messages) as one JSON document.", Scope, EXPORT, _export),
         Tool("memory_boot", "The boot package for a new conversation: recent diary impressions, precious words, "
              "glossary, today's messages, counts by type. Use it at the start of a session.", Scope, MEMORY_READ, _boot),
         Tool("diary_get", "Read the diary: one day (date) or, without a date, today's and yesterday's.", Diary, MEMORY_READ, _diary),
