@@ -579,9 +579,10 @@ async def _call_tool(call: Call, params: dict[str, Any]) -> dict[str, Any]:
 
 def _success(result: dict[str, Any]) -> dict[str, Any]:
     """A tool's result as text and as structuredContent. Serialised here, inside the tool's
-    failure handling, so that a result JSON cannot carry (NaN, a value nested past the
-    recursion limit, an object pydantic cannot serialise) is a failed call, not a 500."""
-    structured = to_jsonable_python(result)
+    failure handling, so that a result JSON cannot carry (a value nested past the recursion
+    limit, a circular or unknown object) is a failed call, not a 500. NaN and infinities
+    become null, as REST's answers have them."""
+    structured = to_jsonable_python(result, inf_nan_mode="null")
     text = json.dumps(structured, ensure_ascii=False, allow_nan=False)
     return {"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": False}
 
