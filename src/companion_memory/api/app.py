@@ -10,7 +10,7 @@ from fastapi.responses import RedirectResponse
 
 from .. import __version__
 from ..runtime import Runtime
-from . import admin_views, boot, cache, candidates, chat, dream, errors, glossary, health, ingest, maintenance, mcp, memories, precious, recall, snapshot
+from . import admin_views, boot, cache, candidates, chat, dream, errors, glossary, health, ingest, maintenance, mcp, memories, openapi, precious, recall, snapshot
 from .content_type import JsonBodies
 from .limits import BodyLimit
 
@@ -40,6 +40,7 @@ def create_app(runtime: Runtime, *, lifespan: Any = None) -> FastAPI:
     )
     app.state.runtime = runtime
     errors.install(app)
+    openapi.install(app)
     for module in (health, admin_views, chat, candidates, dream, maintenance, memories, recall, boot, precious, glossary, ingest, cache, snapshot, mcp):
         app.include_router(module.router)
     for prefix in PANEL_PREFIXES:

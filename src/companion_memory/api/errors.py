@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.routing import Match
 
 from ..errors import Conflict, InvalidInput, NotFound, PermissionDenied, SensitiveContent, ServiceError
 from .auth import Unauthenticated
@@ -22,9 +25,32 @@ _STATUS: dict[type[ServiceError], tuple[int, str]] = {
 }
 
 
-def error_response(status: int, message: str, *, type_: str, code: str, **extra: Any) -> JSONResponse:
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+def error_response(
+    status: int, message: str, *, type_: str, code: str, headers: dict[str, str] | None = None, **extra: Any
+) -> JSONResponse:
+    if status == 401:
+        headers = {**(headers or {}), "WWW-Authenticate": "Bearer"}
     return JSONResponse({"error": {"message": message, "type": type_, "code": code, **extra}}, status, headers=headers)
+
+
+def flat_routes(app: Starlette) -> Iterable[Any]:
+    """Every route of the app, those of included routers too (newer FastAPI nests them)."""
+    try:
+        from fastapi.routing import iter_route_contexts
+    except ImportError:  # older FastAPI: included routes are copied into the app's list
+        return list(app.router.routes)
+    return list(iter_route_contexts(app.router.routes))
+
+
+def _allowed_methods(request: Request) -> str:
+    """Every method some route serves at this path. Starlette's 405 names the methods of
+    the first route whose path matched, and GET and POST /v1/memories are two routes."""
+    methods: set[str] = set()
+    for route in flat_routes(request.app):
+        match, _ = route.matches({**request.scope, "method": "\0"})
+        if match is Match.PARTIAL:
+            methods.update(route.methods or ())
+    return ", ".join(sorted(methods))
 
 
 def _describe(error: dict[str, Any]) -> str:
@@ -50,12 +76,16 @@ def install(app: FastAPI) -> None:
         return error_response(400, "; ".join(problems[:5]), type_="invalid_request_error", code="invalid_request")
 
     @app.exception_handler(HTTPException)
-    async def http_error(_: Request, error: HTTPException) -> JSONResponse:
+    async def http_error(request: Request, error: HTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}.get(error.status_code, "http_error")
         message = error.detail if isinstance(error.detail, str) else "request failed"
         if error.status_code == 404 and message == "Not Found":
             message = "no such route"
-        return error_response(error.status_code, message, type_="invalid_request_error", code=code)
+        headers = dict(error.headers or {})
+        if error.status_code == 405:
+            message = "method not allowed"
+            headers["Allow"] = _allowed_methods(request) or headers.get("Allow", "")
+        return error_response(error.status_code, message, type_="invalid_request_error", code=code, headers=headers or None)
 
     @app.exception_handler(Exception)
     async def unexpected(_: Request, error: Exception) -> JSONResponse:

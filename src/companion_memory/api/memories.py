@@ -11,7 +11,7 @@ from ..memory.types import MEMORY_TYPES, STATUSES, normalise_type
 from ..memory.writes import MemoryDraft
 from .auth import MEMORY_READ, MEMORY_WRITE, OWNER, Principal, requires
 from .deps import NamespaceQuery, RuntimeDep
-from .schemas import MemoryPatch, MemoryWrite, RelationWrite
+from .schemas import MemoryPatch, MemoryUpsert, MemoryWrite, RelationWrite
 
 router = APIRouter(tags=["memories"])
 Reader = Annotated[Principal, requires(MEMORY_READ)]
@@ -60,7 +60,7 @@ async def list_memories(
 
 @router.post("/v1/memories", status_code=201)
 @router.post("/v1/memory", status_code=201, include_in_schema=False)
-async def upsert_memory(body: MemoryWrite, response: Response, runtime: RuntimeDep, principal: Writer) -> dict[str, Any]:
+async def upsert_memory(body: MemoryUpsert, response: Response, runtime: RuntimeDep, principal: Writer) -> dict[str, Any]:
     """Upsert by ``fact_key``: a new key creates (201), a known key updates in place (200)."""
     if not body.fact_key:
         raise InvalidInput(

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ..memory.models import Evidence
+from ..memory.types import RELATIONS
 
 Namespace = Annotated[
     str,
@@ -44,6 +45,22 @@ class MemoryWrite(MemoryFields):
     content: MemoryContent
 
 
+def _fact_key_required(schema: dict[str, Any]) -> None:
+    schema["required"] = [*schema.get("required", []), "fact_key"]
+    schema["properties"]["fact_key"] = {
+        "type": "string", "minLength": 1, "maxLength": 200, "title": "Fact Key",
+        "description": "The stable key the memory is upserted on, e.g. 'user.coffee.preference'.",
+    }
+
+
+class MemoryUpsert(MemoryWrite):
+    """POST /v1/memories: ``fact_key`` is required, and the document says so. The model
+    itself lets a missing one through, so that the route can say why it is needed
+    (a 400 ``missing_fact_key``) rather than a bare "field required"."""
+
+    model_config = ConfigDict(json_schema_extra=_fact_key_required)
+
+
 class MemoryPatch(MemoryFields):
     content: MemoryContent | None = None
     status: Literal["active", "archived"] | None = None
@@ -51,7 +68,8 @@ class MemoryPatch(MemoryFields):
 
 class RelationWrite(Request):
     target_id: Id
-    relation: ShortText
+    # The document lists the kinds; the service names them in its 400 for any other.
+    relation: Annotated[ShortText, Field(json_schema_extra={"enum": [r for r in RELATIONS if r != "supersedes"]})]
     weight: Annotated[float, Field(gt=0, le=1)] = 1.0
 
 
@@ -87,7 +105,7 @@ class IngestMessage(Request):
     role: Literal["system", "user", "assistant", "tool"]
     content: Annotated[str, StringConstraints(max_length=200_000)] | Annotated[list[ContentPart], Field(max_length=100)]
     id: Id | None = None
-    created_at: Annotated[str, StringConstraints(max_length=40)] | None = None
+    created_at: Annotated[str, StringConstraints(max_length=40), Field(json_schema_extra={"format": "date-time"})] | None = None
     model: ShortText | None = None
     metadata: dict[str, Any] | None = None
 

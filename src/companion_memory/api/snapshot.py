@@ -6,11 +6,30 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query
 
+from ..memory.snapshot import FORMAT, VERSION
+from ..store.snapshot import TABLES
 from .auth import EXPORT, OWNER, Principal, requires
 from .deps import RuntimeDep
 from .schemas import Namespace
 
 router = APIRouter(tags=["export"])
+
+
+def _document_schema() -> dict[str, Any]:
+    """What an import must look like (memory/snapshot.py checks it): an export document,
+    each table a list of rows whose key, namespace and created_at are not empty."""
+    present = {"not": {"enum": [None, ""]}}
+
+    def rows(table: Any) -> dict[str, Any]:
+        required = sorted(set(table.key) | {"namespace", "created_at"} & set(table.columns))
+        properties = {column: present if column in required else {} for column in table.columns}
+        return {"type": "array", "items": {"type": "object", "required": required, "properties": properties}}
+
+    return {
+        "type": "object",
+        "required": ["format", "version"],
+        "properties": {"format": {"const": FORMAT}, "version": {"const": VERSION}, **{t.name: rows(t) for t in TABLES}},
+    }
 
 
 @router.get("/api/memories/export")
@@ -27,7 +46,7 @@ async def export_memories(
 async def import_memories(
     runtime: RuntimeDep,
     _: Annotated[Principal, requires(OWNER)],
-    document: Annotated[Any, Body()],
+    document: Annotated[Any, Body(json_schema_extra=_document_schema())],
 ) -> dict[str, Any]:
     """Upsert every row of an export by id; vectors are rebuilt in the background."""
     return await runtime.snapshots.import_(document)
