@@ -42,6 +42,11 @@ class Settings(BaseModel):
     CHAT_API_KEY: str = ""
     # Seconds to wait for a model provider before answering 504.
     UPSTREAM_TIMEOUT_SECONDS: float = Field(120.0, gt=0, le=900)
+    # Local server only: seconds a client may take to send a request's headers, to send
+    # each next piece of a request body, and to start a next request on an open connection.
+    SERVER_HEADER_TIMEOUT_SECONDS: float = Field(10.0, gt=0, le=600)
+    SERVER_BODY_TIMEOUT_SECONDS: float = Field(30.0, gt=0, le=600)
+    SERVER_KEEP_ALIVE_SECONDS: float = Field(5.0, gt=0, le=600)
     # Local runtime only: an OpenAI-compatible /embeddings endpoint (Ollama, llama.cpp,
     # vLLM, ...) and an OpenAI/Cohere-style /rerank endpoint. Empty means not used.
     EMBEDDING_BASE_URL: str = ""

@@ -8,6 +8,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
@@ -15,6 +16,8 @@ from fastapi.staticfiles import StaticFiles
 from ...api.app import PANEL_PREFIXES, create_app
 from ...memory.nightly import next_run
 from ...runtime import Runtime
+from ...settings import Settings
+from .http_timeouts import BodyTimeout, header_timeout_protocol
 from .task_queue import LocalTaskQueue
 
 log = logging.getLogger("companion_memory")
@@ -88,3 +91,14 @@ def create_local_app(runtime: Runtime) -> FastAPI:
     for prefix in PANEL_PREFIXES:
         app.mount(prefix, panel, name=prefix.strip("/"))
     return app
+
+
+def server_options(app: Any, settings: Settings) -> dict[str, Any]:
+    """What ``uvicorn.run`` / ``uvicorn.Config`` take to serve ``app`` with the
+    connection time limits (SERVER_*_SECONDS): the app with its body limit, the h11
+    protocol with its header limit, and the keep-alive limit."""
+    return {
+        "app": BodyTimeout(app, settings.SERVER_BODY_TIMEOUT_SECONDS),
+        "http": header_timeout_protocol(settings.SERVER_HEADER_TIMEOUT_SECONDS),
+        "timeout_keep_alive": settings.SERVER_KEEP_ALIVE_SECONDS,
+    }

@@ -7,6 +7,13 @@
 none empty; smaller servers allow fewer (TEI's ``--max-client-batch-size`` defaults to 32),
 hence batches of 32. Rows are put back in order by ``index``.
 
+OpenAI refuses an input over 8192 tokens ("maximum context length is 8192 tokens"), and a
+20,000-character memory in Chinese or emoji is well over. Without the provider's tokenizer
+each input is cut to ``MAX_INPUT_BYTES`` bytes of UTF-8 (at a character boundary): no
+byte-level BPE or SentencePiece tokenizer makes more tokens than bytes, so that fits, and
+32 of them stay under OpenAI's 300,000 tokens a request. Servers with a smaller window
+(TEI's 512 unless ``--auto-truncate``) still need their own truncation switched on.
+
 ``dimensions`` asks a Matryoshka model (text-embedding-3-*, Qwen3-Embedding, ...) for
 shorter vectors. Other models refuse it with a 400 (OpenAI: "This model does not support
 specifying dimensions"; vLLM: "... does not support matryoshka representation ..."), so
@@ -27,6 +34,8 @@ from ..model_io import ModelAPIError, embedding_texts, unit_vector
 from .http import post_json
 
 DEFAULT_BATCH = 32
+# OpenAI's per-input limit is 8192 tokens; a little room for special tokens.
+MAX_INPUT_BYTES = 8000
 _DIMENSIONS_REFUSALS = ("dimension", "matryoshka")
 
 
@@ -101,6 +110,16 @@ class OpenAIEmbedder:
         texts = embedding_texts(texts, kind)
         vectors: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
-            chunk = list(texts[start : start + self.batch_size])
+            chunk = [_cut(text) for text in texts[start : start + self.batch_size]]
             vectors.extend(self._vectors(await self._post(chunk), len(chunk)))
         return vectors
+
+
+def _cut(text: str) -> str:
+    """``text``, or its longest head of at most ``MAX_INPUT_BYTES`` bytes of UTF-8."""
+    if len(text) * 4 <= MAX_INPUT_BYTES:  # no character takes more than 4 bytes
+        return text
+    encoded = text.encode("utf-8", "surrogatepass")
+    if len(encoded) <= MAX_INPUT_BYTES:
+        return text
+    return encoded[:MAX_INPUT_BYTES].decode("utf-8", "ignore")

