@@ -12,7 +12,8 @@ import pytest
 import respx
 
 from companion_memory.ports import ChatCall, ChatUsage, UpstreamError
-from companion_memory.proxy.anthropic import AnthropicChatModel, anthropic_model
+from companion_memory.proxy.anthropic import AnthropicChatModel
+from companion_memory.proxy.routing import route
 from companion_memory.proxy.sse import DONE, SSEParser, format_sse
 from companion_memory.settings import Settings
 from tests.test_anthropic_format import STREAM_EVENTS
@@ -46,7 +47,7 @@ async def http() -> AsyncIterator[httpx.AsyncClient]:
 def model(
     http: httpx.AsyncClient, settings: Settings = SETTINGS, name: str = "anthropic/claude-sonnet-4-5"
 ) -> AnthropicChatModel:
-    chat_model = anthropic_model(http, settings, name).chat_model
+    chat_model = route(name, settings, http).chat_model
     assert isinstance(chat_model, AnthropicChatModel)
     return chat_model
 
@@ -79,34 +80,55 @@ def streamed(body: bytes, size: int = 7) -> tuple[httpx.Response, Pieces]:
 
 
 def test_factory_urls_headers_and_model_names(http: httpx.AsyncClient) -> None:
-    route = anthropic_model(http, SETTINGS, "anthropic/claude-sonnet-4-5")
-    assert route.model == "claude-sonnet-4-5" and route.label == "anthropic/claude-sonnet-4-5"
-    chat_model = route.chat_model
+    anthropic = route("anthropic/claude-sonnet-4-5", SETTINGS, http)
+    assert anthropic.model == "claude-sonnet-4-5" and anthropic.label == "anthropic/claude-sonnet-4-5"
+    chat_model = anthropic.chat_model
     assert isinstance(chat_model, AnthropicChatModel)
     assert chat_model.url == MESSAGES
     assert chat_model.headers["anthropic-version"] == "2023-06-01"
     assert chat_model.headers["cf-aig-authorization"] == "Bearer aig-token"
     assert "x-api-key" not in chat_model.headers  # the provider key is kept by the gateway
 
-    custom = anthropic_model(http, SETTINGS, "custom-provider/claude-opus-4")
+    custom = route("custom-provider/claude-opus-4", SETTINGS, http)
     assert custom.chat_model.url == f"{GATEWAY}/custom-provider/messages"  # type: ignore[attr-defined]
     assert custom.model == "claude-opus-4"
-    openrouter = anthropic_model(
-        http,
+    openrouter = route(
+        "custom-openrouter/anthropic/claude-sonnet-4.5",
         Settings(AI_GATEWAY_BASE_URL=GATEWAY, CUSTOM_ANTHROPIC_MESSAGES_PATH="/v1/messages"),
-        "anthropic/claude-sonnet-4.5",
-        custom_provider="openrouter",
+        http,
     )
     assert openrouter.chat_model.url == f"{GATEWAY}/custom-openrouter/v1/messages"  # type: ignore[attr-defined]
     assert openrouter.model == "anthropic/claude-sonnet-4.5"
     assert "cf-aig-authorization" not in openrouter.chat_model.headers  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize(
+    "label, url, model",
+    [
+        ("custom-openrouter/claude-x", f"{GATEWAY}/custom-openrouter/messages", "claude-x"),
+        ("custom-my-proxy/claude-3-haiku", f"{GATEWAY}/custom-my-proxy/messages", "claude-3-haiku"),
+        ("custom-or2/anthropic/claude-opus-4", f"{GATEWAY}/custom-or2/messages", "anthropic/claude-opus-4"),
+        ("custom-openrouter/openai/gpt-4o", f"{GATEWAY}/compat/chat/completions", "custom-openrouter/openai/gpt-4o"),
+        ("anthropic/claude-haiku-4-5", f"{GATEWAY}/anthropic/v1/messages", "claude-haiku-4-5"),
+        ("anthropic/not-claude", f"{GATEWAY}/compat/chat/completions", "anthropic/not-claude"),
+        ("deepseek/deepseek-chat", f"{GATEWAY}/compat/chat/completions", "deepseek/deepseek-chat"),
+    ],
+)
+def test_every_custom_slug_reaches_its_native_messages_path(
+    http: httpx.AsyncClient, label: str, url: str, model: str
+) -> None:
+    """custom-<slug>/claude-* is Claude in its own format through that provider, whatever the slug."""
+    chosen = route(label, SETTINGS, http)
+    assert chosen.chat_model.url == url  # type: ignore[attr-defined]
+    assert chosen.model == model and chosen.label == label
+
+
 def test_factory_without_a_gateway_is_not_configured(http: httpx.AsyncClient) -> None:
-    with pytest.raises(UpstreamError) as caught:
-        anthropic_model(http, Settings(), "anthropic/claude-sonnet-4-5")
-    assert caught.value.status == 503 and caught.value.code == "not_configured"
-    assert "AI_GATEWAY_BASE_URL" in caught.value.message
+    for label in ("anthropic/claude-sonnet-4-5", "custom-openrouter/claude-x"):
+        with pytest.raises(UpstreamError) as caught:
+            route(label, Settings(), http)
+        assert caught.value.status == 503 and caught.value.code == "not_configured"
+        assert "AI_GATEWAY_BASE_URL" in caught.value.message
 
 
 # -- complete -----------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The ChatModel port over the Anthropic Messages API, through Cloudflare AI Gateway.
 
-Two routes reach it:
+Two routes reach it (``routing.py`` builds both):
 
 - ``anthropic/claude-*`` goes to the gateway's Anthropic provider,
   ``{AI_GATEWAY_BASE_URL}/anthropic/v1/messages``;
@@ -26,13 +26,8 @@ import httpx
 from ..ports import ChatCall, ChatUsage, UpstreamError
 from ..settings import Settings
 from .anthropic_format import AnthropicStreamTranslator, error_from_event, from_anthropic, to_anthropic
-from .routing import Route
 from .sse import SSEParser
 from .upstream import event_json, raise_for_upstream, upstream_failure
-
-ANTHROPIC_VERSION = "2023-06-01"
-ANTHROPIC_PREFIX = "anthropic/"
-CUSTOM_PREFIX = "custom-"
 
 
 def _encode(body: dict[str, Any]) -> bytes:
@@ -113,41 +108,3 @@ class AnthropicChatModel:
         if isinstance(payload, dict) and payload.get("type") == "error":
             raise error_from_event(payload.get("error"), self.provider)
         raise UpstreamError(f"{self.provider} answered a streaming request with plain JSON", status=502)
-
-
-def anthropic_model(
-    http: httpx.AsyncClient, settings: Settings, model_name: str, *, custom_provider: str | None = None
-) -> Route:
-    """The route for ``model_name``: ``anthropic/claude-…`` (the gateway's Anthropic
-    provider) or ``custom-<slug>/claude-…`` (a gateway custom provider speaking the
-    Messages API). Given ``custom_provider`` (``"custom-<slug>"`` or ``"<slug>"``),
-    ``model_name`` is taken as the provider's model name, unchanged.
-
-    Raises ``UpstreamError`` (503, ``not_configured``) without AI_GATEWAY_BASE_URL.
-    """
-    label = model_name
-    if custom_provider is None:
-        prefix, slash, rest = model_name.partition("/")
-        if slash and prefix.startswith(CUSTOM_PREFIX):
-            custom_provider, model_name = prefix, rest  # custom-openrouter/anthropic/claude-… keeps "anthropic/"
-        elif slash and prefix + "/" == ANTHROPIC_PREFIX:
-            model_name = rest
-    if not settings.AI_GATEWAY_BASE_URL:
-        raise UpstreamError(
-            f"no upstream is configured for {label!r}: set AI_GATEWAY_BASE_URL (and CF_AIG_TOKEN) "
-            "to reach Claude through Cloudflare AI Gateway",
-            status=503,
-            code="not_configured",
-        )
-    base = settings.AI_GATEWAY_BASE_URL.rstrip("/")
-    if custom_provider:
-        segment = custom_provider if custom_provider.startswith(CUSTOM_PREFIX) else CUSTOM_PREFIX + custom_provider
-        url = f"{base}/{segment}/{settings.CUSTOM_ANTHROPIC_MESSAGES_PATH.strip('/')}"
-        provider = segment  # as the gateway names it: "custom-openrouter"
-    else:
-        url = f"{base}/anthropic/v1/messages"
-        provider = "Anthropic"
-    headers = {"anthropic-version": ANTHROPIC_VERSION}
-    if settings.CF_AIG_TOKEN:
-        headers["cf-aig-authorization"] = f"Bearer {settings.CF_AIG_TOKEN}"
-    return Route(AnthropicChatModel(http, url, headers, settings=settings, provider=provider), model_name, label)
