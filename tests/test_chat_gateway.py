@@ -215,6 +215,20 @@ def test_guide_dog_forwards_images_and_keeps_nothing(server: LiveServer, upstrea
             model="companion", messages=[{"role": "user", "content": "x"}])
 
 
+def test_the_guide_dog_key_cannot_choose_the_model(server: LiveServer, upstream: RecordingUpstream) -> None:
+    dog = openai.OpenAI(base_url=server.url + "/v1/guide-dog", api_key=GUIDE_DOG_KEY, max_retries=0)
+    dog.chat.completions.create(model="some-expensive-model", messages=[{"role": "user", "content": "what is this?"}])
+    assert upstream.requests[-1].json["model"] == "google/gemma-vision"
+
+
+def test_listing_models_needs_a_chat_key(server: LiveServer) -> None:
+    assert httpx.get(server.url + "/v1/models").status_code == 401
+    with pytest.raises(openai.AuthenticationError):
+        client(server, "not-a-key").models.list()
+    with pytest.raises(openai.PermissionDeniedError):
+        client(server, GUIDE_DOG_KEY).models.list()
+
+
 def test_auto_memory_off_injects_nothing(tmp_path: Path, embedder, upstream: RecordingUpstream) -> None:  # type: ignore[no-untyped-def]
     live = start(tmp_path, embedder, CHAT_BASE_URL=upstream.url + "/v1", ENABLE_AUTO_MEMORY=False)
     try:

@@ -188,3 +188,7 @@ def test_cli_dream_rollup_and_nightly_as_a_user_runs_them(data_dir: Path, tmp_pa
     assert "not a date" in subprocess.run(
         [sys.executable, "-m", "companion_memory.cli", "dream", "--date", "yesterday", "--data-dir", str(data_dir)],
         cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=60, check=False).stderr
+    edge = subprocess.run(
+        [sys.executable, "-m", "companion_memory.cli", "dream", "--date", "0001-01-01", "--data-dir", str(data_dir)],
+        cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=60, check=False)
+    assert edge.returncode == 2 and "0001-01-01 is out of range" in edge.stderr and "Traceback" not in edge.stderr

@@ -95,7 +95,13 @@ def main(argv: list[str] | None = None) -> int:
     settings = load_settings()
     if args.command == "serve":
         return _serve(settings, data_dir, args.host, args.port)
-    return asyncio.run(_COMMANDS[args.command](settings, data_dir, args))
+    from .errors import ServiceError
+
+    try:
+        return asyncio.run(_COMMANDS[args.command](settings, data_dir, args))
+    except ServiceError as error:  # what the API would answer with a 4xx
+        print(f"companion-memory {args.command}: {error.message}", file=sys.stderr)
+        return 2
 
 
 def _serve(settings: Settings, data_dir: Path, host: str, port: int) -> int:
@@ -150,7 +156,7 @@ async def _import(settings: Settings, data_dir: Path, args: argparse.Namespace) 
 
     try:
         document: Any = json.loads(args.file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, RecursionError) as error:
         print(f"cannot read {args.file}: {error}", file=sys.stderr)
         return 2
     runtime = await _runtime(settings, data_dir)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import date, datetime, time, timedelta, timezone
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from .errors import InvalidInput
+
 
 class SystemClock:
     def now(self) -> datetime:
@@ -31,10 +33,15 @@ def iso(moment: datetime) -> str:
 
 
 def parse_iso(text: str) -> datetime:
+    """Raises ValueError for text that is not ISO-8601, or a moment UTC cannot hold
+    (0001-01-01T00:00+14:00)."""
     moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
+    try:
+        return moment.astimezone(timezone.utc)
+    except OverflowError:
+        raise ValueError(f"{text!r} is out of range in UTC") from None
 
 
 def zone(name: str) -> ZoneInfo:
@@ -52,6 +59,9 @@ def local_date(moment: datetime, time_zone: str) -> date:
 def day_bounds(day: date, time_zone: str) -> tuple[str, str]:
     """The UTC timestamps (as stored) where ``day`` starts and ends in ``time_zone``."""
     tz = zone(time_zone)
-    start = datetime.combine(day, time.min, tzinfo=tz)
-    end = datetime.combine(day + timedelta(days=1), time.min, tzinfo=tz)
-    return iso(start), iso(end)
+    try:
+        start = datetime.combine(day, time.min, tzinfo=tz)
+        end = datetime.combine(day + timedelta(days=1), time.min, tzinfo=tz)
+        return iso(start), iso(end)
+    except OverflowError:  # the first or last days of the calendar, seen from UTC
+        raise InvalidInput(f"date {day.isoformat()} is out of range", code="invalid_date") from None

@@ -34,3 +34,7 @@ class SensitiveContent(ServiceError):
 
 class PermissionDenied(ServiceError):
     code = "forbidden"
+
+
+class Unauthenticated(ServiceError):
+    code = "unauthorized"

@@ -12,8 +12,9 @@ from ..memory.types import MEMORY_TYPES, normalise_type
 from ..store.admin_views import AdminViews, Period
 from .auth import MEMORY_READ, Principal, requires
 from .deps import NamespaceQuery, RuntimeDep
+from .json_body import JsonRoute
 
-router = APIRouter(tags=["admin panel"])
+router = APIRouter(tags=["admin panel"], route_class=JsonRoute)
 Reader = Annotated[Principal, requires(MEMORY_READ)]
 
 

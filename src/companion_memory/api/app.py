@@ -11,6 +11,7 @@ from fastapi.responses import RedirectResponse
 from .. import __version__
 from ..runtime import Runtime
 from . import admin_views, boot, cache, candidates, chat, dream, errors, glossary, health, ingest, maintenance, mcp, memories, openapi, precious, recall, snapshot
+from .auth import Authentication
 from .content_type import JsonBodies
 from .limits import BodyLimit
 
@@ -46,6 +47,7 @@ def create_app(runtime: Runtime, *, lifespan: Any = None) -> FastAPI:
     for prefix in PANEL_PREFIXES:
         # The panel's pages load their files by relative URLs: they need the trailing slash.
         app.add_api_route(prefix, _to_panel(prefix), methods=["GET", "HEAD"], include_in_schema=False)
+    app.add_middleware(Authentication)
     app.add_middleware(JsonBodies)
     # Browsers may call the API from another origin (the panel pointed at another server,
     # a web chat client): every route needs a key sent as a header, never a cookie, so no

@@ -7,10 +7,13 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Request
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..errors import PermissionDenied, ServiceError
+from ..errors import PermissionDenied, Unauthenticated
 from ..memory.writes import Actor
 from ..settings import Settings
+from .errors import error_response
 
 CHAT = "chat"
 MEMORY_READ = "memory:read"
@@ -29,10 +32,6 @@ PROFILES: tuple[tuple[str, str, frozenset[str]], ...] = (
     ("MEMORY_MCP_API_KEY", "mcp", frozenset({MEMORY_READ, MEMORY_WRITE})),
     ("GUIDE_DOG_API_KEY", "guide_dog", frozenset({GUIDE_DOG})),
 )
-
-
-class Unauthenticated(ServiceError):
-    code = "unauthorized"
 
 
 @dataclass(frozen=True)
@@ -61,22 +60,55 @@ def identify(settings: Settings, presented: str) -> Principal | None:
     return found
 
 
-def presented_key(request: Request) -> str | None:
-    authorization = request.headers.get("authorization", "")
+def presented_key(headers: Headers) -> str | None:
+    authorization = headers.get("authorization", "")
     scheme, _, value = authorization.partition(" ")
     if scheme.lower() == "bearer" and value.strip():
         return value.strip()
-    return request.headers.get("x-api-key") or None
+    return headers.get("x-api-key") or None
 
 
-def authenticate(request: Request) -> Principal:
-    key = presented_key(request)
+def principal_of(settings: Settings, headers: Headers) -> Principal:
+    key = presented_key(headers)
     if not key:
         raise Unauthenticated("missing API key: send Authorization: Bearer <key> or x-api-key")
-    principal = identify(request.app.state.runtime.settings, key)
+    principal = identify(settings, key)
     if principal is None:
         raise Unauthenticated("unknown API key")
     return principal
+
+
+def authenticate(request: Request) -> Principal:
+    """The principal the Authentication middleware found for this request."""
+    principal = request.scope.get("state", {}).get("principal")
+    if isinstance(principal, Principal):
+        return principal
+    return principal_of(request.app.state.runtime.settings, request.headers)
+
+
+# Every REST route lives under these; /health, the panel's files and /mcp (which answers
+# in JSON-RPC and also takes ?token=) are outside.
+PROTECTED_PREFIXES = ("/v1/", "/api/")
+
+
+class Authentication:
+    """ASGI middleware: the key of every /v1 and /api request is checked before its route
+    reads the body, so a caller without a valid key learns nothing about the API, not
+    even what is wrong with its JSON. Scopes are checked by each route (``requires``)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] != "OPTIONS" and scope["path"].startswith(PROTECTED_PREFIXES):
+            settings: Settings = scope["app"].state.runtime.settings
+            try:
+                scope.setdefault("state", {})["principal"] = principal_of(settings, Headers(scope=scope))
+            except Unauthenticated as error:
+                response = error_response(401, error.message, type_="authentication_error", code=error.code)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def requires(scope: str):

@@ -10,8 +10,9 @@ from fastapi import APIRouter, Query
 from ..errors import InvalidInput, NotFound
 from .auth import MEMORY_READ, Principal, requires
 from .deps import NamespaceQuery, RuntimeDep
+from .json_body import JsonRoute
 
-router = APIRouter(tags=["boot and diary"])
+router = APIRouter(tags=["boot and diary"], route_class=JsonRoute)
 Reader = Annotated[Principal, requires(MEMORY_READ)]
 
 

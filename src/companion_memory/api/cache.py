@@ -13,8 +13,9 @@ from ..store.cache import CacheStore
 from .auth import MEMORY_READ, MEMORY_WRITE, Principal, requires
 from .deps import RuntimeDep, now
 from .schemas import CachePut, Namespace
+from .json_body import JsonRoute
 
-router = APIRouter(tags=["cache"])
+router = APIRouter(tags=["cache"], route_class=JsonRoute)
 NamespacePath = Annotated[Namespace, Path()]
 Key = Annotated[str, Path(min_length=1, max_length=256)]
 

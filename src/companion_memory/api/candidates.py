@@ -9,8 +9,9 @@ from fastapi import APIRouter, Query
 from .auth import MEMORY_READ, OWNER, Principal, requires
 from .deps import NamespaceQuery, RuntimeDep
 from .schemas import Id, Request
+from .json_body import JsonRoute
 
-router = APIRouter(tags=["review queue"])
+router = APIRouter(tags=["review queue"], route_class=JsonRoute)
 Owner = Annotated[Principal, requires(OWNER)]
 
 

@@ -16,8 +16,9 @@ from ..proxy.gateway import ChatGateway, Turn
 from ..proxy.sse import format_sse
 from .auth import CHAT, GUIDE_DOG, Principal, requires
 from .deps import RuntimeDep
+from .json_body import JsonRoute
 
-router = APIRouter(tags=["chat"])
+router = APIRouter(tags=["chat"], route_class=JsonRoute)
 
 
 class ChatMessage(BaseModel):
@@ -90,7 +91,7 @@ async def _relay(first: dict[str, Any] | None, chunks: AsyncIterator[dict[str, A
 
 
 @router.get("/v1/models")
-async def models(runtime: RuntimeDep) -> dict[str, Any]:
+async def models(runtime: RuntimeDep, _: Annotated[Principal, requires(CHAT)]) -> dict[str, Any]:
     name = runtime.settings.PUBLIC_MODEL_NAME
     return {"object": "list", "data": [{"id": name, "object": "model", "created": int(time.time()), "owned_by": "companion-memory"}]}
 

@@ -10,8 +10,9 @@ from fastapi import APIRouter, Body
 from .auth import MEMORY_READ, OWNER, Principal, requires
 from .deps import NamespaceQuery, RuntimeDep
 from .schemas import Request
+from .json_body import JsonRoute
 
-router = APIRouter(tags=["dream"])
+router = APIRouter(tags=["dream"], route_class=JsonRoute)
 
 
 class DreamRun(Request):

@@ -12,8 +12,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
-from ..errors import Conflict, InvalidInput, NotFound, PermissionDenied, SensitiveContent, ServiceError
-from .auth import Unauthenticated
+from ..errors import Conflict, InvalidInput, NotFound, PermissionDenied, SensitiveContent, ServiceError, Unauthenticated
 
 _STATUS: dict[type[ServiceError], tuple[int, str]] = {
     Unauthenticated: (401, "authentication_error"),
@@ -56,7 +55,8 @@ def _allowed_methods(request: Request) -> str:
 def _describe(error: dict[str, Any]) -> str:
     location = [str(p) for p in error.get("loc", ()) if p not in ("body",)]
     if error.get("type") == "json_invalid":
-        return "request body is not valid JSON"
+        reason = (error.get("ctx") or {}).get("error")
+        return f"request body is not valid JSON: {reason}" if reason else "request body is not valid JSON"
     if error.get("type") == "model_attributes_type" or (not location and error.get("type", "").endswith("_type")):
         return "request body must be a JSON object"
     where = ".".join(location) or "body"
@@ -77,7 +77,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, error: HTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}.get(error.status_code, "http_error")
+        code = {404: "not_found", 405: "method_not_allowed", 408: "request_timeout", 413: "payload_too_large"}.get(error.status_code, "http_error")
         message = error.detail if isinstance(error.detail, str) else "request failed"
         if error.status_code == 404 and message == "Not Found":
             message = "no such route"

@@ -12,8 +12,9 @@ from ..store.glossary import GlossaryStore, distinct_aliases
 from .auth import MEMORY_READ, MEMORY_WRITE, Principal, requires
 from .deps import NamespaceQuery, RuntimeDep, now
 from .schemas import GlossaryPatch, GlossaryWrite
+from .json_body import JsonRoute
 
-router = APIRouter(tags=["glossary"])
+router = APIRouter(tags=["glossary"], route_class=JsonRoute)
 Reader = Annotated[Principal, requires(MEMORY_READ)]
 Writer = Annotated[Principal, requires(MEMORY_WRITE)]
 

@@ -12,8 +12,9 @@ from ..runtime import Runtime
 from .auth import DEBUG, Principal, requires
 from .deps import RuntimeDep
 from .schemas import Request
+from .json_body import JsonRoute
 
-router = APIRouter(tags=["health"])
+router = APIRouter(tags=["health"], route_class=JsonRoute)
 Debugger = Annotated[Principal, requires(DEBUG)]
 # Counting rows missing from the mirror reads the index in pages; stop after this many.
 MISSING_COUNT_LIMIT = 5000

@@ -10,8 +10,9 @@ from ..memory.ingest import IncomingMessage
 from .auth import MEMORY_WRITE, Principal, requires
 from .deps import RuntimeDep
 from .schemas import IngestRequest
+from .json_body import JsonRoute
 
-router = APIRouter(tags=["ingest"])
+router = APIRouter(tags=["ingest"], route_class=JsonRoute)
 
 
 @router.post("/v1/ingest/messages")

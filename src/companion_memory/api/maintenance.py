@@ -8,8 +8,9 @@ from fastapi import APIRouter
 
 from .auth import OWNER, Principal, requires
 from .deps import RuntimeDep
+from .json_body import JsonRoute
 
-router = APIRouter(tags=["maintenance"])
+router = APIRouter(tags=["maintenance"], route_class=JsonRoute)
 
 
 @router.post("/admin/monthly-rollup")

@@ -50,6 +50,7 @@ from .. import __version__
 from ..errors import PermissionDenied, ServiceError
 from ..runtime import Runtime
 from .auth import EXPORT, MEMORY_READ, Principal, identify, presented_key
+from .json_body import parse_json
 from .limits import BodyTooLarge
 from .mcp_tools import RETIRED, TOOLS, Tool
 
@@ -257,9 +258,10 @@ async def _serve(request: Request) -> Response:
     except BodyTooLarge as too_large:
         return _json(_error_body(None, INVALID_REQUEST, f"Request too large: {too_large.detail}"), 413)
     try:
-        message = json.loads(body)
-    except (ValueError, RecursionError):
-        return _error(None, RpcError(PARSE_ERROR, "Parse error: the body is not valid JSON"), modern=True)
+        message = parse_json(body)
+    except ValueError as error:  # JSONDecodeError, or bytes that are not UTF-8 text
+        reason = error.msg if isinstance(error, json.JSONDecodeError) else "not UTF-8 text"
+        return _error(None, RpcError(PARSE_ERROR, f"Parse error: the body is not valid JSON: {reason}"), modern=True)
 
     runtime: Runtime = request.app.state.runtime
     header_version = request.headers.get("mcp-protocol-version")
@@ -283,7 +285,7 @@ for _path in PATHS:
 
 def _authenticate(request: Request) -> Principal | Response:
     query_token = _forget_query_token(request)
-    key = presented_key(request) or query_token
+    key = presented_key(request.headers) or query_token
     challenge = {"WWW-Authenticate": 'Bearer realm="companion-memory"'}
     if not key:
         return _json(_error_body(None, UNAUTHORIZED, "Unauthorized: send the key as Authorization: Bearer <key> "

@@ -28,7 +28,7 @@ from ..store.glossary import GlossaryStore, distinct_aliases
 from ..store.precious import PreciousStore
 from .auth import EXPORT, MEMORY_READ, MEMORY_WRITE, Principal
 from .deps import now
-from .schemas import FactKey, GlossaryTerm, Id, MemoryContent, Namespace, Score, Tag
+from .schemas import FactKey, GlossaryTerm, Id, MemoryContent, Namespace, Score, ShortText, Tag
 
 MemoryType = Literal[MEMORY_TYPES]  # type: ignore[valid-type]
 Status = Literal[STATUSES]  # type: ignore[valid-type]
@@ -98,7 +98,9 @@ class GlossarySet(Arguments):
 
 
 class Fields(Arguments):
-    type: MemoryType | None = None
+    # Free text, as on REST: an unknown type is stored as 'note' and the answer's notes say so.
+    type: Annotated[ShortText | None, Field(description=f"One of {', '.join(MEMORY_TYPES)}; anything else is stored "
+                                        "as 'note'.")] = None
     importance: Score | None = None
     confidence: Score | None = None
     tags: Annotated[list[Tag], Field(max_length=32)] | None = None

@@ -12,8 +12,9 @@ from ..memory.writes import MemoryDraft
 from .auth import MEMORY_READ, MEMORY_WRITE, OWNER, Principal, requires
 from .deps import NamespaceQuery, RuntimeDep
 from .schemas import MemoryPatch, MemoryUpsert, MemoryWrite, RelationWrite
+from .json_body import JsonRoute
 
-router = APIRouter(tags=["memories"])
+router = APIRouter(tags=["memories"], route_class=JsonRoute)
 Reader = Annotated[Principal, requires(MEMORY_READ)]
 Writer = Annotated[Principal, requires(MEMORY_WRITE)]
 

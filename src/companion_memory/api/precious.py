@@ -11,8 +11,9 @@ from ..store.precious import PreciousStore
 from .auth import MEMORY_READ, MEMORY_WRITE, OWNER, Principal, requires
 from .deps import NamespaceQuery, RuntimeDep, now
 from .schemas import PreciousWrite
+from .json_body import JsonRoute
 
-router = APIRouter(tags=["precious"])
+router = APIRouter(tags=["precious"], route_class=JsonRoute)
 
 
 @router.get("/v1/precious")

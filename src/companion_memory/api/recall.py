@@ -13,8 +13,9 @@ from ..memory.types import normalise_type
 from .auth import MEMORY_READ, Principal, requires
 from .deps import RuntimeDep
 from .schemas import Namespace, Request, Score, ShortText
+from .json_body import JsonRoute
 
-router = APIRouter(tags=["recall"])
+router = APIRouter(tags=["recall"], route_class=JsonRoute)
 Reader = Annotated[Principal, requires(MEMORY_READ)]
 
 

@@ -11,8 +11,9 @@ from ..store.snapshot import TABLES
 from .auth import EXPORT, OWNER, Principal, requires
 from .deps import RuntimeDep
 from .schemas import Namespace
+from .json_body import JsonRoute
 
-router = APIRouter(tags=["export"])
+router = APIRouter(tags=["export"], route_class=JsonRoute)
 
 
 def _document_schema() -> dict[str, Any]:

@@ -67,7 +67,7 @@ class MessageIngestor:
                     created_at = iso(parse_iso(message.created_at))
                 except ValueError:
                     raise InvalidInput(
-                        f"messages[{index}].created_at is not an ISO-8601 timestamp", code="invalid_timestamp"
+                        f"messages[{index}].created_at is not an ISO-8601 timestamp within range", code="invalid_timestamp"
                     ) from None
             rows.append(
                 MessageRow(
@@ -79,7 +79,7 @@ class MessageIngestor:
                     client_hash=client_hash(message, conversation_id),
                     source=source,
                     model=message.model,
-                    metadata=to_json(message.metadata) if message.metadata else None,
+                    metadata=to_json(message.metadata, what=f"messages[{index}].metadata") if message.metadata else None,
                     created_at=created_at,
                     stored_at=now,
                 )

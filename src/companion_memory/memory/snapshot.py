@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from pydantic import ValidationError
 
 from ..clock import iso
+from ..domain.json_value import MAX_DEPTH, json_problem
 from ..errors import InvalidInput
 from ..ports import Clock, Database
 from ..store.outbox import OutboxStore
 from ..store.snapshot import TABLES, TABLES_BY_NAME, SnapshotStore, TableSpec
 from .models import Memory
+from .types import MEMORY_TYPES, STATUSES
 from .vector_mirror import VectorMirror
 
+log = logging.getLogger("companion_memory.snapshot")
 FORMAT = "companion-memory-export"
 VERSION = 1
 _IMPORT_GROUP = 200
@@ -34,8 +38,14 @@ class Snapshots:
             "exported_at": iso(self.clock.now()),
             "namespace": namespace,
         }
+        skipped: list[dict[str, Any]] = []
         for table in TABLES:
-            document[table.name] = await self.store.read(table, namespace)
+            document[table.name], unreadable = await self.store.read(table, namespace)
+            skipped.extend(unreadable)
+        if skipped:
+            for row in skipped:
+                log.warning("export left out %s %s: %s", row["table"], row["id"], row["problem"])
+            document["skipped"] = skipped
         return document
 
     async def import_(self, document: Any) -> dict[str, Any]:
@@ -76,15 +86,38 @@ def _validate(document: Any) -> list[tuple[TableSpec, list[dict[str, Any]]]]:
             missing = sorted(c for c in required if row.get(c) in (None, ""))
             if missing:
                 raise InvalidInput(f"{table.name}[{index}] lacks {', '.join(missing)}", code="invalid_snapshot")
+            # The row is one level above its JSON columns, which may nest MAX_DEPTH deep.
+            problem = json_problem(row, max_depth=MAX_DEPTH + 1)
+            if problem:
+                raise InvalidInput(f"{table.name}[{index}] {problem}", code="invalid_snapshot")
+            nested = next((c for c in table.columns if c not in table.json_columns and isinstance(row.get(c), (dict, list))), None)
+            if nested:
+                raise InvalidInput(f"{table.name}[{index}].{nested} must be a string, number, boolean or null",
+                                   code="invalid_snapshot")
             if table.name == "memories":
                 try:
-                    Memory.model_validate(row)
+                    memory = Memory.model_validate(row)
                 except ValidationError as error:
                     first = error.errors()[0]
                     field = ".".join(str(p) for p in first["loc"])
                     raise InvalidInput(f"memories[{index}].{field}: {first['msg']}", code="invalid_snapshot") from None
+                problem = _memory_problem(memory)
+                if problem:
+                    raise InvalidInput(f"memories[{index}].{problem}", code="invalid_snapshot")
         tables.append((table, rows))
-    unknown = set(document) - set(TABLES_BY_NAME) - {"format", "version", "exported_at", "namespace"}
+    unknown = set(document) - set(TABLES_BY_NAME) - {"format", "version", "exported_at", "namespace", "skipped"}
     if unknown:
         raise InvalidInput(f"unknown sections in export: {', '.join(sorted(unknown))}", code="invalid_snapshot")
     return tables
+
+
+def _memory_problem(memory: Memory) -> str | None:
+    """What the write paths would refuse in an imported memory, which skips them."""
+    if memory.type not in MEMORY_TYPES:
+        return f"type: {memory.type!r} is not one of {', '.join(MEMORY_TYPES)}"
+    if memory.status not in STATUSES:
+        return f"status: {memory.status!r} is not one of {', '.join(STATUSES)}"
+    for name in ("importance", "confidence"):
+        if not 0 <= getattr(memory, name) <= 1:
+            return f"{name}: {getattr(memory, name)!r} is not between 0 and 1"
+    return None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 MEMORY_TYPES = (
     "fact", "event", "preference", "relationship", "boundary",
     "habit", "decision", "note", "identity", "persona",
@@ -28,3 +30,12 @@ def normalise_type(value: str | None) -> str | None:
     if name in MEMORY_TYPES:
         return name
     return _ALIASES.get(name)
+
+
+def normalise_fact_key(value: str) -> str:
+    """One spelling per key: NFC, without Unicode format characters (zero-width spaces
+    and joiners, bidi controls, soft hyphens, byte-order marks) and surrounding space.
+    Keys that look the same are the same key, so an invisible character can neither
+    split one fact in two nor let a writer slip past the one it should update."""
+    composed = unicodedata.normalize("NFC", value)
+    return "".join(c for c in composed if unicodedata.category(c) != "Cf").strip()

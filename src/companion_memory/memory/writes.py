@@ -11,7 +11,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from pydantic import BaseModel
+from pydantic import BaseModel, field_validator
 
 from ..clock import iso
 from ..errors import Conflict, InvalidInput, NotFound, SensitiveContent
@@ -21,7 +21,7 @@ from ..store.memories import MemoryStore
 from ..store.outbox import OutboxOp, OutboxStore
 from .models import Evidence, Memory
 from .sensitive import refused_classes
-from .types import RELATIONS, normalise_type
+from .types import RELATIONS, normalise_fact_key, normalise_type
 from .vector_mirror import VectorMirror
 
 
@@ -40,6 +40,11 @@ class MemoryDraft(BaseModel):
     evidence: list[Evidence] | None = None
     # Set when a person wrote this by hand; automatic writers leave it empty.
     authored_by: str | None = None
+
+    @field_validator("fact_key")
+    @classmethod
+    def _one_spelling(cls, fact_key: str | None) -> str | None:
+        return None if fact_key is None else normalise_fact_key(fact_key)
 
 
 @dataclass(frozen=True)
@@ -150,6 +155,7 @@ class MemoryWriter:
             )
         now = iso(self.clock.now())
         new = self._new_memory(old.namespace, draft, normalise_type(draft.type) or old.type, now, inherit=old)
+        await self._claim_fact_key(old.namespace, new.fact_key, old.id)
         # The old row leaves 'active' before the new one arrives: the one-live-row-per-fact
         # index sees them in this order inside the batch.
         await self.db.batch(
@@ -205,10 +211,8 @@ class MemoryWriter:
         changes = {k: v for k, v in changes.items() if getattr(memory, k) != v}
         if not changes:
             return WriteResult(memory=memory, action="unchanged", notes=["nothing to change"])
-        if "fact_key" in changes and changes["fact_key"] and memory.status == "active":
-            clash = await self.store.current_by_fact_key(memory.namespace, changes["fact_key"])
-            if clash is not None and clash.id != memory.id:
-                raise Conflict(f"fact_key {changes['fact_key']!r} already belongs to memory {clash.id}", code="fact_key_taken")
+        if changes.get("status", memory.status) == "active" and ("fact_key" in changes or "status" in changes):
+            await self._claim_fact_key(memory.namespace, changes.get("fact_key", memory.fact_key), memory.id)
         now = iso(self.clock.now())
         changes["updated_at"] = now
         statements = [
@@ -280,6 +284,14 @@ class MemoryWriter:
         )
 
     # -- helpers ------------------------------------------------------------------
+
+    async def _claim_fact_key(self, namespace: str, fact_key: str | None, holder: str) -> None:
+        """One live memory per fact_key: refuse to give ``holder`` a key another one holds."""
+        if not fact_key:
+            return
+        clash = await self.store.current_by_fact_key(namespace, fact_key)
+        if clash is not None and clash.id != holder:
+            raise Conflict(f"fact_key {fact_key!r} already belongs to memory {clash.id}", code="fact_key_taken")
 
     def _new_memory(
         self, namespace: str, draft: MemoryDraft, memory_type: str, now: str, *, inherit: Memory | None = None

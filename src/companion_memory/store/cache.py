@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import Conflict
 from ..ports import Database
-from .sql import from_json, to_json
+from .sql import read_stored_json, to_json
 
 
 class CacheStore:
@@ -18,7 +19,15 @@ class CacheStore:
             "WHERE namespace = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)",
             (namespace, key, now),
         )
-        return {**row, "value": from_json(row["value"], None)} if row else None
+        if row is None:
+            return None
+        value, problem = read_stored_json(row["value"])
+        if problem:
+            raise Conflict(
+                f"the stored value of {key!r} {problem}: replace it with PUT or remove it with DELETE",
+                code="unreadable_value",
+            )
+        return {**row, "value": value}
 
     async def put(self, namespace: str, key: str, value: Any, expires_at: str | None, now: str) -> None:
         await self.db.run(

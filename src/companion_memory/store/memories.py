@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Sequence
 
 from ..memory.models import Evidence, Memory
 from ..memory.search_text import match_expression, search_document
 from ..ports import Database, Statement
 from .pagination import decode_cursor, page_of
-from .sql import chunks, from_json, placeholders, to_json
+from .sql import chunks, from_json, placeholders, read_stored_json, to_json
+
+log = logging.getLogger("companion_memory.store")
 
 _COLUMNS = (
     "id", "namespace", "type", "content", "search_text", "fact_key", "importance", "confidence",
@@ -33,11 +36,21 @@ def memory_from_row(row: dict[str, Any]) -> Memory:
             "pinned": bool(row["pinned"]),
             "importance": float(row["importance"]),
             "confidence": float(row["confidence"]),
-            "tags": from_json(row["tags"], []),
-            "source_message_ids": from_json(row["source_message_ids"], []),
-            "evidence": [Evidence.model_construct(**e) for e in from_json(row["evidence"], [])],
+            "tags": _list_column(row, "tags"),
+            "source_message_ids": _list_column(row, "source_message_ids"),
+            "evidence": [Evidence.model_construct(**e) for e in _list_column(row, "evidence") if isinstance(e, dict)],
         }
     )
+
+
+def _list_column(row: dict[str, Any], column: str) -> list[Any]:
+    """A JSON list column. One written unreadable (by hand, or an older version) reads as
+    empty with a warning: the memory itself stays readable, recallable and editable."""
+    value, problem = read_stored_json(row[column])
+    if problem or not isinstance(value, (list, type(None))):
+        log.warning("memory %s: %s %s; read as empty", row.get("id"), column, problem or "is not a list")
+        return []
+    return value or []
 
 
 def _column_value(column: str, value: Any) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 
+from ..domain.json_value import is_text
 from ..errors import InvalidInput
 
 
@@ -17,10 +18,10 @@ def decode_cursor(cursor: str) -> tuple[str, str]:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         timestamp, id_ = json.loads(raw)
-        if not isinstance(timestamp, str) or not isinstance(id_, str):
+        if not isinstance(timestamp, str) or not isinstance(id_, str) or not is_text(timestamp + id_):
             raise ValueError
         return timestamp, id_
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         raise InvalidInput("cursor is not one this server issued", code="invalid_cursor") from None
 
 

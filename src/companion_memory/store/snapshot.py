@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 from ..memory.search_text import search_document
 from ..ports import ConstraintError, Database, Statement
-from .sql import from_json, placeholders, to_json
+from .sql import placeholders, read_stored_json, to_json
 
 
 @dataclass(frozen=True)
@@ -73,19 +73,34 @@ class SnapshotStore:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def read(self, table: TableSpec, namespace: str | None) -> list[dict[str, Any]]:
+    async def read(self, table: TableSpec, namespace: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The table's rows, and the rows left out because a JSON column cannot be read
+        back (each with its id and why), so one bad row never costs the whole export."""
         where, params = ("WHERE namespace = ?", (namespace,)) if namespace else ("", ())
         rows = await self.db.all(f"SELECT {', '.join(table.columns)} FROM {table.name} {where} ORDER BY {table.order_by}", params)
+        kept: list[dict[str, Any]] = []
+        skipped: list[dict[str, Any]] = []
         for row in rows:
             for column in table.json_columns:
-                row[column] = from_json(row[column], None)
-        return rows
+                row[column], problem = read_stored_json(row[column])
+                if problem:
+                    skipped.append({"table": table.name, "id": row.get("id"), "namespace": row.get("namespace"),
+                                    "problem": f"{column} {problem}"})
+                    break
+            else:
+                kept.append(row)
+        return kept, skipped
 
     @staticmethod
     def upsert(table: TableSpec, row: dict[str, Any]) -> Statement:
-        columns = [*table.columns, *(name for name, _ in table.derived)]
+        # Only the columns the row has: a column it leaves out takes the table's default
+        # (a new row) or keeps its value (an existing one).
+        given = [c for c in table.columns if c in row]
+        columns = [*given, *(name for name, _ in table.derived)]
         values = [
-            to_json(row[c]) if c in table.json_columns and row.get(c) is not None else row.get(c) for c in table.columns
+            to_json(row[c], what=f"{table.name} {row.get('id')!r}: {c}") if c in table.json_columns and row[c] is not None
+            else row[c]
+            for c in given
         ]
         values.extend(compute(row) for _, compute in table.derived)
         updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in table.key)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any, Iterator, Sequence, TypeVar
 
+from ..domain.json_value import dumps, json_problem
+from ..errors import InvalidInput
 from ..ports import MAX_BOUND_PARAMETERS
 
 T = TypeVar("T")
@@ -20,11 +22,29 @@ def placeholders(count: int) -> str:
     return ", ".join("?" * count)
 
 
-def to_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+def to_json(value: Any, *, what: str = "value") -> str:
+    """Every JSON column is written through here, so nothing is stored that cannot be
+    read back (see domain.json_value)."""
+    problem = json_problem(value)
+    if problem:
+        raise InvalidInput(f"{what} {problem}", code="invalid_json")
+    return dumps(value)
 
 
 def from_json(text: str | None, default: Any) -> Any:
     if not text:
         return default
     return json.loads(text)
+
+
+def read_stored_json(text: str | None) -> tuple[Any, str | None]:
+    """A stored JSON column and None, or None and why it cannot be read: a row written
+    before values were checked must not break every reader of its table."""
+    if not text:
+        return None, None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        return None, f"is not readable JSON ({type(error).__name__})"
+    problem = json_problem(value)
+    return (None, problem) if problem else (value, None)

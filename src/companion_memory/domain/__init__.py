@@ -1,0 +1,1 @@
+"""Rules about the data itself, with no runtime, store or framework behind them."""
