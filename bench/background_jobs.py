@@ -10,9 +10,9 @@ import argparse
 import asyncio
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Sequence
 
 from companion_memory.adapters.local.runtime import build_local_runtime
 from companion_memory.adapters.local.sqlite import SqliteDatabase
@@ -35,7 +35,7 @@ class ConstantEmbedder:
 
 
 async def queue_rate(directory: Path, count: int) -> tuple[float, float]:
-    queue = LocalTaskQueue(SqliteDatabase.open(directory / "queue.sqlite3"), FixedClock(datetime.now(timezone.utc)))
+    queue = LocalTaskQueue(SqliteDatabase.open(directory / "queue.sqlite3"), FixedClock(datetime.now(UTC)))
     await queue.prepare()
     started = time.perf_counter()
     for start in range(0, count, 100):
@@ -53,20 +53,28 @@ async def queue_rate(directory: Path, count: int) -> tuple[float, float]:
 
 
 async def dream_rate(directory: Path, days: int, per_day: int) -> tuple[int, float, int]:
-    now = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
+    now = datetime(2026, 11, 30, 12, tzinfo=UTC)
     settings = Settings(DREAM_MAX_RUNS=1000, MESSAGES_RETENTION_DAYS=days + 1)
-    runtime = await build_local_runtime(settings, directory / "data", embedder=ConstantEmbedder(), clock=FixedClock(now))
+    runtime = await build_local_runtime(
+        settings, directory / "data", embedder=ConstantEmbedder(), clock=FixedClock(now)
+    )
     for day in range(1, days + 1):
         base = now - timedelta(days=day)
-        await runtime.ingestor.ingest("default", [
-            IncomingMessage(
-                role="user" if i % 2 == 0 else "assistant",
-                content=(f"remember that item {day}-{i} lives in drawer {i % 13}" if i % 25 == 0
-                         else f"just chatting about the weather on day {day}, message {i}"),
-                created_at=(base + timedelta(seconds=i)).isoformat(),
-            )
-            for i in range(per_day)
-        ])
+        await runtime.ingestor.ingest(
+            "default",
+            [
+                IncomingMessage(
+                    role="user" if i % 2 == 0 else "assistant",
+                    content=(
+                        f"remember that item {day}-{i} lives in drawer {i % 13}"
+                        if i % 25 == 0
+                        else f"just chatting about the weather on day {day}, message {i}"
+                    ),
+                    created_at=(base + timedelta(seconds=i)).isoformat(),
+                )
+                for i in range(per_day)
+            ],
+        )
     started = time.perf_counter()
     reports = await runtime.dream.night()
     elapsed = time.perf_counter() - started
@@ -84,8 +92,10 @@ async def main() -> None:
         sent, delivered = await queue_rate(Path(tmp), args.tasks)
         print(f"local task queue: send {sent:,.0f} tasks/s, deliver+ack {delivered:,.0f} tasks/s ({args.tasks} tasks)")
         read, rate, created = await dream_rate(Path(tmp), args.days, args.per_day)
-        print(f"dream (model-free extractor): {read} messages over {args.days} days at {rate:,.0f} messages/s, "
-              f"{created} candidates")
+        print(
+            f"dream (model-free extractor): {read} messages over {args.days} days at {rate:,.0f} messages/s, "
+            f"{created} candidates"
+        )
 
 
 if __name__ == "__main__":

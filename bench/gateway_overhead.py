@@ -43,7 +43,9 @@ def measure(sdk: openai.OpenAI, questions: list[str]) -> tuple[list[float], list
     for question in questions:
         started = time.perf_counter()
         arrived = None
-        for _ in sdk.chat.completions.create(model="companion", messages=[{"role": "user", "content": question}], stream=True):
+        for _ in sdk.chat.completions.create(
+            model="companion", messages=[{"role": "user", "content": question}], stream=True
+        ):
             arrived = arrived or 1000 * (time.perf_counter() - started)
         first.append(arrived or 0.0)
     return full, first
@@ -74,9 +76,11 @@ def main(memories: int, turns: int) -> None:
     print(f"{turns} turns, {memories} memories in the store, local provider")
     print(f"direct   full reply   {percentiles(direct_full)}   first chunk {percentiles(direct_first)}")
     print(f"gateway  full reply   {percentiles(gateway_full)}   first chunk {percentiles(gateway_first)}")
-    added = sorted(g - d for g, d in zip(sorted(gateway_full), sorted(direct_full)))
-    print(f"added by the gateway: full reply p50 {added[len(added) // 2]:.1f} ms; first chunk p50 "
-          f"{sorted(gateway_first)[len(gateway_first) // 2] - sorted(direct_first)[len(direct_first) // 2]:.1f} ms")
+    added = sorted(g - d for g, d in zip(sorted(gateway_full), sorted(direct_full), strict=False))
+    print(
+        f"added by the gateway: full reply p50 {added[len(added) // 2]:.1f} ms; first chunk p50 "
+        f"{sorted(gateway_first)[len(gateway_first) // 2] - sorted(direct_first)[len(direct_first) // 2]:.1f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -129,13 +129,17 @@ async def main(data: Path, limit: int | None, relations: bool) -> None:
         rows: list[dict[str, Any]] = []
         for sample in samples:
             rows += await ask(runtime, sample, timings)
-    print(f"LoCoMo: {len(samples)} conversations, {turns} turns, {len(rows)} questions; "
-          f"embedder {runtime.embedder.model}, reranker {runtime.reranker.model if runtime.reranker else 'none'}, "
-          f"relations {'same_thread' if relations else 'none'}")
+    print(
+        f"LoCoMo: {len(samples)} conversations, {turns} turns, {len(rows)} questions; "
+        f"embedder {runtime.embedder.model}, reranker {runtime.reranker.model if runtime.reranker else 'none'}, "
+        f"relations {'same_thread' if relations else 'none'}"
+    )
     report(rows)
     timings.sort()
     print(f"indexing: {indexing:.1f} s ({1000 * indexing / turns:.1f} ms per turn, embedding included)")
-    print(f"query: p50 {1000 * timings[len(timings) // 2]:.1f} ms, p95 {1000 * timings[int(len(timings) * 0.95)]:.1f} ms")
+    print(
+        f"query: p50 {1000 * timings[len(timings) // 2]:.1f} ms, p95 {1000 * timings[int(len(timings) * 0.95)]:.1f} ms"
+    )
 
 
 if __name__ == "__main__":

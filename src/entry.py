@@ -74,8 +74,10 @@ class Default(WorkerEntrypoint):
     async def scheduled(self, controller: Any, env: Any = None, ctx: Any = None) -> None:
         runtime = await _get_runtime(self.env)
         run = await runtime.nightly.run(trigger=f"cron {getattr(controller, 'cron', '')}".strip())
-        print(f"nightly job {'succeeded' if run['ok'] else 'had failures'}: "
-              + ", ".join(f"{name} {'ok' if step['ok'] else 'FAILED'}" for name, step in run["steps"].items()))
+        print(
+            f"nightly job {'succeeded' if run['ok'] else 'had failures'}: "
+            + ", ".join(f"{name} {'ok' if step['ok'] else 'FAILED'}" for name, step in run["steps"].items())
+        )
 
     async def queue(self, batch: Any, env: Any = None, ctx: Any = None) -> None:
         from companion_memory.adapters.cloudflare.queue import batch_messages

@@ -4,8 +4,9 @@ the real local server, and a REST client to seed and check what the panel did.""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 from playwright.sync_api import Browser, Page, expect
@@ -14,8 +15,13 @@ from tests.conftest import OWNER_KEY
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 VIEWPORTS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 800}}
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "screenshots"
@@ -43,7 +49,10 @@ class Rest:
         return self.post("/v1/memories", {"fact_key": fact_key, "content": content, **fields})["memory"]["id"]
 
     def say(self, *texts: str, conversation: str = "browser-test") -> None:
-        self.post("/v1/ingest/messages", {"conversation_id": conversation, "messages": [{"role": "user", "content": t} for t in texts]})
+        self.post(
+            "/v1/ingest/messages",
+            {"conversation_id": conversation, "messages": [{"role": "user", "content": t} for t in texts]},
+        )
 
     def memories(self, status: str = "active") -> list[dict[str, Any]]:
         return self.get("/v1/memories", status=status, limit=200)["memories"]
@@ -72,13 +81,20 @@ class Panel:
     def __init__(self, browser: Browser, base_url: str, viewport: str, *, theme: str = "light") -> None:
         self.base_url = base_url
         self.viewport = viewport
-        self.context = browser.new_context(viewport=VIEWPORTS[viewport], color_scheme="light" if theme == "light" else "dark")
+        self.context = browser.new_context(
+            viewport=VIEWPORTS[viewport], color_scheme="light" if theme == "light" else "dark"
+        )
         self.page: Page = self.context.new_page()
         self.errors: list[str] = []
         self.requests: list[tuple[str, dict[str, str]]] = []
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
         # An expected 4xx answer is logged by Chromium as "Failed to load resource"; anything else is a fault.
-        self.page.on("console", lambda m: m.type == "error" and not m.text.startswith("Failed to load resource") and self.errors.append(m.text))
+        self.page.on(
+            "console",
+            lambda m: (
+                m.type == "error" and not m.text.startswith("Failed to load resource") and self.errors.append(m.text)
+            ),
+        )
         self.page.on("request", lambda r: self.requests.append((r.url, r.headers)))
         self.page.set_default_timeout(20_000)
 

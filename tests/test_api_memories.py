@@ -19,11 +19,17 @@ async def test_health_needs_no_key(client: httpx.AsyncClient) -> None:
 
 
 async def test_post_creates_201_then_updates_200(client: httpx.AsyncClient) -> None:
-    first = await client.post("/v1/memories", json={"content": "Loves hiking", "fact_key": "hobby.outdoor", "type": "preference"}, headers=auth())
+    first = await client.post(
+        "/v1/memories",
+        json={"content": "Loves hiking", "fact_key": "hobby.outdoor", "type": "preference"},
+        headers=auth(),
+    )
     assert first.status_code == 201
     body = first.json()
     assert body["created"] is True and body["memory"]["type"] == "preference" and body["vector"] == "synced"
-    again = await client.post("/v1/memory", json={"content": "Loves hiking and climbing", "fact_key": "hobby.outdoor"}, headers=auth())
+    again = await client.post(
+        "/v1/memory", json={"content": "Loves hiking and climbing", "fact_key": "hobby.outdoor"}, headers=auth()
+    )
     assert again.status_code == 200
     assert again.json()["created"] is False and again.json()["memory"]["id"] == body["memory"]["id"]
     assert again.json()["memory"]["seen_count"] == 2
@@ -44,7 +50,9 @@ async def test_list_filters_and_paginates(client: httpx.AsyncClient) -> None:
     seen = [m["id"] for m in events["memories"]]
     cursor = events["next_cursor"]
     while cursor:
-        page = (await client.get("/v1/memories", params={"type": "event", "limit": 2, "cursor": cursor}, headers=auth())).json()
+        page = (
+            await client.get("/v1/memories", params={"type": "event", "limit": 2, "cursor": cursor}, headers=auth())
+        ).json()
         seen += [m["id"] for m in page["memories"]]
         cursor = page["next_cursor"]
     assert len(seen) == len(set(seen)) == 5
@@ -58,7 +66,9 @@ async def test_get_patch_delete_by_id(client: httpx.AsyncClient) -> None:
     memory = (await create(client, content="Works at a bakery", fact_key="job"))["memory"]
     got = await client.get(f"/v1/memories/{memory['id']}", headers=auth())
     assert got.status_code == 200 and got.json()["events"][0]["event"] == "created"
-    patched = await client.patch(f"/v1/memory/{memory['id']}", json={"content": "Works at a cafe", "importance": 0.9}, headers=auth())
+    patched = await client.patch(
+        f"/v1/memory/{memory['id']}", json={"content": "Works at a cafe", "importance": 0.9}, headers=auth()
+    )
     assert patched.status_code == 200 and patched.json()["memory"]["content"] == "Works at a cafe"
     deleted = await client.delete(f"/v1/memories/{memory['id']}", headers=auth())
     assert deleted.status_code == 200 and deleted.json()["memory"]["status"] == "deleted"
@@ -70,21 +80,31 @@ async def test_get_patch_delete_by_id(client: httpx.AsyncClient) -> None:
 
 
 async def test_unknown_ids_are_404(client: httpx.AsyncClient) -> None:
-    for method, path in (("GET", "/v1/memories/nope"), ("PATCH", "/v1/memories/nope"), ("DELETE", "/v1/memories/nope"),
-                         ("POST", "/v1/memories/nope/archive")):
-        response = await client.request(method, path, json={"content": "x"} if method == "PATCH" else None, headers=auth())
+    for method, path in (
+        ("GET", "/v1/memories/nope"),
+        ("PATCH", "/v1/memories/nope"),
+        ("DELETE", "/v1/memories/nope"),
+        ("POST", "/v1/memories/nope/archive"),
+    ):
+        response = await client.request(
+            method, path, json={"content": "x"} if method == "PATCH" else None, headers=auth()
+        )
         assert response.status_code == 404, (method, path, response.text)
         assert "nope" in response.json()["error"]["message"]
 
 
 async def test_supersede_and_archive_over_rest(client: httpx.AsyncClient) -> None:
     old = (await create(client, content="Lives in Berlin", fact_key="city"))["memory"]
-    response = await client.post(f"/v1/memories/{old['id']}/supersede", json={"content": "Lives in Lisbon"}, headers=auth())
+    response = await client.post(
+        f"/v1/memories/{old['id']}/supersede", json={"content": "Lives in Lisbon"}, headers=auth()
+    )
     assert response.status_code == 201
     body = response.json()
     assert body["previous"]["status"] == "superseded" and body["memory"]["fact_key"] == "city"
     assert body["oldStatus"] == "active"
-    missing = await client.post("/v1/memory/ghost/supersede", json={"content": "brand new", "fact_key": "n"}, headers=auth())
+    missing = await client.post(
+        "/v1/memory/ghost/supersede", json={"content": "brand new", "fact_key": "n"}, headers=auth()
+    )
     assert missing.json()["oldStatus"] == "missing"
     archived = await client.post(f"/v1/memories/{body['memory']['id']}/archive", headers=auth())
     assert archived.status_code == 200 and archived.json()["memory"]["status"] == "archived"
@@ -93,18 +113,26 @@ async def test_supersede_and_archive_over_rest(client: httpx.AsyncClient) -> Non
 
 
 async def test_authored_memories_and_who_may_author(client: httpx.AsyncClient) -> None:
-    refused = await client.post("/v1/memories", json={"content": "x", "fact_key": "k", "authored_by": "me"}, headers=auth(MCP_KEY))
+    refused = await client.post(
+        "/v1/memories", json={"content": "x", "fact_key": "k", "authored_by": "me"}, headers=auth(MCP_KEY)
+    )
     assert refused.status_code == 403
-    mine = (await create(client, key="test-owner-key", content="My name is Mei", fact_key="name", authored_by="owner"))["memory"]
+    mine = (await create(client, key="test-owner-key", content="My name is Mei", fact_key="name", authored_by="owner"))[
+        "memory"
+    ]
     agent = await client.post("/v1/memories", json={"content": "Name: May", "fact_key": "name"}, headers=auth(MCP_KEY))
     assert agent.status_code == 409 and agent.json()["error"]["code"] == "authored_memory"
     assert (await client.delete(f"/v1/memories/{mine['id']}", headers=auth(MCP_KEY))).status_code == 409
-    assert (await client.get(f"/v1/memories/{mine['id']}", headers=auth())).json()["memory"]["content"] == "My name is Mei"
+    assert (await client.get(f"/v1/memories/{mine['id']}", headers=auth())).json()["memory"][
+        "content"
+    ] == "My name is Mei"
 
 
 async def test_sensitive_content_is_refused_with_a_reason(client: httpx.AsyncClient) -> None:
     response = await client.post(
-        "/v1/memories", json={"content": "api key: sk-ant-abcdefghijklmnopqrstuvwxyz0123", "fact_key": "k"}, headers=auth(MCP_KEY)
+        "/v1/memories",
+        json={"content": "api key: sk-ant-abcdefghijklmnopqrstuvwxyz0123", "fact_key": "k"},
+        headers=auth(MCP_KEY),
     )
     assert response.status_code == 422
     error = response.json()["error"]

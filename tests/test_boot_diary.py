@@ -41,23 +41,29 @@ async def test_boot_package(client: httpx.AsyncClient, runtime: Runtime) -> None
         "INSERT INTO weekly_log (id, namespace, week, start_date, end_date, title, summary, created_at, updated_at) "
         "VALUES ('w1', 'default', '2026-W47', '2026-11-16', '2026-11-22', 'Busy week', 'Exams and a trip', 'x', 'x')"
     )
-    await client.post("/v1/memories", json={"fact_key": "a", "type": "preference", "content": "likes tea"}, headers=auth())
+    await client.post(
+        "/v1/memories", json={"fact_key": "a", "type": "preference", "content": "likes tea"}, headers=auth()
+    )
     await client.post("/v1/memories", json={"fact_key": "b", "type": "fact", "content": "has a cat"}, headers=auth())
     await client.post("/v1/precious", json={"content": "原话一句"}, headers=auth())
     await client.post("/v1/glossary", json={"term": "bbt", "definition": "bubble tea"}, headers=auth())
     await client.post(
         "/v1/ingest/messages",
-        json={"messages": [
-            {"role": "user", "content": "today, Singapore evening", "created_at": "2026-11-30T11:00:00Z"},
-            {"role": "user", "content": "yesterday in Singapore", "created_at": "2026-11-29T15:00:00Z"},
-            {"role": "assistant", "content": "just after local midnight", "created_at": "2026-11-29T16:30:00Z"},
-        ]},
+        json={
+            "messages": [
+                {"role": "user", "content": "today, Singapore evening", "created_at": "2026-11-30T11:00:00Z"},
+                {"role": "user", "content": "yesterday in Singapore", "created_at": "2026-11-29T15:00:00Z"},
+                {"role": "assistant", "content": "just after local midnight", "created_at": "2026-11-29T16:30:00Z"},
+            ]
+        },
         headers=auth(),
     )
     boot = (await client.get("/v1/memory_boot", headers=auth())).json()
     assert boot["date"] == "2026-11-30" and boot["time_zone"] == "Asia/Singapore"
     assert boot["impressions"]["text"].splitlines() == [
-        "[Impressions]", "Yesterday (2026-11-29): 爬山 — 和朋友去爬了山", "Week 2026-W47: Busy week — Exams and a trip",
+        "[Impressions]",
+        "Yesterday (2026-11-29): 爬山 — 和朋友去爬了山",
+        "Week 2026-W47: Busy week — Exams and a trip",
     ]
     assert [m["content"] for m in boot["today_messages"]] == ["just after local midnight", "today, Singapore evening"]
     assert boot["counts"] == {"fact": 1, "preference": 1}

@@ -3,6 +3,7 @@ real port, and a local provider (tests/upstreams.py) that records what it receiv
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -25,9 +26,15 @@ def upstream() -> Iterator[RecordingUpstream]:
 
 
 def start(tmp_path: Path, embedder, **settings: object) -> LiveServer:  # type: ignore[no-untyped-def]
-    values = {"CHATBOX_API_KEY": OWNER_KEY, "MEMORY_MCP_API_KEY": MCP_KEY, "GUIDE_DOG_API_KEY": GUIDE_DOG_KEY,
-              "CHAT_MODEL": "deepseek/deepseek-v4-pro", "VISION_MODEL": "google/gemma-vision",
-              "UPSTREAM_TIMEOUT_SECONDS": 5, **settings}
+    values = {
+        "CHATBOX_API_KEY": OWNER_KEY,
+        "MEMORY_MCP_API_KEY": MCP_KEY,
+        "GUIDE_DOG_API_KEY": GUIDE_DOG_KEY,
+        "CHAT_MODEL": "deepseek/deepseek-v4-pro",
+        "VISION_MODEL": "google/gemma-vision",
+        "UPSTREAM_TIMEOUT_SECONDS": 5,
+        **settings,
+    }
     return LiveServer(Settings(**values), tmp_path / "data", embedder)
 
 
@@ -54,8 +61,11 @@ def rows(server: LiveServer, sql: str) -> list[tuple]:
 
 
 def remember(server: LiveServer, fact_key: str, content: str) -> None:
-    response = httpx.post(server.url + "/v1/memories", json={"fact_key": fact_key, "content": content},
-                          headers={"Authorization": f"Bearer {OWNER_KEY}"})
+    response = httpx.post(
+        server.url + "/v1/memories",
+        json={"fact_key": fact_key, "content": content},
+        headers={"Authorization": f"Bearer {OWNER_KEY}"},
+    )
     assert response.status_code == 201, response.text
 
 
@@ -84,7 +94,10 @@ def test_a_turn_recalls_injects_answers_and_is_kept(server: LiveServer, upstream
     assert "apple-star-0428" in messages[3]["content"]
 
     stored = rows(server, "SELECT role, content, source FROM messages ORDER BY role DESC")
-    assert stored == [("user", "What is my test password?", "chat"), ("assistant", "Your test password is apple-star-0428.", "chat")]
+    assert stored == [
+        ("user", "What is my test password?", "chat"),
+        ("assistant", "Your test password is apple-star-0428.", "chat"),
+    ]
     usage = rows(server, "SELECT model, provider, input_tokens, output_tokens FROM usage_logs")
     assert usage[0][0] == "deepseek/deepseek-v4-pro" and usage[0][2] > 0
 
@@ -102,7 +115,9 @@ def test_streaming_forwards_chunks_as_they_come(server: LiveServer, upstream: Re
     upstream.chunk_size, upstream.chunk_delay = 4, 0.15
     started = time.monotonic()
     stream = client(server).chat.completions.create(
-        model="companion", messages=[{"role": "user", "content": "count for me"}], stream=True,
+        model="companion",
+        messages=[{"role": "user", "content": "count for me"}],
+        stream=True,
         stream_options={"include_usage": True},
     )
     arrivals, text, usage = [], "", None
@@ -121,7 +136,11 @@ def test_streaming_forwards_chunks_as_they_come(server: LiveServer, upstream: Re
 
 
 def test_streaming_hides_usage_unless_asked(server: LiveServer) -> None:
-    chunks = list(client(server).chat.completions.create(model="companion", messages=[{"role": "user", "content": "hi"}], stream=True))
+    chunks = list(
+        client(server).chat.completions.create(
+            model="companion", messages=[{"role": "user", "content": "hi"}], stream=True
+        )
+    )
     assert chunks and all(c.usage is None for c in chunks)
 
 
@@ -130,7 +149,9 @@ async def test_the_async_client_works_too(server: LiveServer) -> None:
         answer = await sdk.chat.completions.create(model="companion", messages=[{"role": "user", "content": "ping"}])
         assert answer.choices[0].message.content
         text = ""
-        async for chunk in await sdk.chat.completions.create(model="companion", messages=[{"role": "user", "content": "pong"}], stream=True):
+        async for chunk in await sdk.chat.completions.create(
+            model="companion", messages=[{"role": "user", "content": "pong"}], stream=True
+        ):
             if chunk.choices and chunk.choices[0].delta.content:
                 text += chunk.choices[0].delta.content
         assert text
@@ -147,11 +168,17 @@ async def test_the_async_client_works_too(server: LiveServer) -> None:
     ],
 )
 def test_upstream_faults_become_openai_errors_and_the_message_is_kept(
-    server: LiveServer, upstream: RecordingUpstream, fault, status, error_type  # type: ignore[no-untyped-def]
+    server: LiveServer,
+    upstream: RecordingUpstream,
+    fault,
+    status,
+    error_type,  # type: ignore[no-untyped-def]
 ) -> None:
     fault(upstream)
     with pytest.raises(error_type) as raised:
-        client(server).chat.completions.create(model="companion", messages=[{"role": "user", "content": "are you there?"}])
+        client(server).chat.completions.create(
+            model="companion", messages=[{"role": "user", "content": "are you there?"}]
+        )
     assert raised.value.status_code == status
     assert raised.value.body and raised.value.body.get("message")  # type: ignore[union-attr]
     assert rows(server, "SELECT role, content FROM messages") == [("user", "are you there?")]
@@ -160,8 +187,12 @@ def test_upstream_faults_become_openai_errors_and_the_message_is_kept(
 def test_a_stream_cut_midway_says_so(server: LiveServer, upstream: RecordingUpstream) -> None:
     upstream.reply_text = "a long answer that will not arrive in full"
     upstream.disconnect_mid_stream(after=2)
-    with httpx.stream("POST", server.url + "/v1/chat/completions", headers={"Authorization": f"Bearer {OWNER_KEY}"},
-                      json={"model": "companion", "messages": [{"role": "user", "content": "talk"}], "stream": True}) as response:
+    with httpx.stream(
+        "POST",
+        server.url + "/v1/chat/completions",
+        headers={"Authorization": f"Bearer {OWNER_KEY}"},
+        json={"model": "companion", "messages": [{"role": "user", "content": "talk"}], "stream": True},
+    ) as response:
         body = response.read().decode()
     assert response.status_code == 200 and '"error"' in body and body.rstrip().endswith("data: [DONE]")
 
@@ -188,7 +219,9 @@ def test_no_upstream_configured_is_a_clear_503(tmp_path: Path, embedder) -> None
     ],
 )
 def test_invalid_requests_are_400(server: LiveServer, body: dict, named: str) -> None:
-    response = httpx.post(server.url + "/v1/chat/completions", json=body, headers={"Authorization": f"Bearer {OWNER_KEY}"})
+    response = httpx.post(
+        server.url + "/v1/chat/completions", json=body, headers={"Authorization": f"Bearer {OWNER_KEY}"}
+    )
     assert response.status_code == 400 and named in response.json()["error"]["message"]
 
 
@@ -203,7 +236,10 @@ def test_guide_dog_forwards_images_and_keeps_nothing(server: LiveServer, upstrea
     remember(server, "secret", "She keeps a diary in a blue notebook")
     dog = openai.OpenAI(base_url=server.url + "/v1/guide-dog", api_key=GUIDE_DOG_KEY, max_retries=0)
     image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
-    answer = dog.chat.completions.create(model="companion", messages=[{"role": "user", "content": [{"type": "text", "text": "what is in the diary picture?"}, image]}])
+    answer = dog.chat.completions.create(
+        model="companion",
+        messages=[{"role": "user", "content": [{"type": "text", "text": "what is in the diary picture?"}, image]}],
+    )
     assert answer.choices[0].message.content
     sent = upstream.requests[-1].json
     assert sent["model"] == "google/gemma-vision"
@@ -212,7 +248,8 @@ def test_guide_dog_forwards_images_and_keeps_nothing(server: LiveServer, upstrea
     assert rows(server, "SELECT COUNT(*) FROM messages") == [(0,)]
     with pytest.raises(openai.PermissionDeniedError):
         openai.OpenAI(base_url=server.url + "/v1/guide-dog", api_key=MCP_KEY, max_retries=0).chat.completions.create(
-            model="companion", messages=[{"role": "user", "content": "x"}])
+            model="companion", messages=[{"role": "user", "content": "x"}]
+        )
 
 
 def test_the_guide_dog_key_cannot_choose_the_model(server: LiveServer, upstream: RecordingUpstream) -> None:
@@ -233,15 +270,21 @@ def test_auto_memory_off_injects_nothing(tmp_path: Path, embedder, upstream: Rec
     live = start(tmp_path, embedder, CHAT_BASE_URL=upstream.url + "/v1", ENABLE_AUTO_MEMORY=False)
     try:
         remember(live, "test.password", "My test password is apple-star-0428")
-        client(live).chat.completions.create(model="companion", messages=[{"role": "user", "content": "What is my test password?"}])
+        client(live).chat.completions.create(
+            model="companion", messages=[{"role": "user", "content": "What is my test password?"}]
+        )
         assert upstream.requests[-1].json["messages"][-1]["content"] == "What is my test password?"
     finally:
         live.stop()
 
 
-def test_an_image_in_a_companion_request_goes_to_the_vision_model(server: LiveServer, upstream: RecordingUpstream) -> None:
+def test_an_image_in_a_companion_request_goes_to_the_vision_model(
+    server: LiveServer, upstream: RecordingUpstream
+) -> None:
     image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
-    client(server).chat.completions.create(model="companion", messages=[{"role": "user", "content": [{"type": "text", "text": "look"}, image]}])
+    client(server).chat.completions.create(
+        model="companion", messages=[{"role": "user", "content": [{"type": "text", "text": "look"}, image]}]
+    )
     sent = upstream.requests[-1].json
     assert sent["model"] == "google/gemma-vision"
     assert sent["messages"][-1]["content"][1] == image  # the picture goes through untouched
@@ -270,17 +313,44 @@ def _markers(body: dict) -> list[str]:
 
 
 def test_anthropic_route_keeps_the_cached_prefix_identical_across_turns(
-    tmp_path: Path, embedder, upstream: RecordingUpstream  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+    embedder,
+    upstream: RecordingUpstream,  # type: ignore[no-untyped-def]
 ) -> None:
-    live = start(tmp_path, embedder, CHAT_MODEL="anthropic/claude-sonnet-4-5", AI_GATEWAY_BASE_URL=upstream.url,
-                 CF_AIG_TOKEN="gateway-token", ANTHROPIC_CACHE_USER_ID="mei-phone")
+    live = start(
+        tmp_path,
+        embedder,
+        CHAT_MODEL="anthropic/claude-sonnet-4-5",
+        AI_GATEWAY_BASE_URL=upstream.url,
+        CF_AIG_TOKEN="gateway-token",
+        ANTHROPIC_CACHE_USER_ID="mei-phone",
+    )
     try:
-        upstream.usage = {"input_tokens": 12, "output_tokens": 7, "cache_read_input_tokens": 3000, "cache_creation_input_tokens": 200}
-        tools = [{"type": "function", "function": {"name": "weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+        upstream.usage = {
+            "input_tokens": 12,
+            "output_tokens": 7,
+            "cache_read_input_tokens": 3000,
+            "cache_creation_input_tokens": 200,
+        }
+        tools = [
+            {
+                "type": "function",
+                "function": {
+                    "name": "weather",
+                    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+                },
+            }
+        ]
         history = [{"role": "system", "content": "You are Mei's companion. Be warm and brief."}]
-        memories = ["She drinks oat-milk latte every morning", "Her cat Mochi is afraid of thunder", "She is training for a marathon"]
+        memories = [
+            "She drinks oat-milk latte every morning",
+            "Her cat Mochi is afraid of thunder",
+            "She is training for a marathon",
+        ]
         bodies = []
-        for turn, (memory, question) in enumerate(zip(memories, ["what do I drink?", "is Mochi scared of storms?", "what am I training for?"])):
+        for turn, (memory, question) in enumerate(
+            zip(memories, ["what do I drink?", "is Mochi scared of storms?", "what am I training for?"], strict=False)
+        ):
             remember(live, f"fact{turn}", memory)
             upstream.reply_text = f"Answer number {turn}."
             history.append({"role": "user", "content": question})
@@ -296,14 +366,23 @@ def test_anthropic_route_keeps_the_cached_prefix_identical_across_turns(
             last = body["messages"][-1]["content"][-1]
             assert "<memories>" in last["text"] and memory in last["text"] and "cache_control" not in last
             assert answer.usage.prompt_tokens == 12 + 3000 + 200
-        for earlier, later in zip(bodies, bodies[1:]):
+        for earlier, later in itertools.pairwise(bodies):
             before = [b for b in _blocks(earlier) if "<memories>" not in b]
             assert _blocks(later)[: len(before)] == before  # byte-identical prefix, whatever was recalled
             assert earlier["system"] == later["system"] and earlier["tools"] == later["tools"]
         # The turn is kept after the answer is sent: wait for the last one.
         deadline = time.monotonic() + 10
-        while len(usage := rows(live, "SELECT provider, input_tokens, cache_read_tokens, cache_creation_tokens "
-                                      "FROM usage_logs ORDER BY id")) < 3 and time.monotonic() < deadline:
+        while (
+            len(
+                usage := rows(
+                    live,
+                    "SELECT provider, input_tokens, cache_read_tokens, cache_creation_tokens "
+                    "FROM usage_logs ORDER BY id",
+                )
+            )
+            < 3
+            and time.monotonic() < deadline
+        ):
             time.sleep(0.02)
         assert len(usage) == 3 and usage[-1][2:] == (3000, 200)
     finally:
@@ -316,8 +395,12 @@ def test_anthropic_stream_arrives_as_openai_chunks(tmp_path: Path, embedder, ups
         upstream.reply_text = "Thunder makes Mochi hide under the bed."
         upstream.chunk_size, upstream.chunk_delay = 6, 0.1
         text, finish, usage = "", None, None
-        for chunk in client(live).chat.completions.create(model="companion", messages=[{"role": "user", "content": "Mochi?"}],
-                                                          stream=True, stream_options={"include_usage": True}):
+        for chunk in client(live).chat.completions.create(
+            model="companion",
+            messages=[{"role": "user", "content": "Mochi?"}],
+            stream=True,
+            stream_options={"include_usage": True},
+        ):
             if chunk.choices:
                 text += chunk.choices[0].delta.content or ""
                 finish = chunk.choices[0].finish_reason or finish

@@ -37,7 +37,6 @@ from tests.fakes.workers_ai import FakeWorkersAI, hashed_embedding
 pytestmark = pytest.mark.asyncio
 
 
-
 def unit(*values: float) -> list[float]:
     norm = math.sqrt(sum(v * v for v in values))
     return [v / norm for v in values]
@@ -59,10 +58,50 @@ def fake() -> FakeVectorize:
 async def seed(fake: FakeVectorize) -> None:
     await fake.upsert(
         [
-            {"id": "a", "values": unit(1, 0, 0, 0), "metadata": {"namespace": "default", "status": "active", "type": "fact", "kind": "memory", "pinned": True}},
-            {"id": "b", "values": unit(1, 1, 0, 0), "metadata": {"namespace": "default", "status": "active", "type": "note", "kind": "memory", "pinned": False}},
-            {"id": "c", "values": unit(1, 1, 1, 0), "metadata": {"namespace": "other", "status": "active", "type": "fact", "kind": "memory", "pinned": False}},
-            {"id": "d", "values": unit(0, 0, 0, 1), "metadata": {"namespace": "default", "status": "archived", "type": "fact", "kind": "memory", "pinned": False}},
+            {
+                "id": "a",
+                "values": unit(1, 0, 0, 0),
+                "metadata": {
+                    "namespace": "default",
+                    "status": "active",
+                    "type": "fact",
+                    "kind": "memory",
+                    "pinned": True,
+                },
+            },
+            {
+                "id": "b",
+                "values": unit(1, 1, 0, 0),
+                "metadata": {
+                    "namespace": "default",
+                    "status": "active",
+                    "type": "note",
+                    "kind": "memory",
+                    "pinned": False,
+                },
+            },
+            {
+                "id": "c",
+                "values": unit(1, 1, 1, 0),
+                "metadata": {
+                    "namespace": "other",
+                    "status": "active",
+                    "type": "fact",
+                    "kind": "memory",
+                    "pinned": False,
+                },
+            },
+            {
+                "id": "d",
+                "values": unit(0, 0, 0, 1),
+                "metadata": {
+                    "namespace": "default",
+                    "status": "archived",
+                    "type": "fact",
+                    "kind": "memory",
+                    "pinned": False,
+                },
+            },
         ]
     )
 
@@ -141,7 +180,9 @@ async def test_dimension_mismatch_errors(fake: FakeVectorize) -> None:
 async def test_payload_limits(fake: FakeVectorize) -> None:
     with pytest.raises(FakeJsException, match=r"\(code = 40008\): id too long; max is 64 bytes, got 65 bytes"):
         await fake.upsert([{"id": "x" * 65, "values": basis(0)}])
-    with pytest.raises(FakeJsException, match=r"VECTOR_GET_ERROR \(code = 40007\): too many ids in payload; max id count is 20, got 21"):
+    with pytest.raises(
+        FakeJsException, match=r"VECTOR_GET_ERROR \(code = 40007\): too many ids in payload; max id count is 20, got 21"
+    ):
         await fake.getByIds([str(i) for i in range(21)])
     with pytest.raises(FakeJsException, match=r"VECTOR_DELETE_ERROR \(code = 40007\): .*max id count is 100, got 101"):
         await fake.deleteByIds([str(i) for i in range(101)])
@@ -291,7 +332,10 @@ async def test_index_round_trip_with_mirror_filters(style: str) -> None:
     assert [m.id for m in matches] == ["a", "b"]
     assert matches[0].score > matches[1].score
     assert matches[1].metadata == {**meta, "type": "note", "pinned": True}
-    assert [m.id for m in await index.query(basis(0), top_k=10, filter={"type": {"$nin": ["note"]}, "kind": {"$eq": "memory"}})] == ["a", "c"]
+    assert [
+        m.id
+        for m in await index.query(basis(0), top_k=10, filter={"type": {"$nin": ["note"]}, "kind": {"$eq": "memory"}})
+    ] == ["a", "c"]
     assert [m.id for m in await index.query(basis(0), top_k=10, filter={"namespace": {"$ne": "default"}})] == ["c"]
     assert await index.query(basis(0), top_k=0) == []
 
@@ -389,7 +433,7 @@ async def test_embedder_model_name_and_shape() -> None:
     # bge-m3 takes no query instruction: query and passage vectors of one text are the same
     assert await embedder.embed(["I like tea"], kind="query") == vectors[:1]
     tea = await embedder.embed(["tea"], kind="query")
-    cosine = lambda a, b: sum(x * y for x, y in zip(a, b))  # noqa: E731
+    cosine = lambda a, b: sum(x * y for x, y in zip(a, b, strict=False))  # noqa: E731
     assert cosine(tea[0], vectors[0]) > cosine(tea[0], vectors[1])
 
 
@@ -459,7 +503,7 @@ async def test_settings_from_worker_env() -> None:
     settings = settings_from_env(env)
     assert settings.MEMORY_TOP_K == 20
     assert settings.ENABLE_AUTO_MEMORY is False
-    assert settings.MEMORY_SENSITIVE_ALLOW == frozenset({"phone", "credential"})
+    assert frozenset({"phone", "credential"}) == settings.MEMORY_SENSITIVE_ALLOW
     assert settings.CHAT_MODEL == "deepseek/deepseek-v4-pro"
 
 
@@ -487,7 +531,9 @@ async def test_build_runtime_end_to_end() -> None:
     assert await runtime.vectors.count() == 1
 
     (query,) = await runtime.embedder.embed(["tea"], kind="query")
-    matches = await runtime.vectors.query(query, top_k=5, filter={"namespace": "default", "status": {"$in": ["active"]}})
+    matches = await runtime.vectors.query(
+        query, top_k=5, filter={"namespace": "default", "status": {"$in": ["active"]}}
+    )
     assert [m.id for m in matches] == [memory_id]
     assert matches[0].metadata["kind"] == "memory"
     assert await runtime.vectors.query(query, top_k=5, filter={"namespace": "elsewhere"}) == []
@@ -511,5 +557,5 @@ async def test_worker_code_imports_without_local_only_modules() -> None:
         """
     )
     env = {"PYTHONPATH": f"{root / 'src'}:{root}"}
-    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=root)
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=root)  # noqa: ASYNC221 - a fresh interpreter, nothing else runs meanwhile
     assert completed.returncode == 0, completed.stderr

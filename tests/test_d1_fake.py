@@ -44,7 +44,13 @@ async def test_run_result_shape(fake: FakeD1Database) -> None:
     py = result.to_py()
     assert py["results"] == []
     assert set(py["meta"]) >= {
-        "duration", "changes", "last_row_id", "changed_db", "size_after", "rows_read", "rows_written",
+        "duration",
+        "changes",
+        "last_row_id",
+        "changed_db",
+        "size_after",
+        "rows_read",
+        "rows_written",
     }
 
 
@@ -182,7 +188,9 @@ def db(request: pytest.FixtureRequest) -> D1Database:
 
 
 async def test_adapter_run_all_first(db: D1Database) -> None:
-    result = await db.run("INSERT INTO items (name, score, blob, note) VALUES (?, ?, ?, ?)", ("a", 0.25, b"\x01\x02", None))
+    result = await db.run(
+        "INSERT INTO items (name, score, blob, note) VALUES (?, ?, ?, ?)", ("a", 0.25, b"\x01\x02", None)
+    )
     assert result == QueryResult(rows=[], changes=1, last_row_id=1)
     second = await db.run("INSERT INTO items (name, note) VALUES (?, ?)", ["b", "hi"])
     assert second.last_row_id == 2

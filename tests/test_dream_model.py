@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC
 
 import httpx
 import pytest
@@ -27,28 +28,52 @@ def upstream() -> Iterator[RecordingUpstream]:
 
 @pytest.fixture
 def dreaming(runtime: Runtime, upstream: RecordingUpstream) -> Runtime:
-    runtime.settings = runtime.settings.model_copy(update={"CHAT_BASE_URL": upstream.url + "/v1", "DREAM_MODEL": "dreamer"})
+    runtime.settings = runtime.settings.model_copy(
+        update={"CHAT_BASE_URL": upstream.url + "/v1", "DREAM_MODEL": "dreamer"}
+    )
     for cached in ("dream", "dream_model", "rollups", "gateway", "recall"):
         runtime.__dict__.pop(cached, None)
     return runtime
 
 
 def answer(**extraction: object) -> str:
-    return "```json\n" + json.dumps({"title": "A long day at the park", "summary": "Walked Mochi.", **extraction}) + "\n```"
+    return (
+        "```json\n"
+        + json.dumps({"title": "A long day at the park", "summary": "Walked Mochi.", **extraction})
+        + "\n```"
+    )
 
 
-async def test_model_answers_become_checked_candidates(client: httpx.AsyncClient, dreaming: Runtime, upstream: RecordingUpstream) -> None:
-    old = (await client.post("/v1/memories", json={"fact_key": "job", "content": "Works at the bakery"}, headers=auth())).json()["memory"]
-    gone = (await client.post("/v1/memories", json={"fact_key": "car", "content": "Drives a red car"}, headers=auth())).json()["memory"]
-    await say(client, ("user", "I quit the bakery, I'm a nurse now! Also I sold my car. My pin is 4242 4242 4242 4242", "2026-11-29T02:00:00Z"))
+async def test_model_answers_become_checked_candidates(
+    client: httpx.AsyncClient, dreaming: Runtime, upstream: RecordingUpstream
+) -> None:
+    old = (
+        await client.post("/v1/memories", json={"fact_key": "job", "content": "Works at the bakery"}, headers=auth())
+    ).json()["memory"]
+    gone = (
+        await client.post("/v1/memories", json={"fact_key": "car", "content": "Drives a red car"}, headers=auth())
+    ).json()["memory"]
+    await say(
+        client,
+        (
+            "user",
+            "I quit the bakery, I'm a nurse now! Also I sold my car. My pin is 4242 4242 4242 4242",
+            "2026-11-29T02:00:00Z",
+        ),
+    )
     upstream.reply_text = answer(
         add=[
             {"content": "Works as a nurse", "type": "fact", "fact_key": "job.nurse", "evidence": ["I'm a nurse now"]},
             {"content": "Loves opera", "type": "preference", "evidence": ["I love opera"]},
             {"content": "Card 4242 4242 4242 4242", "evidence": ["4242 4242 4242 4242"]},
         ],
-        update=[{"target_id": old["id"], "content": "Works as a nurse (left the bakery)", "evidence": ["I quit the bakery"]}],
-        delete=[{"target_id": gone["id"], "evidence": ["I sold my car"]}, {"target_id": "ghost", "evidence": ["I sold my car"]}],
+        update=[
+            {"target_id": old["id"], "content": "Works as a nurse (left the bakery)", "evidence": ["I quit the bakery"]}
+        ],
+        delete=[
+            {"target_id": gone["id"], "evidence": ["I sold my car"]},
+            {"target_id": "ghost", "evidence": ["I sold my car"]},
+        ],
     )
     report = (await dreaming.dream.night())[0]
     assert report["status"] == "succeeded" and report["extractor"] == "model:dreamer"
@@ -56,16 +81,27 @@ async def test_model_answers_become_checked_candidates(client: httpx.AsyncClient
     assert report["counts"]["rejected_unknown_target"] == 1
     sent = upstream.requests[-1].json
     assert sent["model"] == "dreamer" and old["id"] in sent["messages"][1]["content"]
-    pending = {c["kind"] + ":" + c["content"]: c for c in (await client.get("/v1/candidates", headers=auth())).json()["candidates"]}
-    assert set(pending) == {"add:Works as a nurse", "update:Works as a nurse (left the bakery)", "delete:Drives a red car"}
+    pending = {
+        c["kind"] + ":" + c["content"]: c
+        for c in (await client.get("/v1/candidates", headers=auth())).json()["candidates"]
+    }
+    assert set(pending) == {
+        "add:Works as a nurse",
+        "update:Works as a nurse (left the bakery)",
+        "delete:Drives a red car",
+    }
     assert pending["update:Works as a nurse (left the bakery)"]["target_memory_id"] == old["id"]
     diary = (await client.get("/v1/diary", params={"date": "2026-11-29"}, headers=auth())).json()["diary"]
     assert diary["title"] == "A long day a" and diary["summary"] == "Walked Mochi."
-    approved = (await client.post(f"/v1/candidates/{pending['delete:Drives a red car']['id']}/approve", headers=auth())).json()
+    approved = (
+        await client.post(f"/v1/candidates/{pending['delete:Drives a red car']['id']}/approve", headers=auth())
+    ).json()
     assert approved["action"] == "archived"
 
 
-async def test_invalid_json_fails_the_batch_and_keeps_the_cursor(client: httpx.AsyncClient, dreaming: Runtime, upstream: RecordingUpstream) -> None:
+async def test_invalid_json_fails_the_batch_and_keeps_the_cursor(
+    client: httpx.AsyncClient, dreaming: Runtime, upstream: RecordingUpstream
+) -> None:
     await say(client, ("user", "remember I like tea", "2026-11-29T02:00:00Z"))
     upstream.reply_text = '{"title": "cut off", "add": [{"content": "Likes t'
     failed = (await dreaming.dream.night())[0]
@@ -76,7 +112,9 @@ async def test_invalid_json_fails_the_batch_and_keeps_the_cursor(client: httpx.A
     assert fixed["status"] == "succeeded" and fixed["messages_read"] == 1 and fixed["candidates_created"] == 1
 
 
-async def test_rate_limits_back_off_then_succeed(dreaming: Runtime, client: httpx.AsyncClient, upstream: RecordingUpstream) -> None:
+async def test_rate_limits_back_off_then_succeed(
+    dreaming: Runtime, client: httpx.AsyncClient, upstream: RecordingUpstream
+) -> None:
     await say(client, ("user", "remember I like tea", "2026-11-29T02:00:00Z"))
     waits: list[float] = []
 
@@ -84,8 +122,14 @@ async def test_rate_limits_back_off_then_succeed(dreaming: Runtime, client: http
         waits.append(seconds)
 
     chosen = route("dreamer", dreaming.settings, dreaming.gateway.http)
-    dream = Dream(dreaming.db, dreaming.writer, dreaming.mirror, dreaming.clock, dreaming.settings,
-                  ModelExtractor(JobModel(chosen.chat_model, chosen.model, sleep=sleep), 1000))
+    dream = Dream(
+        dreaming.db,
+        dreaming.writer,
+        dreaming.mirror,
+        dreaming.clock,
+        dreaming.settings,
+        ModelExtractor(JobModel(chosen.chat_model, chosen.model, sleep=sleep), 1000),
+    )
     upstream.fail_with(429, times=2)
     upstream.reply_text = answer(add=[{"content": "Likes tea", "evidence": ["I like tea"]}])
     report = (await dream.night())[0]
@@ -100,23 +144,27 @@ async def test_without_a_configured_model_the_requests_extractor_dreams(runtime:
 
 
 async def test_rollups_are_summarised_by_the_dream_model(dreaming: Runtime, upstream: RecordingUpstream) -> None:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from tests.test_boot_diary import add_daily
 
     for day in ("2026-10-05", "2026-10-06", "2026-10-07"):
         await add_daily(dreaming, day, f"Day {day[-2:]}", f"walked Mochi on {day}")
-    dreaming.clock._now = datetime(2026, 10, 30, 12, tzinfo=timezone.utc)  # type: ignore[attr-defined]
+    dreaming.clock._now = datetime(2026, 10, 30, 12, tzinfo=UTC)  # type: ignore[attr-defined]
     upstream.reply_text = "A calm week of long walks with Mochi. " * 20  # too long: cut to 300
     assert dreaming.rollups.summarizer.name == "model:dreamer"
     assert await dreaming.rollups.weekly() == 1
     week = await dreaming.db.first("SELECT week, summary FROM weekly_log")
-    assert week["week"] == "2026-W41" and week["summary"].startswith("A calm week of long walks") and len(week["summary"]) <= 300
+    assert (
+        week["week"] == "2026-W41"
+        and week["summary"].startswith("A calm week of long walks")
+        and len(week["summary"]) <= 300
+    )
     prompt = upstream.requests[-1].json["messages"][1]["content"]
     assert "2026-10-06: Day 06 — walked Mochi on 2026-10-06" in prompt
 
     await add_daily(dreaming, "2026-10-12", "Rainy", "stayed in")
-    dreaming.clock._now = datetime(2026, 11, 6, 12, tzinfo=timezone.utc)  # type: ignore[attr-defined]
+    dreaming.clock._now = datetime(2026, 11, 6, 12, tzinfo=UTC)  # type: ignore[attr-defined]
     waits: list[float] = []
 
     async def sleep(seconds: float) -> None:
@@ -133,15 +181,29 @@ async def test_rollups_are_summarised_by_the_dream_model(dreaming: Runtime, upst
 async def test_a_world_fact_correction_is_applied_at_once_the_rest_waits(
     client: httpx.AsyncClient, dreaming: Runtime, upstream: RecordingUpstream
 ) -> None:
-    office = (await client.post("/v1/memories", json={"fact_key": "world.office.address", "type": "fact",
-                                                      "content": "The office is on Orchard Road"}, headers=auth())).json()["memory"]
-    job = (await client.post("/v1/memories", json={"fact_key": "job", "content": "Works at the bakery"},
-                             headers=auth())).json()["memory"]
-    await say(client, ("user", "The office moved to Tanjong Pagar last week. I quit the bakery.", "2026-11-29T02:00:00Z"))
-    upstream.reply_text = answer(update=[
-        {"target_id": office["id"], "content": "The office is in Tanjong Pagar", "evidence": ["The office moved to Tanjong Pagar"]},
-        {"target_id": job["id"], "content": "Left the bakery", "evidence": ["I quit the bakery"]},
-    ])
+    office = (
+        await client.post(
+            "/v1/memories",
+            json={"fact_key": "world.office.address", "type": "fact", "content": "The office is on Orchard Road"},
+            headers=auth(),
+        )
+    ).json()["memory"]
+    job = (
+        await client.post("/v1/memories", json={"fact_key": "job", "content": "Works at the bakery"}, headers=auth())
+    ).json()["memory"]
+    await say(
+        client, ("user", "The office moved to Tanjong Pagar last week. I quit the bakery.", "2026-11-29T02:00:00Z")
+    )
+    upstream.reply_text = answer(
+        update=[
+            {
+                "target_id": office["id"],
+                "content": "The office is in Tanjong Pagar",
+                "evidence": ["The office moved to Tanjong Pagar"],
+            },
+            {"target_id": job["id"], "content": "Left the bakery", "evidence": ["I quit the bakery"]},
+        ]
+    )
     dry = (await client.post("/v1/dream/run", json={"dry_run": True}, headers=auth())).json()["runs"][0]
     assert dry["counts"]["applied_world_facts"] == 0
     assert (await client.get(f"/v1/memories/{office['id']}", headers=auth())).json()["memory"]["status"] == "active"

@@ -167,7 +167,9 @@ async def test_engine_errors_reach_the_caller() -> None:
 
 async def test_a_long_memory_is_stored_and_found_in_full(runtime: Runtime) -> None:
     content = LONG_ASCII + " At the very end: the zeppelin called Marguerite."
-    result = await runtime.writer.upsert("default", MemoryDraft(content=content, fact_key="long.one", type="fact"), Actor("test"))
+    result = await runtime.writer.upsert(
+        "default", MemoryDraft(content=content, fact_key="long.one", type="fact"), Actor("test")
+    )
     stored = await runtime.writer.store.get(result.memory.id)
     assert stored is not None and stored.content == content
     # The full-text channel alone: the words at the end are past what the vector saw.

@@ -3,7 +3,7 @@ parsed into messages, ingested once, and dreamt."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -33,10 +33,14 @@ nothing to keep here
 
 @pytest.fixture
 def pulling(runtime: Runtime) -> Runtime:
-    runtime.settings = runtime.settings.model_copy(update={
-        "GITHUB_DAILY_REPO": "me/vault", "GITHUB_DAILY_TOKEN": "github_pat_test", "DREAM_TIME_ZONE": "Asia/Singapore",
-    })
-    runtime.clock._now = datetime(2026, 11, 29, 21, 0, tzinfo=timezone.utc)  # type: ignore[attr-defined]  # 05:00 SGT on the 30th
+    runtime.settings = runtime.settings.model_copy(
+        update={
+            "GITHUB_DAILY_REPO": "me/vault",
+            "GITHUB_DAILY_TOKEN": "github_pat_test",
+            "DREAM_TIME_ZONE": "Asia/Singapore",
+        }
+    )
+    runtime.clock._now = datetime(2026, 11, 29, 21, 0, tzinfo=UTC)  # type: ignore[attr-defined]  # 05:00 SGT on the 30th
     runtime.__dict__.pop("github_daily", None)
     return runtime
 
@@ -44,8 +48,10 @@ def pulling(runtime: Runtime) -> Runtime:
 def test_turn_lines_and_checkpoint_summaries_are_parsed() -> None:
     entries = parse_daily(DAY_FILE)
     assert [(e.role, e.at, e.kind) for e in entries] == [
-        ("user", "09:05", "turn"), ("assistant", "09:05", "turn"),
-        ("user", "21:40", "turn"), ("assistant", "21:40", "turn"),
+        ("user", "09:05", "turn"),
+        ("assistant", "09:05", "turn"),
+        ("user", "21:40", "turn"),
+        ("assistant", "21:40", "turn"),
         ("user", "18:30", "checkpoint"),
     ]
     assert entries[0].content == "remember that I switched to oat milk"
@@ -84,12 +90,15 @@ async def test_a_refused_token_is_recorded_not_raised_and_retried_next_night(pul
     refused = respx.get(url__startswith=API).respond(401, json={"message": "Bad credentials"})
     report = await pulling.github_daily.pull()
     assert refused.call_count == 1  # the same token would fail for every day
-    assert report["errors"] == ["GitHub answered 401: bad GITHUB_DAILY_TOKEN, or it may not read this repository's contents"]
+    assert report["errors"] == [
+        "GitHub answered 401: bad GITHUB_DAILY_TOKEN, or it may not read this repository's contents"
+    ]
     nightly = await pulling.nightly.run()
     assert nightly["steps"]["github_daily"]["ok"] is False and nightly["steps"]["weekly_rollup"]["ok"] is True
 
     refused.side_effect = lambda request: (  # a new token next night
-        httpx.Response(200, text=DAY_FILE) if request.url.path.endswith("/2026-11-29.md") else httpx.Response(404))
+        httpx.Response(200, text=DAY_FILE) if request.url.path.endswith("/2026-11-29.md") else httpx.Response(404)
+    )
     assert (await pulling.github_daily.pull())["messages"] == 5
 
 

@@ -60,7 +60,9 @@ def read_response(sock: socket.socket) -> bytes:
     while b"\r\n\r\n" not in received:
         received += sock.recv(65536)
     head, _, body = received.partition(b"\r\n\r\n")
-    length = int(next(line.split(b":")[1] for line in head.lower().split(b"\r\n") if line.startswith(b"content-length:")))
+    length = int(
+        next(line.split(b":")[1] for line in head.lower().split(b"\r\n") if line.startswith(b"content-length:"))
+    )
     while len(body) < length:
         body += sock.recv(65536)
     return head + b"\r\n\r\n" + body
@@ -135,7 +137,13 @@ def test_an_idle_kept_alive_connection_closes_and_a_half_next_request_too(server
 
 
 def test_a_slow_but_steady_body_is_fine(server: LiveServer) -> None:
-    body = json.dumps({"content": "Likes green tea in the afternoon, " + "very much " * 20, "fact_key": "tea.slow", "type": "preference"}).encode()
+    body = json.dumps(
+        {
+            "content": "Likes green tea in the afternoon, " + "very much " * 20,
+            "fact_key": "tea.slow",
+            "type": "preference",
+        }
+    ).encode()
     pieces = [body[i : i + 40] for i in range(0, len(body), 40)]
     assert len(pieces) * LIMIT / 2 > LIMIT * 2  # the whole body takes longer than one limit
     with connect(server.port) as sock:
@@ -150,15 +158,22 @@ def test_a_slow_but_steady_body_is_fine(server: LiveServer) -> None:
 def test_ordinary_clients_are_unaffected(server: LiveServer) -> None:
     headers = {"Authorization": f"Bearer {OWNER_KEY}"}
     with httpx.Client(base_url=server.url, headers=headers, timeout=WITHIN) as client:
-        created = client.post("/v1/memories", json={"content": "Walks the dog at seven", "fact_key": "dog.walk", "type": "habit"})
+        created = client.post(
+            "/v1/memories", json={"content": "Walks the dog at seven", "fact_key": "dog.walk", "type": "habit"}
+        )
         assert created.status_code == 201, created.text
         time.sleep(LIMIT * 2)  # the kept-alive connection is closed meanwhile; httpx reconnects
         assert client.get("/health").status_code == 200
 
 
 def test_serve_applies_the_limits(tmp_path: Path) -> None:
-    server = Server(tmp_path / "data", cwd=tmp_path, CHATBOX_API_KEY=OWNER_KEY, SERVER_HEADER_TIMEOUT_SECONDS=str(LIMIT),
-                    SERVER_BODY_TIMEOUT_SECONDS=str(LIMIT))
+    server = Server(
+        tmp_path / "data",
+        cwd=tmp_path,
+        CHATBOX_API_KEY=OWNER_KEY,
+        SERVER_HEADER_TIMEOUT_SECONDS=str(LIMIT),
+        SERVER_BODY_TIMEOUT_SECONDS=str(LIMIT),
+    )
     try:
         with connect(server.port) as sock:
             sock.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\n")

@@ -9,8 +9,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 import pytest
@@ -36,8 +36,21 @@ class Server:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "companion_memory.cli", "serve", "--port", str(self.port), "--data-dir", str(data_dir)],
-            cwd=cwd, env=clean_env(**env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            [
+                sys.executable,
+                "-m",
+                "companion_memory.cli",
+                "serve",
+                "--port",
+                str(self.port),
+                "--data-dir",
+                str(data_dir),
+            ],
+            cwd=cwd,
+            env=clean_env(**env),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
         self.output = ""
         deadline = time.monotonic() + 60
@@ -74,9 +87,13 @@ def test_first_start_generates_a_key_and_a_restart_keeps_everything(data_dir: Pa
     server = Server(data_dir, cwd=tmp_path)
     headers = {"Authorization": f"Bearer {key}"}
     try:
-        created = httpx.post(server.url + "/v1/memories", json={"content": "我的猫叫小咪", "fact_key": "cat.name"}, headers=headers)
+        created = httpx.post(
+            server.url + "/v1/memories", json={"content": "我的猫叫小咪", "fact_key": "cat.name"}, headers=headers
+        )
         assert created.status_code == 201
-        ingested = httpx.post(server.url + "/v1/ingest/messages", json={"messages": [{"role": "user", "content": "hi"}]}, headers=headers)
+        ingested = httpx.post(
+            server.url + "/v1/ingest/messages", json={"messages": [{"role": "user", "content": "hi"}]}, headers=headers
+        )
         assert ingested.json()["stored"] == 1
         assert httpx.get(server.url + "/docs").status_code == 200
         assert "companion-memory" in httpx.get(server.url + "/admin/", follow_redirects=True).text
@@ -116,8 +133,14 @@ def test_cli_export_and_import_round_trip(data_dir: Path, tmp_path: Path) -> Non
         server.stop()
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "companion_memory.cli", *args], cwd=tmp_path, env=clean_env(),
-                              capture_output=True, text=True, timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "companion_memory.cli", *args],
+            cwd=tmp_path,
+            env=clean_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
 
     dump = tmp_path / "export.json"
     assert cli("--data-dir", str(data_dir), "export", "-o", str(dump)).returncode == 0
@@ -140,7 +163,12 @@ def test_cli_export_and_import_round_trip(data_dir: Path, tmp_path: Path) -> Non
 def test_an_invalid_setting_stops_with_a_clear_message(data_dir: Path, tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "companion_memory.cli", "migrate", "--data-dir", str(data_dir)],
-        cwd=tmp_path, env=clean_env(DEDUP_COSINE="very"), capture_output=True, text=True, timeout=60, check=False,
+        cwd=tmp_path,
+        env=clean_env(DEDUP_COSINE="very"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert result.returncode == 1
     assert "invalid setting (DEDUP_COSINE" in result.stderr and "Traceback" not in result.stderr
@@ -148,8 +176,15 @@ def test_an_invalid_setting_stops_with_a_clear_message(data_dir: Path, tmp_path:
 
 def test_cli_cleanup_runs_once_a_day(data_dir: Path, tmp_path: Path) -> None:
     def cleanup(*extra: str) -> str:
-        result = subprocess.run([sys.executable, "-m", "companion_memory.cli", "cleanup", "--data-dir", str(data_dir), *extra],
-                                cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=120, check=False)
+        result = subprocess.run(
+            [sys.executable, "-m", "companion_memory.cli", "cleanup", "--data-dir", str(data_dir), *extra],
+            cwd=tmp_path,
+            env=clean_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         assert result.returncode == 0, result.stderr
         return result.stdout
 
@@ -160,17 +195,34 @@ def test_cli_cleanup_runs_once_a_day(data_dir: Path, tmp_path: Path) -> None:
 
 def test_cli_dream_rollup_and_nightly_as_a_user_runs_them(data_dir: Path, tmp_path: Path) -> None:
     def cli(*args: str, ok: bool = True) -> str:
-        result = subprocess.run([sys.executable, "-m", "companion_memory.cli", *args, "--data-dir", str(data_dir)],
-                                cwd=tmp_path, env=clean_env(CHATBOX_API_KEY="cli-owner-key"), capture_output=True,
-                                text=True, timeout=180, check=False)
+        result = subprocess.run(
+            [sys.executable, "-m", "companion_memory.cli", *args, "--data-dir", str(data_dir)],
+            cwd=tmp_path,
+            env=clean_env(CHATBOX_API_KEY="cli-owner-key"),
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
         assert (result.returncode == 0) == ok, result.stdout + result.stderr
         return result.stdout
 
     server = Server(data_dir, tmp_path, CHATBOX_API_KEY="cli-owner-key")
     try:
         yesterday = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 86400))
-        stored = httpx.post(server.url + "/v1/ingest/messages", headers={"Authorization": "Bearer cli-owner-key"}, json={
-            "messages": [{"role": "user", "content": "Please remember that I am allergic to peanuts", "created_at": yesterday}]})
+        stored = httpx.post(
+            server.url + "/v1/ingest/messages",
+            headers={"Authorization": "Bearer cli-owner-key"},
+            json={
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": "Please remember that I am allergic to peanuts",
+                        "created_at": yesterday,
+                    }
+                ]
+            },
+        )
         assert stored.status_code == 200, stored.text
     finally:
         server.stop()
@@ -183,12 +235,33 @@ def test_cli_dream_rollup_and_nightly_as_a_user_runs_them(data_dir: Path, tmp_pa
     assert "0 weekly and 0 monthly entries written" in cli("rollup")
     nightly = cli("nightly")
     assert [line.split()[1].rstrip(":") for line in nightly.splitlines()] == [
-        "dream", "retention", "github_daily", "weekly_rollup", "monthly_rollup", "vector_mirror"]
+        "dream",
+        "retention",
+        "github_daily",
+        "weekly_rollup",
+        "monthly_rollup",
+        "vector_mirror",
+    ]
     assert all(line.startswith("ok") for line in nightly.splitlines())
-    assert "not a date" in subprocess.run(
-        [sys.executable, "-m", "companion_memory.cli", "dream", "--date", "yesterday", "--data-dir", str(data_dir)],
-        cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=60, check=False).stderr
+    assert (
+        "not a date"
+        in subprocess.run(
+            [sys.executable, "-m", "companion_memory.cli", "dream", "--date", "yesterday", "--data-dir", str(data_dir)],
+            cwd=tmp_path,
+            env=clean_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        ).stderr
+    )
     edge = subprocess.run(
         [sys.executable, "-m", "companion_memory.cli", "dream", "--date", "0001-01-01", "--data-dir", str(data_dir)],
-        cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=60, check=False)
+        cwd=tmp_path,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert edge.returncode == 2 and "0001-01-01 is out of range" in edge.stderr and "Traceback" not in edge.stderr

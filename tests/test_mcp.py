@@ -14,24 +14,30 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
+import httpx2
 import pytest
+from mcp import Client, MCPError
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types.methods import validate_server_result
 
 from companion_memory.api.mcp_tools import RETIRED, TOOLS
 from companion_memory.settings import Settings
 from tests.conftest import GUIDE_DOG_KEY, MCP_KEY, OWNER_KEY
 from tests.live_server import LiveServer
 
-import httpx2
-from mcp import Client, MCPError
-from mcp.client.streamable_http import streamable_http_client
-from mcp_types.methods import validate_server_result
-
 MODERN = "2026-07-28"
 # What the MCP key may call: every tool but memory_export, which needs the export scope as
 # GET /api/memories/export does (tests/test_mcp_scopes.py checks every tool and key).
 MCP_KEY_TOOLS = [name for name in TOOLS if name != "memory_export"]
-WRITING_TOOLS = {"memory_upsert", "memory_supersede", "memory_archive", "memory_delete", "memory_ingest",
-                 "memory_pin", "glossary_set"}
+WRITING_TOOLS = {
+    "memory_upsert",
+    "memory_supersede",
+    "memory_archive",
+    "memory_delete",
+    "memory_ingest",
+    "memory_pin",
+    "glossary_set",
+}
 META = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
     "io.modelcontextprotocol/clientCapabilities": {},
@@ -53,8 +59,14 @@ ERAS = {"legacy": "2025-11-25", "auto": MODERN}  # Client mode → the version i
 
 
 @asynccontextmanager
-async def connect(server: LiveServer, mode: str, *, path: str = "/mcp", headers: dict[str, str] | None = None,
-                  key: str | None = MCP_KEY) -> AsyncIterator[Client]:
+async def connect(
+    server: LiveServer,
+    mode: str,
+    *,
+    path: str = "/mcp",
+    headers: dict[str, str] | None = None,
+    key: str | None = MCP_KEY,
+) -> AsyncIterator[Client]:
     headers = {**({"Authorization": f"Bearer {key}"} if key else {}), **(headers or {})}
     async with (
         httpx2.AsyncClient(headers=headers, timeout=30) as http,
@@ -119,13 +131,21 @@ def valid_arguments(namespace: str, ids: dict[str, str]) -> dict[str, dict[str, 
         "memory_export": {"namespace": namespace},
         "memory_boot": {"namespace": namespace},
         "diary_get": {"namespace": namespace},
-        "memory_upsert": {"fact_key": "user.tea", "content": "Likes jasmine tea", "namespace": namespace,
-                          "type": "preference", "tags": ["drink"]},
+        "memory_upsert": {
+            "fact_key": "user.tea",
+            "content": "Likes jasmine tea",
+            "namespace": namespace,
+            "type": "preference",
+            "tags": ["drink"],
+        },
         "memory_supersede": {"old_id": ids["supersede"], "content": "Now drinks black coffee", "namespace": namespace},
         "memory_archive": {"id": ids["archive"]},
         "memory_delete": {"id": ids["delete"]},
-        "memory_ingest": {"messages": [{"role": "user", "content": "I went hiking today"}], "namespace": namespace,
-                          "conversation_id": "c1"},
+        "memory_ingest": {
+            "messages": [{"role": "user", "content": "I went hiking today"}],
+            "namespace": namespace,
+            "conversation_id": "c1",
+        },
         "memory_pin": {"content": "You are my lighthouse.", "namespace": namespace},
         "glossary_set": {"term": "Moonbun", "aliases": ["moon bun"], "definition": "the cat", "namespace": namespace},
     }
@@ -158,8 +178,10 @@ async def upsert(client: Client, namespace: str, fact_key: str, content: str) ->
 async def test_every_tool_with_valid_and_invalid_arguments(server: LiveServer, mode: str) -> None:
     namespace = f"every-{mode}"
     async with connect(server, mode, key=OWNER_KEY) as client:  # the one key that may call all 14
-        ids = {name: await upsert(client, namespace, f"seed.{name}", f"Seed memory for {name}")
-               for name in ("get", "supersede", "archive", "delete")}
+        ids = {
+            name: await upsert(client, namespace, f"seed.{name}", f"Seed memory for {name}")
+            for name in ("get", "supersede", "archive", "delete")
+        }
         valid = valid_arguments(namespace, ids)
         assert set(valid) == set(TOOLS) == set(INVALID_ARGUMENTS)
         for name, arguments in valid.items():
@@ -182,8 +204,11 @@ async def test_results_say_what_happened(server: LiveServer, mode: str) -> None:
         memory_id = await upsert(client, namespace, "user.city", "Lives in Lisbon")
         got = (await client.call_tool("memory_get", {"id": memory_id})).structured_content
         assert got["memory"]["content"] == "Lives in Lisbon" and got["memory"]["source"] == "mcp"  # type: ignore[index]
-        new = (await client.call_tool("memory_supersede", {"old_id": memory_id, "content": "Moved to Porto",
-                                                          "namespace": namespace})).structured_content
+        new = (
+            await client.call_tool(
+                "memory_supersede", {"old_id": memory_id, "content": "Moved to Porto", "namespace": namespace}
+            )
+        ).structured_content
         assert new["action"] == "superseded" and new["created"] is True  # type: ignore[index]
         assert new["memory"]["content"] == "Moved to Porto" and new["oldStatus"] == "active"  # type: ignore[index]
         listed = (await client.call_tool("memory_list", {"namespace": namespace})).structured_content
@@ -196,12 +221,28 @@ async def test_results_say_what_happened(server: LiveServer, mode: str) -> None:
 async def test_upsert_then_recall_the_same_fact(server: LiveServer, mode: str) -> None:
     namespace = f"recall-{mode}"
     async with connect(server, mode) as client:
-        first = await client.call_tool("memory_upsert", {"fact_key": "user.coffee", "namespace": namespace,
-                                                         "type": "preference", "content": "Takes her coffee with oat milk"})
-        second = await client.call_tool("memory_upsert", {"fact_key": "user.coffee", "namespace": namespace,
-                                                          "type": "preference", "content": "Takes her coffee with oat milk"})
+        first = await client.call_tool(
+            "memory_upsert",
+            {
+                "fact_key": "user.coffee",
+                "namespace": namespace,
+                "type": "preference",
+                "content": "Takes her coffee with oat milk",
+            },
+        )
+        second = await client.call_tool(
+            "memory_upsert",
+            {
+                "fact_key": "user.coffee",
+                "namespace": namespace,
+                "type": "preference",
+                "content": "Takes her coffee with oat milk",
+            },
+        )
         assert first.structured_content["created"] is True and second.structured_content["created"] is False  # type: ignore[index]
-        recalled = await client.call_tool("memory_recall", {"query": "How does she take her coffee?", "namespace": namespace})
+        recalled = await client.call_tool(
+            "memory_recall", {"query": "How does she take her coffee?", "namespace": namespace}
+        )
     hits = recalled.structured_content["hits"]  # type: ignore[index]
     assert hits and hits[0]["content"] == "Takes her coffee with oat milk" and hits[0]["fact_key"] == "user.coffee"
     assert "oat milk" in recalled.structured_content["prompt"]  # type: ignore[index]
@@ -210,8 +251,14 @@ async def test_upsert_then_recall_the_same_fact(server: LiveServer, mode: str) -
 async def test_tool_failures_are_results_the_model_can_read(server: LiveServer, mode: str) -> None:
     async with connect(server, mode) as client:
         missing = await client.call_tool("memory_get", {"id": "no-such-memory"})
-        secret = await client.call_tool("memory_upsert", {"fact_key": "user.key", "namespace": f"secret-{mode}",
-                                                          "content": "my openai key is sk-proj-abcdefghijklmnopqrstuvwxyz123456"})
+        secret = await client.call_tool(
+            "memory_upsert",
+            {
+                "fact_key": "user.key",
+                "namespace": f"secret-{mode}",
+                "content": "my openai key is sk-proj-abcdefghijklmnopqrstuvwxyz123456",
+            },
+        )
         no_diary = await client.call_tool("diary_get", {"date": "2020-01-01"})
     assert missing.is_error and "not found" in missing.content[0].text  # type: ignore[union-attr]
     assert missing.structured_content["error"]["code"] == "not_found"  # type: ignore[index]
@@ -256,8 +303,15 @@ async def test_a_wrong_or_missing_key_is_refused(server: LiveServer, mode: str, 
 # --------------------------------------------------------------------------- raw JSON-RPC
 
 
-def post(server: LiveServer, body: Any, *, key: str | None = MCP_KEY, path: str = "/mcp", raw: bytes | None = None,
-         **headers: str) -> httpx.Response:
+def post(
+    server: LiveServer,
+    body: Any,
+    *,
+    key: str | None = MCP_KEY,
+    path: str = "/mcp",
+    raw: bytes | None = None,
+    **headers: str,
+) -> httpx.Response:
     sent = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
     if key:
         sent["Authorization"] = f"Bearer {key}"
@@ -266,8 +320,15 @@ def post(server: LiveServer, body: Any, *, key: str | None = MCP_KEY, path: str 
     return httpx.post(server.url + path, content=content, headers=sent, timeout=30)
 
 
-def modern(server: LiveServer, method: str, params: dict[str, Any] | None = None, *, id: Any = 1,
-           meta: dict[str, Any] | None = META, **headers: str) -> httpx.Response:
+def modern(
+    server: LiveServer,
+    method: str,
+    params: dict[str, Any] | None = None,
+    *,
+    id: Any = 1,
+    meta: dict[str, Any] | None = META,
+    **headers: str,
+) -> httpx.Response:
     body_params = dict(params or {})
     if meta is not None:
         body_params["_meta"] = meta
@@ -277,8 +338,9 @@ def modern(server: LiveServer, method: str, params: dict[str, Any] | None = None
     return post(server, {"jsonrpc": "2.0", "id": id, "method": method, "params": body_params}, **{**routing, **headers})
 
 
-def legacy(server: LiveServer, method: str, params: dict[str, Any] | None = None, *, version: str = "2025-11-25",
-           id: Any = 1) -> httpx.Response:
+def legacy(
+    server: LiveServer, method: str, params: dict[str, Any] | None = None, *, version: str = "2025-11-25", id: Any = 1
+) -> httpx.Response:
     body: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
     if params is not None:
         body["params"] = params
@@ -297,10 +359,22 @@ def test_malformed_json_is_a_parse_error(server: LiveServer) -> None:
     assert response.json()["id"] is None and error_of(response)["code"] == -32700
 
 
-@pytest.mark.parametrize("body", ["hello", 42, None, {"jsonrpc": "2.0", "id": 1}, {"jsonrpc": "1.0", "id": 1, "method": "ping"},
-                                  {"jsonrpc": "2.0", "id": None, "method": "ping"}, {"jsonrpc": "2.0", "id": True, "method": "ping"},
-                                  {"jsonrpc": "2.0", "id": 1, "method": 7}, {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": "x"},
-                                  {"jsonrpc": "2.0", "id": 1, "method": ["ping"]}, {"jsonrpc": "2.0", "id": 1, "method": {"a": 1}}])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "hello",
+        42,
+        None,
+        {"jsonrpc": "2.0", "id": 1},
+        {"jsonrpc": "1.0", "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "id": None, "method": "ping"},
+        {"jsonrpc": "2.0", "id": True, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 1, "method": 7},
+        {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": "x"},
+        {"jsonrpc": "2.0", "id": 1, "method": ["ping"]},
+        {"jsonrpc": "2.0", "id": 1, "method": {"a": 1}},
+    ],
+)
 def test_what_is_not_a_request_is_an_invalid_request(server: LiveServer, body: Any) -> None:
     response = post(server, body)
     error = error_of(response)
@@ -342,11 +416,14 @@ def test_an_unsupported_protocol_version(server: LiveServer) -> None:
     assert handshake_era.status_code == 400 and error_of(handshake_era)["code"] == -32022
 
 
-@pytest.mark.parametrize("headers, named", [
-    ({"Mcp_Method": "tools/call"}, "Mcp-Method"),
-    ({"MCP_Protocol_Version": "2025-11-25"}, "MCP-Protocol-Version"),
-    ({"Mcp_Name": "memory_search"}, "Mcp-Name"),
-])
+@pytest.mark.parametrize(
+    "headers, named",
+    [
+        ({"Mcp_Method": "tools/call"}, "Mcp-Method"),
+        ({"MCP_Protocol_Version": "2025-11-25"}, "MCP-Protocol-Version"),
+        ({"Mcp_Name": "memory_search"}, "Mcp-Name"),
+    ],
+)
 def test_headers_must_match_the_body(server: LiveServer, headers: dict[str, str], named: str) -> None:
     method = "tools/call" if "Mcp_Name" in headers else "tools/list"
     params = {"name": "memory_list", "arguments": {}} if method == "tools/call" else {}
@@ -360,47 +437,77 @@ def test_missing_routing_headers_are_a_mismatch(server: LiveServer) -> None:
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": META}}
     response = post(server, body)
     assert response.status_code == 400 and error_of(response)["code"] == -32020
-    no_name = post(server, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                            "params": {"name": "memory_list", "arguments": {}, "_meta": META}},
-                   MCP_Protocol_Version=MODERN, Mcp_Method="tools/call")
+    no_name = post(
+        server,
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "memory_list", "arguments": {}, "_meta": META},
+        },
+        MCP_Protocol_Version=MODERN,
+        Mcp_Method="tools/call",
+    )
     assert no_name.status_code == 400 and "Mcp-Name" in error_of(no_name)["message"]
 
 
 def test_a_base64_mcp_name_is_decoded(server: LiveServer) -> None:
-    response = modern(server, "tools/call", {"name": "memory_list", "arguments": {"namespace": "b64"}},
-                      Mcp_Name="=?base64?bWVtb3J5X2xpc3Q=?=")
+    response = modern(
+        server,
+        "tools/call",
+        {"name": "memory_list", "arguments": {"namespace": "b64"}},
+        Mcp_Name="=?base64?bWVtb3J5X2xpc3Q=?=",
+    )
     assert response.status_code == 200 and response.json()["result"]["isError"] is False
 
 
 def test_wrong_argument_types_are_tool_errors_never_500(server: LiveServer) -> None:
-    for arguments in ({"query": ["a"]}, {"query": "x", "k": {"n": 1}}, {"query": "x", "min_score": "high"},
-                      {"query": "x", "types": ["not-a-type"]}, {"query": "x", "k": 10**30}):
-        for response in (legacy(server, "tools/call", {"name": "memory_search", "arguments": arguments}),
-                         modern(server, "tools/call", {"name": "memory_search", "arguments": arguments})):
+    for arguments in (
+        {"query": ["a"]},
+        {"query": "x", "k": {"n": 1}},
+        {"query": "x", "min_score": "high"},
+        {"query": "x", "types": ["not-a-type"]},
+        {"query": "x", "k": 10**30},
+    ):
+        for response in (
+            legacy(server, "tools/call", {"name": "memory_search", "arguments": arguments}),
+            modern(server, "tools/call", {"name": "memory_search", "arguments": arguments}),
+        ):
             assert response.status_code == 200, response.text
             result = response.json()["result"]
             assert result["isError"] is True and result["content"][0]["text"].startswith("Invalid arguments")
 
 
-@pytest.mark.parametrize("params, says, modern_code", [
-    ({"name": "memory_search", "arguments": "query=x"}, "arguments must be an object", -32602),
-    ({"name": 12, "arguments": {}}, "params.name", -32020),  # 2026-07-28: no Mcp-Name can match a number
-    ({"arguments": {}}, "params.name", -32602),
-])
-def test_a_malformed_tools_call_is_invalid_params(server: LiveServer, params: dict[str, Any], says: str,
-                                                  modern_code: int) -> None:
+@pytest.mark.parametrize(
+    "params, says, modern_code",
+    [
+        ({"name": "memory_search", "arguments": "query=x"}, "arguments must be an object", -32602),
+        ({"name": 12, "arguments": {}}, "params.name", -32020),  # 2026-07-28: no Mcp-Name can match a number
+        ({"arguments": {}}, "params.name", -32602),
+    ],
+)
+def test_a_malformed_tools_call_is_invalid_params(
+    server: LiveServer, params: dict[str, Any], says: str, modern_code: int
+) -> None:
     old = legacy(server, "tools/call", params)
     assert old.status_code == 200 and error_of(old)["code"] == -32602 and says in error_of(old)["message"]
-    new = post(server, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {**params, "_meta": META}},
-               MCP_Protocol_Version=MODERN, Mcp_Method="tools/call",
-               **({"Mcp_Name": params["name"]} if isinstance(params.get("name"), str) else {}))
+    new = post(
+        server,
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {**params, "_meta": META}},
+        MCP_Protocol_Version=MODERN,
+        Mcp_Method="tools/call",
+        **({"Mcp_Name": params["name"]} if isinstance(params.get("name"), str) else {}),
+    )
     assert new.status_code == 400 and error_of(new)["code"] == modern_code
 
 
 def test_oversized_arguments(server: LiveServer) -> None:
     long_query = legacy(server, "tools/call", {"name": "memory_search", "arguments": {"query": "x" * 20_000}})
     result = long_query.json()["result"]
-    assert result["isError"] is True and "query: String should have at most 10000 characters" in result["content"][0]["text"]
+    assert (
+        result["isError"] is True
+        and "query: String should have at most 10000 characters" in result["content"][0]["text"]
+    )
     huge = legacy(server, "tools/call", {"name": "memory_pin", "arguments": {"content": "x" * 1_100_000}})
     assert huge.status_code == 413
     assert error_of(huge)["code"] == -32600 and "larger than 1048576 bytes" in error_of(huge)["message"]
@@ -408,11 +515,28 @@ def test_oversized_arguments(server: LiveServer) -> None:
 
 def test_initialize_negotiates_the_version(server: LiveServer, schema_check) -> None:  # type: ignore[no-untyped-def]
     def initialize(version: str) -> httpx.Response:
-        return post(server, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+        return post(
+            server,
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": version,
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"},
+                },
+            },
+        )
 
-    for asked, answered in [("2024-11-05", "2024-11-05"), ("2025-03-26", "2025-03-26"), ("2025-06-18", "2025-06-18"),
-                            ("2025-11-25", "2025-11-25"), (MODERN, "2025-11-25"), ("1999-01-01", "2025-11-25")]:
+    for asked, answered in [
+        ("2024-11-05", "2024-11-05"),
+        ("2025-03-26", "2025-03-26"),
+        ("2025-06-18", "2025-06-18"),
+        ("2025-11-25", "2025-11-25"),
+        (MODERN, "2025-11-25"),
+        ("1999-01-01", "2025-11-25"),
+    ]:
         response = initialize(asked)
         assert response.status_code == 200 and "mcp-session-id" not in response.headers
         result = response.json()["result"]
@@ -427,20 +551,31 @@ def test_initialized_notification_and_ping(server: LiveServer) -> None:
     assert note.status_code == 202 and note.content == b""
     assert legacy(server, "ping").json() == {"jsonrpc": "2.0", "id": 1, "result": {}}
     # A session id from some other server is ignored, not required.
-    response = post(server, {"jsonrpc": "2.0", "id": "a", "method": "tools/list"}, MCP_Protocol_Version="2025-06-18",
-                    Mcp_Session_Id="stale-session")
+    response = post(
+        server,
+        {"jsonrpc": "2.0", "id": "a", "method": "tools/list"},
+        MCP_Protocol_Version="2025-06-18",
+        Mcp_Session_Id="stale-session",
+    )
     assert response.status_code == 200 and len(response.json()["result"]["tools"]) == len(MCP_KEY_TOOLS)
-    modern_note = post(server, {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"_meta": META}},
-                       MCP_Protocol_Version=MODERN, Mcp_Method="notifications/cancelled")
+    modern_note = post(
+        server,
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"_meta": META}},
+        MCP_Protocol_Version=MODERN,
+        Mcp_Method="notifications/cancelled",
+    )
     assert modern_note.status_code == 202 and modern_note.content == b""
 
 
 def test_batches_only_where_the_version_has_them(server: LiveServer) -> None:
-    batch = [{"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-             {"jsonrpc": "2.0", "method": "notifications/initialized"},
-             {"jsonrpc": "2.0", "id": 2, "method": "ping"},
-             {"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {"protocolVersion": "2025-03-26"}},
-             {"jsonrpc": "2.0", "id": 4, "method": "tools/teleport"}, "junk"]
+    batch = [
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {"protocolVersion": "2025-03-26"}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/teleport"},
+        "junk",
+    ]
     for headers in ({"MCP_Protocol_Version": "2025-03-26"}, {}):  # no header: taken as 2025-03-26
         response = post(server, batch, **headers)
         assert response.status_code == 200
@@ -448,26 +583,39 @@ def test_batches_only_where_the_version_has_them(server: LiveServer) -> None:
         assert [a["id"] for a in answers] == [1, 2, 3, 4, None]
         assert len(answers[0]["result"]["tools"]) == len(MCP_KEY_TOOLS) and answers[1]["result"] == {}
         assert [a["error"]["code"] for a in answers[2:]] == [-32600, -32601, -32600]
-    only_notes = post(server, [{"jsonrpc": "2.0", "method": "notifications/initialized"}], MCP_Protocol_Version="2025-03-26")
+    only_notes = post(
+        server, [{"jsonrpc": "2.0", "method": "notifications/initialized"}], MCP_Protocol_Version="2025-03-26"
+    )
     assert only_notes.status_code == 202 and only_notes.content == b""
     for version in ("2025-06-18", "2025-11-25", MODERN):
         refused = post(server, batch[:1], MCP_Protocol_Version=version)
-        assert refused.status_code == 400 and error_of(refused)["code"] == -32600 and "batch" in error_of(refused)["message"]
+        assert (
+            refused.status_code == 400
+            and error_of(refused)["code"] == -32600
+            and "batch" in error_of(refused)["message"]
+        )
     assert error_of(post(server, [], MCP_Protocol_Version="2025-03-26"))["code"] == -32600
 
 
 def test_a_modern_client_may_not_post_responses(server: LiveServer) -> None:
-    response = post(server, {"jsonrpc": "2.0", "id": 5, "result": {}, "params": {"_meta": META}},
-                    MCP_Protocol_Version=MODERN, Mcp_Method="")
+    response = post(
+        server,
+        {"jsonrpc": "2.0", "id": 5, "result": {}, "params": {"_meta": META}},
+        MCP_Protocol_Version=MODERN,
+        Mcp_Method="",
+    )
     assert response.status_code == 400 and error_of(response)["code"] == -32600
     assert post(server, {"jsonrpc": "2.0", "id": 5, "result": {}}, MCP_Protocol_Version="2025-11-25").status_code == 202
 
 
 def test_results_match_the_official_schema_of_each_version(server: LiveServer, schema_check) -> None:  # type: ignore[no-untyped-def]
     calls: list[tuple[str, dict[str, Any]]] = [
-        ("tools/list", {}), ("tools/call", {"name": "memory_list", "arguments": {"namespace": "schema"}}),
+        ("tools/list", {}),
+        ("tools/call", {"name": "memory_list", "arguments": {"namespace": "schema"}}),
         ("tools/call", {"name": "memory_get", "arguments": {"id": "missing"}}),
-        ("resources/list", {}), ("resources/templates/list", {}), ("prompts/list", {}),
+        ("resources/list", {}),
+        ("resources/templates/list", {}),
+        ("prompts/list", {}),
     ]
     for method, params in [*calls, ("server/discover", {})]:
         response = modern(server, method, params)
@@ -494,25 +642,42 @@ def test_server_discover(server: LiveServer) -> None:
 
 def test_resources_and_prompts_that_do_not_exist(server: LiveServer) -> None:
     assert error_of(legacy(server, "resources/read", {"uri": "memory://x"}))["code"] == -32002
-    read = post(server, {"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "memory://x", "_meta": META}},
-                MCP_Protocol_Version=MODERN, Mcp_Method="resources/read", Mcp_Name="memory://x")
+    read = post(
+        server,
+        {"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "memory://x", "_meta": META}},
+        MCP_Protocol_Version=MODERN,
+        Mcp_Method="resources/read",
+        Mcp_Name="memory://x",
+    )
     assert read.status_code == 400 and error_of(read)["code"] == -32602
     assert error_of(legacy(server, "prompts/get", {"name": "hello"}))["code"] == -32602
 
 
 def test_get_and_delete_are_not_allowed(server: LiveServer) -> None:
     for method in ("GET", "DELETE"):
-        for headers in ({}, {"MCP-Protocol-Version": MODERN}, {"Mcp-Session-Id": "x", "MCP-Protocol-Version": "2025-11-25"}):
-            response = httpx.request(method, server.url + "/mcp", headers={**headers, "Authorization": f"Bearer {MCP_KEY}",
-                                                                        "Accept": "text/event-stream"})
+        for headers in (
+            {},
+            {"MCP-Protocol-Version": MODERN},
+            {"Mcp-Session-Id": "x", "MCP-Protocol-Version": "2025-11-25"},
+        ):
+            response = httpx.request(
+                method,
+                server.url + "/mcp",
+                headers={**headers, "Authorization": f"Bearer {MCP_KEY}", "Accept": "text/event-stream"},
+            )
             assert response.status_code == 405 and "POST" in response.headers["allow"]
             assert error_of(response)["code"] == -32600
 
 
 def test_cors_for_browser_clients(server: LiveServer) -> None:
-    preflight = httpx.options(server.url + "/mcp", headers={
-        "Origin": "http://localhost:6274", "Access-Control-Request-Method": "POST",
-        "Access-Control-Request-Headers": "authorization, content-type, mcp-protocol-version, mcp-method, mcp-name, mcp-param-region"})
+    preflight = httpx.options(
+        server.url + "/mcp",
+        headers={
+            "Origin": "http://localhost:6274",
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization, content-type, mcp-protocol-version, mcp-method, mcp-name, mcp-param-region",
+        },
+    )
     assert preflight.status_code == 200
     assert preflight.headers["access-control-allow-origin"] == "*"
     assert "POST" in preflight.headers["access-control-allow-methods"]
@@ -546,7 +711,9 @@ def test_the_token_never_reaches_the_access_log(server: LiveServer, caplog: pyte
     try:
         server.server.config.access_log = True
         for key in (MCP_KEY, "a-wrong-token"):
-            httpx.post(f"{server.url}/mcp?token={key}&x=1", json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, timeout=30)
+            httpx.post(
+                f"{server.url}/mcp?token={key}&x=1", json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, timeout=30
+            )
     finally:
         access.setLevel(before)
     lines = [r.getMessage() for r in caplog.records if r.name == "uvicorn.access"]
@@ -562,8 +729,12 @@ async def test_upsert_and_recall_in_process_on_sqlite_and_d1(client: httpx.Async
     headers = {"Authorization": f"Bearer {MCP_KEY}", "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call"}
 
     async def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        body = {"jsonrpc": "2.0", "id": name, "method": "tools/call",
-                "params": {"name": name, "arguments": arguments, "_meta": META}}
+        body = {
+            "jsonrpc": "2.0",
+            "id": name,
+            "method": "tools/call",
+            "params": {"name": name, "arguments": arguments, "_meta": META},
+        }
         response = await client.post("/mcp", json=body, headers={**headers, "Mcp-Name": name})
         assert response.status_code == 200, response.text
         return response.json()["result"]
@@ -572,6 +743,9 @@ async def test_upsert_and_recall_in_process_on_sqlite_and_d1(client: httpx.Async
     assert stored["isError"] is False and stored["structuredContent"]["created"] is True
     recalled = await call("memory_recall", {"query": "what is the cat's name?"})
     assert recalled["structuredContent"]["hits"][0]["fact_key"] == "user.pet"
-    listed = await client.post("/memory-mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                               headers={"Authorization": f"Bearer {MCP_KEY}"})
+    listed = await client.post(
+        "/memory-mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={"Authorization": f"Bearer {MCP_KEY}"},
+    )
     assert len(listed.json()["result"]["tools"]) == len(MCP_KEY_TOOLS)

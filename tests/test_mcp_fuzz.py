@@ -33,19 +33,59 @@ from companion_memory.api.mcp_tools import TOOLS, Tool
 from companion_memory.domain.json_value import json_problem
 from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
 from companion_memory.runtime import Runtime
-from tests.fakes.d1 import make_d1_database
 from tests.conftest import MCP_KEY, OWNER_KEY, auth
-from tests.test_mcp_scopes import ERAS, KEYS, META, MODERN, fast_runtime, mcp_call, may_call
+from tests.fakes.d1 import make_d1_database
+from tests.test_mcp_scopes import ERAS, KEYS, META, MODERN, fast_runtime, may_call, mcp_call
 
 # Values of every JSON type, and the awkward ones of each.
 DEEP = json.loads("[" * 200 + "]" * 200)
 JUNK: list[Any] = [
-    None, True, False, 0, -1, 2**63, 10**40, -(10**40), 1.5, -0.0, 1e308, float("nan"), float("inf"), float("-inf"),
-    "", " ", "\x00", "\ud800", "x\udfffy", "🦊" * 3, "\u202eevil", "../../etc/passwd", "' OR 1=1 --", "%s%n",
-    "2026-02-30", "null", "default", "a" * 70,
-    '"', "a*", "NEAR(a b)", "content: x", "^x", "a AND", "(", "-x", "coffee OR",  # full-text query syntax
-    [], [None], [1, "a", {}], ["fact", "fact"], DEEP,
-    {}, {"a": 1}, {"$ref": "#"}, {"__proto__": {"x": 1}},
+    None,
+    True,
+    False,
+    0,
+    -1,
+    2**63,
+    10**40,
+    -(10**40),
+    1.5,
+    -0.0,
+    1e308,
+    float("nan"),
+    float("inf"),
+    float("-inf"),
+    "",
+    " ",
+    "\x00",
+    "\ud800",
+    "x\udfffy",
+    "🦊" * 3,
+    "\u202eevil",
+    "../../etc/passwd",
+    "' OR 1=1 --",
+    "%s%n",
+    "2026-02-30",
+    "null",
+    "default",
+    "a" * 70,
+    '"',
+    "a*",
+    "NEAR(a b)",
+    "content: x",
+    "^x",
+    "a AND",
+    "(",
+    "-x",
+    "coffee OR",  # full-text query syntax
+    [],
+    [None],
+    [1, "a", {}],
+    ["fact", "fact"],
+    DEEP,
+    {},
+    {"a": 1},
+    {"$ref": "#"},
+    {"__proto__": {"x": 1}},
 ]
 
 
@@ -59,13 +99,24 @@ def valid_arguments(ids: Iterator[str]) -> dict[str, dict[str, Any]]:
         "memory_export": {"namespace": "default"},
         "memory_boot": {"namespace": "default"},
         "diary_get": {"date": "2026-11-29"},
-        "memory_upsert": {"fact_key": "user.tea", "content": "Likes jasmine tea", "type": "preference", "tags": ["drink"],
-                          "importance": 0.5, "confidence": 0.9, "pinned": False},
+        "memory_upsert": {
+            "fact_key": "user.tea",
+            "content": "Likes jasmine tea",
+            "type": "preference",
+            "tags": ["drink"],
+            "importance": 0.5,
+            "confidence": 0.9,
+            "pinned": False,
+        },
         "memory_supersede": {"old_id": next(ids), "content": "Now drinks black coffee", "fact_key": "user.coffee.now"},
         "memory_archive": {"id": next(ids)},
         "memory_delete": {"id": next(ids)},
-        "memory_ingest": {"messages": [{"role": "user", "content": "I went hiking", "id": "m1",
-                                        "created_at": "2026-11-30T10:00:00Z"}], "conversation_id": "c1"},
+        "memory_ingest": {
+            "messages": [
+                {"role": "user", "content": "I went hiking", "id": "m1", "created_at": "2026-11-30T10:00:00Z"}
+            ],
+            "conversation_id": "c1",
+        },
         "memory_pin": {"content": "You are my lighthouse.", "note": "said at the beach"},
         "glossary_set": {"term": "Moonbun", "aliases": ["moon bun"], "definition": "the cat"},
     }
@@ -135,14 +186,15 @@ def cases(name: str, tool: Tool, valid: dict[str, Any], seed: str, junk_share: i
             inner = valid[field][0]
             inner_schema = defs[item["$ref"].rsplit("/", 1)[-1]]
             for inner_field, inner_prop in inner_schema["properties"].items():
-                values = JUNK[::junk_share * 2] + _oversized(_limits(inner_prop, defs), inner.get(inner_field))
+                values = JUNK[:: junk_share * 2] + _oversized(_limits(inner_prop, defs), inner.get(inner_field))
                 found += [{**valid, field: [{**inner, inner_field: value}]} for value in values]
                 found.append({**valid, field: [{k: v for k, v in inner.items() if k != inner_field}]})
     rng = random.Random(f"{seed}:{name}")
     for _ in range(12):
         chosen = rng.sample(sorted(properties), rng.randint(0, len(properties)))
-        arguments = {field: (valid[field] if field in valid and rng.random() < 0.3 else _random_value(rng))
-                     for field in chosen}
+        arguments = {
+            field: (valid[field] if field in valid and rng.random() < 0.3 else _random_value(rng)) for field in chosen
+        }
         if rng.random() < 0.3:
             arguments[_random_key(rng)] = _random_value(rng)
         found.append(arguments)
@@ -220,14 +272,23 @@ async def seed(http: httpx.AsyncClient, count: int) -> Iterator[str]:
     """Memories to read, supersede, archive and delete, and something in every other table."""
     ids = []
     for i in range(count):
-        response = await http.post("/v1/memories", headers=auth(OWNER_KEY), json={
-            "fact_key": f"seed.{i}", "content": f"Seed memory {i}: takes her coffee with oat milk",
-            "type": "preference", "tags": ["seed"]})
+        response = await http.post(
+            "/v1/memories",
+            headers=auth(OWNER_KEY),
+            json={
+                "fact_key": f"seed.{i}",
+                "content": f"Seed memory {i}: takes her coffee with oat milk",
+                "type": "preference",
+                "tags": ["seed"],
+            },
+        )
         assert response.status_code == 201, response.text
         ids.append(response.json()["memory"]["id"])
-    for path, body in (("/v1/precious", {"content": "You are my lighthouse."}),
-                       ("/v1/glossary", {"term": "Moonbun", "aliases": ["moon bun"], "definition": "the cat"}),
-                       ("/v1/ingest/messages", {"messages": [{"role": "user", "content": "记住我喜欢燕麦奶"}]})):
+    for path, body in (
+        ("/v1/precious", {"content": "You are my lighthouse."}),
+        ("/v1/glossary", {"term": "Moonbun", "aliases": ["moon bun"], "definition": "the cat"}),
+        ("/v1/ingest/messages", {"messages": [{"role": "user", "content": "记住我喜欢燕麦奶"}]}),
+    ):
         assert (await http.post(path, json=body, headers=auth(OWNER_KEY))).is_success
 
     def cycle() -> Iterator[str]:
@@ -263,7 +324,9 @@ async def test_fuzz_every_tool_under_each_key(http: httpx.AsyncClient, key_name:
             era = ERAS[index % len(ERAS)]  # legacy, modern, ?token=: the case's index picks
             response = await mcp_call(http, key, name, arguments, era=era, request_id=index)
             calls += 1
-            found = problem(response, key=key, tool=name, strict_json=json_problem(arguments, max_depth=MAX_BODY_DEPTH - 3) is None)
+            found = problem(
+                response, key=key, tool=name, strict_json=json_problem(arguments, max_depth=MAX_BODY_DEPTH - 3) is None
+            )
             if found:
                 failures.append(f"{name} [{era}] {json.dumps(arguments)[:200]}: {found}")
     assert calls > 500
@@ -272,23 +335,61 @@ async def test_fuzz_every_tool_under_each_key(http: httpx.AsyncClient, key_name:
 
 # Envelopes: what arrives around the arguments.
 IDS: list[Any] = [0, -1, 2**64, 10**300, "", "\ud800", "x" * 10_000, "🦊"]
-NAMES: list[Any] = ["memory_list", "memory_export", "memory_teleport", "memory_create", "", "\ud800", "x" * 5000,
-                    12, None, ["memory_list"], {"name": "memory_list"}]
-METHODS: list[Any] = ["tools/call", "tools/list", "initialize", "ping", "server/discover", "resources/read",
-                      "prompts/get", "\ud800", "", "x" * 5000, "tools/call\x00"]
-PARAMS: list[Any] = [None, {}, [], "x", 7, {"name": "memory_list", "arguments": None},
-                     {"name": "memory_list", "arguments": []}, {"name": "memory_list", "arguments": "a=1"},
-                     {"name": "memory_list", "arguments": DEEP}, {"name": "memory_list", "arguments": {}, "_meta": "x"},
-                     {"name": "memory_list", "arguments": {}, "_meta": {**META, "io.modelcontextprotocol/protocolVersion":
-                                                                        "\ud800"}},
-                     {"protocolVersion": 7}, {"uri": {"x": 1}}]
+NAMES: list[Any] = [
+    "memory_list",
+    "memory_export",
+    "memory_teleport",
+    "memory_create",
+    "",
+    "\ud800",
+    "x" * 5000,
+    12,
+    None,
+    ["memory_list"],
+    {"name": "memory_list"},
+]
+METHODS: list[Any] = [
+    "tools/call",
+    "tools/list",
+    "initialize",
+    "ping",
+    "server/discover",
+    "resources/read",
+    "prompts/get",
+    "\ud800",
+    "",
+    "x" * 5000,
+    "tools/call\x00",
+]
+PARAMS: list[Any] = [
+    None,
+    {},
+    [],
+    "x",
+    7,
+    {"name": "memory_list", "arguments": None},
+    {"name": "memory_list", "arguments": []},
+    {"name": "memory_list", "arguments": "a=1"},
+    {"name": "memory_list", "arguments": DEEP},
+    {"name": "memory_list", "arguments": {}, "_meta": "x"},
+    {"name": "memory_list", "arguments": {}, "_meta": {**META, "io.modelcontextprotocol/protocolVersion": "\ud800"}},
+    {"protocolVersion": 7},
+    {"uri": {"x": 1}},
+]
 
 
 def envelopes(seed: str) -> Iterator[tuple[Any, dict[str, str]]]:
     rng = random.Random(seed)
     for request_id in IDS:
-        yield {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-               "params": {"name": "memory_list", "arguments": {"limit": "x"}}}, {}
+        yield (
+            {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "method": "tools/call",
+                "params": {"name": "memory_list", "arguments": {"limit": "x"}},
+            },
+            {},
+        )
     for name in NAMES:
         yield {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": {}}}, {}
     for method in METHODS:
@@ -297,14 +398,21 @@ def envelopes(seed: str) -> Iterator[tuple[Any, dict[str, str]]]:
     for _ in range(60):
         body: Any = {k: _random_value(rng) for k in rng.sample(["jsonrpc", "id", "method", "params", "result"], 3)}
         if rng.random() < 0.5:
-            body = {"jsonrpc": "2.0", "id": rng.choice(IDS), "method": rng.choice(METHODS), "params": rng.choice(PARAMS)}
+            body = {
+                "jsonrpc": "2.0",
+                "id": rng.choice(IDS),
+                "method": rng.choice(METHODS),
+                "params": rng.choice(PARAMS),
+            }
         if rng.random() < 0.2:
             body = [body, _random_value(rng)]
         headers = {}
         if rng.random() < 0.5:
-            headers = {"MCP-Protocol-Version": rng.choice([MODERN, "2025-03-26", "2025-11-25", "1999-01-01", "x"]),
-                       "Mcp-Method": str(rng.choice(METHODS)).encode("ascii", "replace").decode()[:100],
-                       "Mcp-Name": rng.choice(["memory_list", "=?base64?bWVtb3J5X2xpc3Q=?=", "=?base64?!!?=", ""])}
+            headers = {
+                "MCP-Protocol-Version": rng.choice([MODERN, "2025-03-26", "2025-11-25", "1999-01-01", "x"]),
+                "Mcp-Method": str(rng.choice(METHODS)).encode("ascii", "replace").decode()[:100],
+                "Mcp-Name": rng.choice(["memory_list", "=?base64?bWVtb3J5X2xpc3Q=?=", "=?base64?!!?=", ""]),
+            }
         yield body, headers
 
 
@@ -313,8 +421,11 @@ async def test_fuzz_the_json_rpc_envelope(http: httpx.AsyncClient, key_name: str
     key = KEYS[key_name]
     failures: list[str] = []
     for body, headers in envelopes(f"envelope:{key_name}"):
-        for era_headers in ({}, {"MCP-Protocol-Version": "2025-03-26"}, {"MCP-Protocol-Version": MODERN,
-                                                                         "Mcp-Method": "tools/call"}):
+        for era_headers in (
+            {},
+            {"MCP-Protocol-Version": "2025-03-26"},
+            {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call"},
+        ):
             sent = {"Content-Type": "application/json", **auth(key), **era_headers, **headers}
             response = await http.post("/mcp", content=json.dumps(body).encode(), headers=sent)
             found = problem(response, key=key, tool=None)
@@ -343,8 +454,9 @@ def _circular() -> dict[str, Any]:
     return value
 
 
-@pytest.mark.parametrize("result", [_nested(5000), _circular(), {"x": Unserialisable()}],
-                         ids=["deep", "circular", "object"])
+@pytest.mark.parametrize(
+    "result", [_nested(5000), _circular(), {"x": Unserialisable()}], ids=["deep", "circular", "object"]
+)
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 async def test_a_result_that_cannot_be_serialised_is_an_internal_error_result(
     http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch, result: dict[str, Any], era: str
@@ -363,8 +475,9 @@ async def test_a_result_that_cannot_be_serialised_is_an_internal_error_result(
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
-async def test_nan_and_infinity_in_a_result_are_null_as_on_rest(http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch,
-                                                                 era: str) -> None:
+async def test_nan_and_infinity_in_a_result_are_null_as_on_rest(
+    http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch, era: str
+) -> None:
     async def not_finite(*_: Any) -> dict[str, Any]:
         return {"scores": [float("nan"), float("inf"), float("-inf"), 0.5]}
 
@@ -376,8 +489,9 @@ async def test_nan_and_infinity_in_a_result_are_null_as_on_rest(http: httpx.Asyn
     assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
 
 
-async def test_a_lone_surrogate_in_a_result_is_escaped_not_a_500(http: httpx.AsyncClient,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_lone_surrogate_in_a_result_is_escaped_not_a_500(
+    http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
     async def surrogate(*_: Any) -> dict[str, Any]:
         return {"content": "half a pair: \ud83d"}
 
@@ -391,10 +505,13 @@ async def test_a_lone_surrogate_in_a_result_is_escaped_not_a_500(http: httpx.Asy
 async def test_a_lone_surrogate_id_or_method_is_a_parse_error(http: httpx.AsyncClient, request_id: str) -> None:
     """JSON may escape a lone surrogate, but it is not Unicode text: the body is refused as
     REST refuses it, with the JSON-RPC parse error, not a 500."""
-    for body in ({"jsonrpc": "2.0", "id": request_id, "method": "ping"},
-                 {"jsonrpc": "2.0", "id": 1, "method": f"tools/{request_id}"}):
-        response = await http.post("/mcp", content=json.dumps(body).encode(),
-                                   headers={**auth(MCP_KEY), "Content-Type": "application/json"})
+    for body in (
+        {"jsonrpc": "2.0", "id": request_id, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 1, "method": f"tools/{request_id}"},
+    ):
+        response = await http.post(
+            "/mcp", content=json.dumps(body).encode(), headers={**auth(MCP_KEY), "Content-Type": "application/json"}
+        )
         assert response.status_code == 400, response.text
         error = response.json()["error"]
         assert error["code"] == mcp.PARSE_ERROR and "surrogate" in error["message"]
@@ -412,9 +529,11 @@ async def test_a_failure_outside_the_tools_is_a_json_rpc_error_with_the_id(
     assert response.status_code == 200, response.text
     error = response.json()["error"]
     assert response.json()["id"] == "r1" and error["code"] == mcp.INTERNAL_ERROR and "boom" not in error["message"]
-    batch = await http.post("/mcp", json=[{"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                                          {"jsonrpc": "2.0", "id": 2, "method": "ping"}],
-                            headers={**auth(MCP_KEY), "MCP-Protocol-Version": "2025-03-26"})
+    batch = await http.post(
+        "/mcp",
+        json=[{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {"jsonrpc": "2.0", "id": 2, "method": "ping"}],
+        headers={**auth(MCP_KEY), "MCP-Protocol-Version": "2025-03-26"},
+    )
     assert batch.status_code == 200
     assert [(a["id"], a.get("error", {}).get("code")) for a in batch.json()] == [(1, mcp.INTERNAL_ERROR), (2, None)]
 
@@ -429,7 +548,6 @@ async def test_a_failure_before_the_request_id_is_known_is_still_json_rpc(
     response = await mcp_call(http, MCP_KEY, "memory_list", {})
     assert response.status_code == 500
     assert response.json()["error"]["code"] == mcp.INTERNAL_ERROR and response.json()["id"] is None
-
 
 
 # Rows written before values were checked (or by hand): every tool still answers in JSON-RPC.

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -44,17 +44,26 @@ ERAS = ("legacy", "modern", "query")  # 2025 handshake era, 2026-07-28, and the 
 
 
 def all_keys_settings() -> Settings:
-    return Settings(CHATBOX_API_KEY=OWNER_KEY, MEMORY_MCP_API_KEY=MCP_KEY, IM_API_KEY=IM_KEY, DEBUG_API_KEY=DEBUG_KEY,
-                    GUIDE_DOG_API_KEY=GUIDE_DOG_KEY)
+    return Settings(
+        CHATBOX_API_KEY=OWNER_KEY,
+        MEMORY_MCP_API_KEY=MCP_KEY,
+        IM_API_KEY=IM_KEY,
+        DEBUG_API_KEY=DEBUG_KEY,
+        GUIDE_DOG_API_KEY=GUIDE_DOG_KEY,
+    )
 
 
 async def fast_runtime(settings: Settings | None = None) -> Runtime:
     embedder = HashEmbedder()
     db = SqliteDatabase.open(":memory:")
     await apply_migrations(db, load_migrations(default_migrations_dir()))
-    return Runtime(settings=settings or all_keys_settings(), db=db, embedder=embedder,
-                   vectors=LocalVectorIndex(":memory:", embedder.dimensions),
-                   clock=FixedClock(datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)))
+    return Runtime(
+        settings=settings or all_keys_settings(),
+        db=db,
+        embedder=embedder,
+        vectors=LocalVectorIndex(":memory:", embedder.dimensions),
+        clock=FixedClock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC)),
+    )
 
 
 @pytest.fixture
@@ -64,8 +73,9 @@ async def http() -> AsyncIterator[httpx.AsyncClient]:
         yield client
 
 
-async def mcp_call(http: httpx.AsyncClient, key: str, name: str, arguments: Any, *, era: str = "legacy",
-                   request_id: Any = 1) -> httpx.Response:
+async def mcp_call(
+    http: httpx.AsyncClient, key: str, name: str, arguments: Any, *, era: str = "legacy", request_id: Any = 1
+) -> httpx.Response:
     """``tools/call`` as raw JSON-RPC; the body is encoded here so that anything JSON can
     say (NaN, escaped lone surrogates) reaches the server as it would from a client."""
     params: dict[str, Any] = {"name": name, "arguments": arguments}
@@ -86,8 +96,11 @@ async def mcp_call(http: httpx.AsyncClient, key: str, name: str, arguments: Any,
 
 async def tools_listed(http: httpx.AsyncClient, key: str) -> list[str] | None:
     """The names tools/list gives this key; None when the endpoint refuses the key (403)."""
-    response = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                               headers={**auth(key), "MCP-Protocol-Version": "2025-11-25"})
+    response = await http.post(
+        "/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={**auth(key), "MCP-Protocol-Version": "2025-11-25"},
+    )
     if response.status_code == 403:
         assert response.json()["error"]["code"] == -31403
         return None
@@ -135,31 +148,56 @@ def _none(_: str) -> None:
 
 
 TWINS: dict[str, Twin] = {
-    "memory_search": Twin("memory:read", "POST", "/v1/memory/search", lambda _: {"query": "coffee"},
-                          lambda _: {"query": "coffee"}),
-    "memory_recall": Twin("memory:read", "POST", "/v1/memory/recall", lambda _: {"query": "coffee"},
-                          lambda _: {"query": "coffee"}),
+    "memory_search": Twin(
+        "memory:read", "POST", "/v1/memory/search", lambda _: {"query": "coffee"}, lambda _: {"query": "coffee"}
+    ),
+    "memory_recall": Twin(
+        "memory:read", "POST", "/v1/memory/recall", lambda _: {"query": "coffee"}, lambda _: {"query": "coffee"}
+    ),
     "memory_list": Twin("memory:read", "GET", "/v1/memories", _none, lambda _: {}),
     "memory_get": Twin("memory:read", "GET", "/v1/memories/{id}", _none, lambda i: {"id": i}),
-    "memory_export": Twin("export", "GET", "/api/memories/export?namespace=default", _none,
-                          lambda _: {"namespace": "default"}),
+    "memory_export": Twin(
+        "export", "GET", "/api/memories/export?namespace=default", _none, lambda _: {"namespace": "default"}
+    ),
     "memory_boot": Twin("memory:read", "GET", "/v1/memory_boot", _none, lambda _: {}),
     "diary_get": Twin("memory:read", "GET", "/v1/diary/recent", _none, lambda _: {}),
-    "memory_upsert": Twin("memory:write", "POST", "/v1/memories",
-                          lambda i: {"fact_key": f"rest.{i}", "content": "Likes jasmine tea"},
-                          lambda i: {"fact_key": f"mcp.{i}", "content": "Likes jasmine tea"}),
-    "memory_supersede": Twin("memory:write", "POST", "/v1/memories/{id}/supersede",
-                             lambda _: {"content": "Now drinks black coffee"},
-                             lambda i: {"old_id": i, "content": "Now drinks black coffee"}),
+    "memory_upsert": Twin(
+        "memory:write",
+        "POST",
+        "/v1/memories",
+        lambda i: {"fact_key": f"rest.{i}", "content": "Likes jasmine tea"},
+        lambda i: {"fact_key": f"mcp.{i}", "content": "Likes jasmine tea"},
+    ),
+    "memory_supersede": Twin(
+        "memory:write",
+        "POST",
+        "/v1/memories/{id}/supersede",
+        lambda _: {"content": "Now drinks black coffee"},
+        lambda i: {"old_id": i, "content": "Now drinks black coffee"},
+    ),
     "memory_archive": Twin("memory:write", "POST", "/v1/memories/{id}/archive", _none, lambda i: {"id": i}),
     "memory_delete": Twin("memory:write", "DELETE", "/v1/memories/{id}", _none, lambda i: {"id": i}),
-    "memory_ingest": Twin("memory:write", "POST", "/v1/ingest/messages",
-                          lambda i: {"messages": [{"role": "user", "content": f"hello {i} from REST"}]},
-                          lambda i: {"messages": [{"role": "user", "content": f"hello {i} from MCP"}]}),
-    "memory_pin": Twin("memory:write", "POST", "/v1/precious", lambda _: {"content": "You are my lighthouse."},
-                       lambda _: {"content": "You are my lighthouse."}),
-    "glossary_set": Twin("memory:write", "POST", "/v1/glossary", lambda i: {"term": f"rest-{i}", "definition": "x"},
-                         lambda i: {"term": f"mcp-{i}", "definition": "x"}),
+    "memory_ingest": Twin(
+        "memory:write",
+        "POST",
+        "/v1/ingest/messages",
+        lambda i: {"messages": [{"role": "user", "content": f"hello {i} from REST"}]},
+        lambda i: {"messages": [{"role": "user", "content": f"hello {i} from MCP"}]},
+    ),
+    "memory_pin": Twin(
+        "memory:write",
+        "POST",
+        "/v1/precious",
+        lambda _: {"content": "You are my lighthouse."},
+        lambda _: {"content": "You are my lighthouse."},
+    ),
+    "glossary_set": Twin(
+        "memory:write",
+        "POST",
+        "/v1/glossary",
+        lambda i: {"term": f"rest-{i}", "definition": "x"},
+        lambda i: {"term": f"mcp-{i}", "definition": "x"},
+    ),
 }
 
 
@@ -175,8 +213,9 @@ def may_call(key: str, tool: str) -> bool:
 
 
 async def seed_memory(http: httpx.AsyncClient, fact_key: str) -> str:
-    response = await http.post("/v1/memories", json={"fact_key": fact_key, "content": f"Seed memory {fact_key}"},
-                               headers=auth(OWNER_KEY))
+    response = await http.post(
+        "/v1/memories", json={"fact_key": fact_key, "content": f"Seed memory {fact_key}"}, headers=auth(OWNER_KEY)
+    )
     assert response.status_code == 201, response.text
     return response.json()["memory"]["id"]
 
@@ -192,8 +231,9 @@ async def test_each_tool_allows_and_refuses_the_keys_its_rest_twin_does(http: ht
         for era in ERAS:
             tag = f"{tool}-{key_name}-{era}"
             rest_id, mcp_id = await seed_memory(http, f"{tag}.rest"), await seed_memory(http, f"{tag}.mcp")
-            rest = await http.request(twin.method, twin.path.format(id=rest_id), json=twin.rest_body(rest_id),
-                                      headers=auth(key))
+            rest = await http.request(
+                twin.method, twin.path.format(id=rest_id), json=twin.rest_body(rest_id), headers=auth(key)
+            )
             mcp = await mcp_call(http, key, tool, twin.arguments(mcp_id), era=era)
             refused_by_rest, refused_by_mcp = rest_refused(rest), mcp_refused(mcp)
             assert refused_by_mcp == refused_by_rest, (tag, rest.status_code, mcp.text)
@@ -224,17 +264,27 @@ async def test_the_mcp_key_cannot_export_a_namespace(http: httpx.AsyncClient, er
     assert allowed["isError"] is False and "Seed memory user.secret.diary" in json.dumps(allowed)
 
 
-@pytest.mark.parametrize("tool, arguments", [
-    ("memory_delete", {"hard": True}),
-    ("memory_upsert", {"fact_key": "user.tea", "content": "Likes tea", "authored_by": "me"}),
-    ("memory_supersede", {"content": "Likes coffee", "authored_by": "me"}),
-])
-async def test_what_rest_keeps_for_the_owner_is_not_offered_over_mcp(http: httpx.AsyncClient, tool: str,
-                                                                      arguments: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    "tool, arguments",
+    [
+        ("memory_delete", {"hard": True}),
+        ("memory_upsert", {"fact_key": "user.tea", "content": "Likes tea", "authored_by": "me"}),
+        ("memory_supersede", {"content": "Likes coffee", "authored_by": "me"}),
+    ],
+)
+async def test_what_rest_keeps_for_the_owner_is_not_offered_over_mcp(
+    http: httpx.AsyncClient, tool: str, arguments: dict[str, Any]
+) -> None:
     """Hard delete and ``authored_by`` need the owner scope on REST; no tool takes them, for any key."""
     for key in (OWNER_KEY, MCP_KEY):
         memory_id = await seed_memory(http, f"owner-only.{tool}.{key}")
-        extra = {"id": memory_id} if tool == "memory_delete" else {"old_id": memory_id} if tool == "memory_supersede" else {}
+        extra = (
+            {"id": memory_id}
+            if tool == "memory_delete"
+            else {"old_id": memory_id}
+            if tool == "memory_supersede"
+            else {}
+        )
         result = (await mcp_call(http, key, tool, {**arguments, **extra})).json()["result"]
         assert result["isError"] is True and result["structuredContent"]["error"]["code"] == "invalid_arguments"
         got = await http.get(f"/v1/memories/{memory_id}", headers=auth(OWNER_KEY))

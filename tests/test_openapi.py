@@ -68,7 +68,7 @@ def test_errors_are_documented_with_our_body_never_fastapis(document: dict[str, 
             if int(status) >= 400:
                 assert response["content"]["application/json"]["schema"] == {"$ref": ERROR_REF}, (method, path, status)
         # Bad input is a 400 (api/errors.py), so every operation that takes input documents it.
-        if op.get("parameters") and any(p["in"] == "query" for p in op["parameters"]) or "requestBody" in op:
+        if (op.get("parameters") and any(p["in"] == "query" for p in op["parameters"])) or "requestBody" in op:
             assert "400" in op["responses"], (method, path)
         if "requestBody" in op:
             assert "413" in op["responses"], (method, path)
@@ -76,7 +76,9 @@ def test_errors_are_documented_with_our_body_never_fastapis(document: dict[str, 
 
 def test_domain_outcomes_name_real_operations(document: dict[str, Any]) -> None:
     for method, path in OUTCOMES:
-        assert method.lower() in document["paths"].get(path, {}), f"OUTCOMES names {method} {path}, which does not exist"
+        assert method.lower() in document["paths"].get(path, {}), (
+            f"OUTCOMES names {method} {path}, which does not exist"
+        )
     responses = document["paths"]["/v1/memories"]["post"]["responses"]
     assert {"200", "201", "409", "422"} <= set(responses)
     assert "422" not in document["paths"]["/v1/memory/recall"]["post"]["responses"]
@@ -86,7 +88,9 @@ async def test_an_operation_is_documented_as_protected_exactly_when_it_needs_a_k
     client: httpx.AsyncClient, document: dict[str, Any]
 ) -> None:
     for method, path, op in operations(document):
-        response = await client.request(method, path.replace("{", "").replace("}", ""), json={} if "requestBody" in op else None)
+        response = await client.request(
+            method, path.replace("{", "").replace("}", ""), json={} if "requestBody" in op else None
+        )
         if op.get("security"):
             assert response.status_code == 401, (method, path, response.text)
             assert response.json()["error"]["type"] == "authentication_error"

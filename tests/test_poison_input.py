@@ -22,7 +22,9 @@ def nested(depth: int) -> object:
 
 
 def post_raw(client: httpx.AsyncClient, url: str, body: str, **kwargs: object):  # type: ignore[no-untyped-def]
-    return client.post(url, content=body.encode("utf-8"), headers={**auth(), "content-type": "application/json"}, **kwargs)
+    return client.post(
+        url, content=body.encode("utf-8"), headers={**auth(), "content-type": "application/json"}, **kwargs
+    )
 
 
 def message(metadata: object) -> dict[str, object]:
@@ -50,7 +52,7 @@ async def test_deep_message_metadata_is_refused_and_nothing_is_stored(client: ht
 @pytest.mark.parametrize(
     "raw, named",
     [
-        ('{"value": %s}' % json.dumps(nested(256)), "deeper than"),
+        (f'{{"value": {json.dumps(nested(256))}}}', "deeper than"),
         ('{"value": "\\ud800"}', "surrogate"),
         ('{"value": {"\\udfff": 1}}', "surrogate"),
         ('{"value": NaN}', "NaN"),
@@ -59,7 +61,9 @@ async def test_deep_message_metadata_is_refused_and_nothing_is_stored(client: ht
     ],
 )
 async def test_cache_values_that_cannot_be_read_back_are_a_400(client: httpx.AsyncClient, raw: str, named: str) -> None:
-    response = await client.put("/v1/cache/default/k", content=raw.encode(), headers={**auth(), "content-type": "application/json"})
+    response = await client.put(
+        "/v1/cache/default/k", content=raw.encode(), headers={**auth(), "content-type": "application/json"}
+    )
     assert named in await error(response)
     assert (await client.get("/v1/cache/default/k", headers=auth())).status_code == 404
 
@@ -95,7 +99,9 @@ async def test_the_json_written_by_services_is_checked_too(runtime: Runtime) -> 
     from companion_memory.memory.ingest import IncomingMessage
 
     with pytest.raises(InvalidInput, match="metadata"):
-        await runtime.ingestor.ingest("default", [IncomingMessage(role="user", content="x", metadata={"n": float("inf")})])
+        await runtime.ingestor.ingest(
+            "default", [IncomingMessage(role="user", content="x", metadata={"n": float("inf")})]
+        )
 
 
 # -- rows stored before the check --------------------------------------------------------
@@ -126,7 +132,9 @@ async def test_export_skips_and_reports_a_poison_row(client: httpx.AsyncClient, 
     assert imported.status_code == 200 and imported.json()["imported"]["messages"] == 1
 
 
-async def test_a_cache_entry_stored_unreadable_is_reported_not_a_500(client: httpx.AsyncClient, runtime: Runtime) -> None:
+async def test_a_cache_entry_stored_unreadable_is_reported_not_a_500(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
     await runtime.db.run(
         "INSERT INTO cache_entries (namespace, key, value, expires_at, created_at, updated_at) VALUES "
         "('default', 'old', ?, NULL, '2026-11-30T10:00:00.000Z', '2026-11-30T10:00:00.000Z')",
@@ -139,10 +147,21 @@ async def test_a_cache_entry_stored_unreadable_is_reported_not_a_500(client: htt
 
 async def test_an_import_with_unstorable_values_is_refused_whole(client: httpx.AsyncClient) -> None:
     document = {
-        "format": "companion-memory-export", "version": 1,
-        "messages": [{"id": "m1", "namespace": "default", "role": "user", "content": "x", "client_hash": "h",
-                      "source": "import", "metadata": nested(MAX_DEPTH + 1), "created_at": "2026-11-30T10:00:00.000Z",
-                      "stored_at": "2026-11-30T10:00:00.000Z"}],
+        "format": "companion-memory-export",
+        "version": 1,
+        "messages": [
+            {
+                "id": "m1",
+                "namespace": "default",
+                "role": "user",
+                "content": "x",
+                "client_hash": "h",
+                "source": "import",
+                "metadata": nested(MAX_DEPTH + 1),
+                "created_at": "2026-11-30T10:00:00.000Z",
+                "stored_at": "2026-11-30T10:00:00.000Z",
+            }
+        ],
     }
     assert "messages[0]" in await error(await client.post("/api/memories/import", json=document, headers=auth()))
 
@@ -183,7 +202,9 @@ async def test_no_key_is_a_401_before_the_body_is_read(client: httpx.AsyncClient
 async def test_fact_keys_that_differ_only_by_invisible_characters_are_one_key(
     client: httpx.AsyncClient, invisible: str
 ) -> None:
-    first = await client.post("/v1/memories", json={"fact_key": "user.coffee", "content": "Likes flat whites"}, headers=auth())
+    first = await client.post(
+        "/v1/memories", json={"fact_key": "user.coffee", "content": "Likes flat whites"}, headers=auth()
+    )
     second = await client.post(
         "/v1/memories", json={"fact_key": f"user{invisible}.coffee", "content": "Likes oat flat whites"}, headers=auth()
     )
@@ -199,12 +220,16 @@ async def test_a_fact_key_of_invisible_characters_only_is_missing(client: httpx.
 
 async def test_composed_and_decomposed_fact_keys_are_one_key(client: httpx.AsyncClient) -> None:
     first = await client.post("/v1/memories", json={"fact_key": "user.caf\u00e9", "content": "Café A"}, headers=auth())
-    second = await client.post("/v1/memories", json={"fact_key": "user.cafe\u0301", "content": "Café B"}, headers=auth())
+    second = await client.post(
+        "/v1/memories", json={"fact_key": "user.cafe\u0301", "content": "Café B"}, headers=auth()
+    )
     assert second.status_code == 200 and second.json()["memory"]["id"] == first.json()["memory"]["id"]
 
 
 async def test_an_unknown_type_is_stored_as_note_and_the_answer_says_so(client: httpx.AsyncClient) -> None:
-    response = await client.post("/v1/memories", json={"fact_key": "user.x", "content": "x", "type": "wish"}, headers=auth())
+    response = await client.post(
+        "/v1/memories", json={"fact_key": "user.x", "content": "x", "type": "wish"}, headers=auth()
+    )
     assert response.status_code == 201
     assert response.json()["memory"]["type"] == "note"
     assert response.json()["notes"] == ["unknown type 'wish' stored as 'note'"]
@@ -213,8 +238,12 @@ async def test_an_unknown_type_is_stored_as_note_and_the_answer_says_so(client: 
 async def test_rest_and_mcp_store_an_unknown_type_alike(client: httpx.AsyncClient) -> None:
     from tests.test_mcp_scopes import mcp_call
 
-    rest = await client.post("/v1/memories", json={"fact_key": "user.a", "content": "a", "type": "wish"}, headers=auth())
-    tool = (await mcp_call(client, OWNER_KEY, "memory_upsert", {"fact_key": "user.b", "content": "b", "type": "wish"})).json()
+    rest = await client.post(
+        "/v1/memories", json={"fact_key": "user.a", "content": "a", "type": "wish"}, headers=auth()
+    )
+    tool = (
+        await mcp_call(client, OWNER_KEY, "memory_upsert", {"fact_key": "user.b", "content": "b", "type": "wish"})
+    ).json()
     answer = tool["result"]["structuredContent"]
     assert not tool["result"]["isError"]
     assert answer["memory"]["type"] == rest.json()["memory"]["type"] == "note"
@@ -225,39 +254,70 @@ async def test_rest_and_mcp_store_an_unknown_type_alike(client: httpx.AsyncClien
 
 
 async def test_an_imported_row_with_a_structure_in_a_plain_column_is_a_400(client: httpx.AsyncClient) -> None:
-    document = {"format": "companion-memory-export", "version": 1, "messages": [
-        {"id": "m1", "namespace": "default", "created_at": "2026-01-01T00:00:00Z", "stored_at": {}}]}
-    assert "messages[0].stored_at" in await error(await client.post("/api/memories/import", json=document, headers=auth()))
+    document = {
+        "format": "companion-memory-export",
+        "version": 1,
+        "messages": [{"id": "m1", "namespace": "default", "created_at": "2026-01-01T00:00:00Z", "stored_at": {}}],
+    }
+    assert "messages[0].stored_at" in await error(
+        await client.post("/api/memories/import", json=document, headers=auth())
+    )
 
 
 async def test_an_imported_row_that_leaves_out_defaulted_columns_takes_the_defaults(client: httpx.AsyncClient) -> None:
-    document = {"format": "companion-memory-export", "version": 1, "memory_candidates": [
-        {"id": "c1", "namespace": "default", "kind": "add", "type": "fact", "content": "Likes tea",
-         "created_at": "2026-01-01T00:00:00.000Z", "updated_at": "2026-01-01T00:00:00.000Z"}]}
+    document = {
+        "format": "companion-memory-export",
+        "version": 1,
+        "memory_candidates": [
+            {
+                "id": "c1",
+                "namespace": "default",
+                "kind": "add",
+                "type": "fact",
+                "content": "Likes tea",
+                "created_at": "2026-01-01T00:00:00.000Z",
+                "updated_at": "2026-01-01T00:00:00.000Z",
+            }
+        ],
+    }
     response = await client.post("/api/memories/import", json=document, headers=auth())
-    assert response.status_code == 200 and response.json() == {"imported": {**{t: 0 for t in response.json()["imported"]},
-                                                                           "memory_candidates": 1}, "refused": {}}
+    assert response.status_code == 200 and response.json() == {
+        "imported": {**{t: 0 for t in response.json()["imported"]}, "memory_candidates": 1},
+        "refused": {},
+    }
 
 
 async def test_reactivating_a_memory_whose_key_is_taken_is_a_409(client: httpx.AsyncClient) -> None:
-    first = (await client.post("/v1/memories", json={"fact_key": "e", "content": "e1"}, headers=auth())).json()["memory"]
+    first = (await client.post("/v1/memories", json={"fact_key": "e", "content": "e1"}, headers=auth())).json()[
+        "memory"
+    ]
     await client.post(f"/v1/memories/{first['id']}/archive", headers=auth())
     await client.post("/v1/memories", json={"fact_key": "e", "content": "e2"}, headers=auth())
     response = await client.patch(f"/v1/memories/{first['id']}", json={"status": "active"}, headers=auth())
     assert "already belongs" in await error(response, 409)
-    other = (await client.post("/v1/memories", json={"fact_key": "f", "content": "f1"}, headers=auth())).json()["memory"]
+    other = (await client.post("/v1/memories", json={"fact_key": "f", "content": "f1"}, headers=auth())).json()[
+        "memory"
+    ]
     await client.post(f"/v1/memories/{other['id']}/archive", headers=auth())
-    response = await client.patch(f"/v1/memories/{other['id']}", json={"status": "active", "fact_key": "e"}, headers=auth())
+    response = await client.patch(
+        f"/v1/memories/{other['id']}", json={"status": "active", "fact_key": "e"}, headers=auth()
+    )
     assert response.status_code == 409
-    assert (await client.patch(f"/v1/memories/{other['id']}", json={"status": "active"}, headers=auth())).status_code == 200
+    assert (
+        await client.patch(f"/v1/memories/{other['id']}", json={"status": "active"}, headers=auth())
+    ).status_code == 200
 
 
 async def test_superseding_onto_a_key_another_memory_holds_is_a_409(client: httpx.AsyncClient) -> None:
     await client.post("/v1/memories", json={"fact_key": "a", "content": "A"}, headers=auth())
     b = (await client.post("/v1/memories", json={"fact_key": "b", "content": "B"}, headers=auth())).json()["memory"]
-    response = await client.post(f"/v1/memories/{b['id']}/supersede", json={"fact_key": "a", "content": "x"}, headers=auth())
+    response = await client.post(
+        f"/v1/memories/{b['id']}/supersede", json={"fact_key": "a", "content": "x"}, headers=auth()
+    )
     assert response.json()["error"]["code"] == "fact_key_taken" and response.status_code == 409
-    again = await client.post(f"/v1/memories/{b['id']}/supersede", json={"fact_key": "b", "content": "B2"}, headers=auth())
+    again = await client.post(
+        f"/v1/memories/{b['id']}/supersede", json={"fact_key": "b", "content": "B2"}, headers=auth()
+    )
     assert again.status_code == 201
 
 

@@ -23,7 +23,11 @@ MEMORIES = {
 async def seed(client: httpx.AsyncClient, namespace: str = "default") -> dict[str, str]:
     ids = {}
     for key, (type_, content) in MEMORIES.items():
-        response = await client.post("/v1/memories", json={"fact_key": key, "type": type_, "content": content, "namespace": namespace}, headers=auth())
+        response = await client.post(
+            "/v1/memories",
+            json={"fact_key": key, "type": type_, "content": content, "namespace": namespace},
+            headers=auth(),
+        )
         ids[key] = response.json()["memory"]["id"]
     return ids
 
@@ -82,16 +86,30 @@ async def test_recent_injection_is_down_weighted_not_removed(client: httpx.Async
 
 async def test_precious_overlap_is_dropped(client: httpx.AsyncClient) -> None:
     await client.post("/v1/precious", json={"content": "我永远爱你，宝贝。晚安"}, headers=auth())
-    copy = (await client.post("/v1/memories", json={"fact_key": "love", "content": "我永远爱你宝贝，晚安"}, headers=auth())).json()["memory"]
-    other = (await client.post("/v1/memories", json={"fact_key": "sleep", "content": "她说晚安之前总要喝一杯热牛奶"}, headers=auth())).json()["memory"]
+    copy = (
+        await client.post("/v1/memories", json={"fact_key": "love", "content": "我永远爱你宝贝，晚安"}, headers=auth())
+    ).json()["memory"]
+    other = (
+        await client.post(
+            "/v1/memories", json={"fact_key": "sleep", "content": "她说晚安之前总要喝一杯热牛奶"}, headers=auth()
+        )
+    ).json()["memory"]
     result = await recall(client, "晚安", k=5)
     assert copy["id"] in result["meta"]["precious_overlap"]
     assert [h["id"] for h in result["hits"]] == [other["id"]]
 
 
 async def test_dedupe_floor_types_and_clamping(client: httpx.AsyncClient) -> None:
-    a = (await client.post("/v1/memories", json={"fact_key": "t1", "content": "Likes green tea.", "type": "preference"}, headers=auth())).json()["memory"]
-    b = (await client.post("/v1/memories", json={"fact_key": "t2", "content": "likes  GREEN tea", "type": "preference"}, headers=auth())).json()["memory"]
+    a = (
+        await client.post(
+            "/v1/memories", json={"fact_key": "t1", "content": "Likes green tea.", "type": "preference"}, headers=auth()
+        )
+    ).json()["memory"]
+    b = (
+        await client.post(
+            "/v1/memories", json={"fact_key": "t2", "content": "likes  GREEN tea", "type": "preference"}, headers=auth()
+        )
+    ).json()["memory"]
     result = await recall(client, "green tea", k=1000)
     assert result["meta"]["k"] == 100 and len(result["hits"]) == 1
     assert {a["id"], b["id"]} == {result["hits"][0]["id"], *result["meta"]["deduped"]}
@@ -106,7 +124,11 @@ async def test_inactive_and_other_namespaces_are_never_recalled(client: httpx.As
     ids = await seed(client)
     await seed(client, namespace="work")
     await client.post(f"/v1/memories/{ids['pet.cat']}/archive", headers=auth())
-    await client.post(f"/v1/memories/{ids['hobby.hiking']}/supersede", json={"content": "Gave up hiking after a knee injury"}, headers=auth())
+    await client.post(
+        f"/v1/memories/{ids['hobby.hiking']}/supersede",
+        json={"content": "Gave up hiking after a knee injury"},
+        headers=auth(),
+    )
     await client.delete(f"/v1/memories/{ids['work.job']}", headers=auth())
     result = await recall(client, "cat hiking nurse job pets mountains", k=20, min_score=0)
     returned = {h["id"] for h in result["hits"]}
@@ -117,8 +139,22 @@ async def test_inactive_and_other_namespaces_are_never_recalled(client: httpx.As
 
 @pytest.mark.parametrize(
     "query",
-    ['"', '"unbalanced', "tea*", "NEAR(tea coffee)", "tea OR OR coffee", "((()))", "AND", "-tea", "col:tea", "^tea", "x" * 100_000,
-     "'; DROP TABLE memories; --", "🙂🙃", "   "],
+    [
+        '"',
+        '"unbalanced',
+        "tea*",
+        "NEAR(tea coffee)",
+        "tea OR OR coffee",
+        "((()))",
+        "AND",
+        "-tea",
+        "col:tea",
+        "^tea",
+        "x" * 100_000,
+        "'; DROP TABLE memories; --",
+        "🙂🙃",
+        "   ",
+    ],
 )
 async def test_hostile_queries_never_fail(client: httpx.AsyncClient, query: str) -> None:
     await seed(client)
@@ -135,8 +171,13 @@ async def test_empty_query_is_a_200_with_no_hits(client: httpx.AsyncClient) -> N
 
 
 async def test_bad_recall_bodies_are_400(client: httpx.AsyncClient) -> None:
-    for body in ({"query": 5}, {"query": "x", "k": "many"}, {"query": "x", "min_score": 2}, {"query": "x", "namespace": "a b"},
-                 {"query": "x", "types": "fact"}):
+    for body in (
+        {"query": 5},
+        {"query": "x", "k": "many"},
+        {"query": "x", "min_score": 2},
+        {"query": "x", "namespace": "a b"},
+        {"query": "x", "types": "fact"},
+    ):
         response = await client.post("/v1/memory/recall", json=body, headers=auth())
         assert response.status_code == 400, (body, response.text)
     assert (await client.post("/v1/memory/recall", json={"query": "x"})).status_code == 401
@@ -144,7 +185,11 @@ async def test_bad_recall_bodies_are_400(client: httpx.AsyncClient) -> None:
 
 async def test_glossary_hits_and_the_prompt(client: httpx.AsyncClient) -> None:
     ids = await seed(client)
-    await client.post("/v1/glossary", json={"term": "bbt", "aliases": ["boba", "珍奶"], "definition": "bubble tea, her favourite"}, headers=auth())
+    await client.post(
+        "/v1/glossary",
+        json={"term": "bbt", "aliases": ["boba", "珍奶"], "definition": "bubble tea, her favourite"},
+        headers=auth(),
+    )
     await client.post("/v1/glossary", json={"term": "art", "definition": "her art class"}, headers=auth())
     await client.post("/v1/glossary", json={"term": "x", "definition": "too short to match"}, headers=auth())
     result = await recall(client, "Want to get BOBA after the party, or coffee with oat milk? x", include_prompt=True)
@@ -162,15 +207,38 @@ async def test_glossary_hits_and_the_prompt(client: httpx.AsyncClient) -> None:
 async def test_relations_expand_one_hop_and_contradictions_mark(client: httpx.AsyncClient) -> None:
     ids = await seed(client)
     search = "/v1/memory/search"  # no injection bookkeeping, so no decay between the two looks
-    before = {h["id"]: h["score"] for h in (await recall(client, "night-shift nurse hospital", search, k=3, min_score=0))["hits"]}
-    allergy = (await client.post("/v1/memories", json={"fact_key": "allergy", "content": "Allergic to cats since childhood"}, headers=auth())).json()["memory"]
-    supports = await client.post(f"/v1/memories/{ids['work.job']}/relations", json={"target_id": ids["hobby.hiking"], "relation": "supports", "weight": 1.0}, headers=auth(MCP_KEY))
+    before = {
+        h["id"]: h["score"]
+        for h in (await recall(client, "night-shift nurse hospital", search, k=3, min_score=0))["hits"]
+    }
+    allergy = (
+        await client.post(
+            "/v1/memories", json={"fact_key": "allergy", "content": "Allergic to cats since childhood"}, headers=auth()
+        )
+    ).json()["memory"]
+    supports = await client.post(
+        f"/v1/memories/{ids['work.job']}/relations",
+        json={"target_id": ids["hobby.hiking"], "relation": "supports", "weight": 1.0},
+        headers=auth(MCP_KEY),
+    )
     assert supports.status_code == 201
-    clash = await client.post(f"/v1/memories/{allergy['id']}/relations", json={"target_id": ids["pet.cat"], "relation": "contradicts"}, headers=auth())
+    clash = await client.post(
+        f"/v1/memories/{allergy['id']}/relations",
+        json={"target_id": ids["pet.cat"], "relation": "contradicts"},
+        headers=auth(),
+    )
     assert clash.status_code == 201
-    again = await client.post(f"/v1/memories/{allergy['id']}/relations", json={"target_id": ids["pet.cat"], "relation": "contradicts"}, headers=auth())
+    again = await client.post(
+        f"/v1/memories/{allergy['id']}/relations",
+        json={"target_id": ids["pet.cat"], "relation": "contradicts"},
+        headers=auth(),
+    )
     assert again.status_code == 409
-    bad = await client.post(f"/v1/memories/{allergy['id']}/relations", json={"target_id": ids["pet.cat"], "relation": "supersedes"}, headers=auth())
+    bad = await client.post(
+        f"/v1/memories/{allergy['id']}/relations",
+        json={"target_id": ids["pet.cat"], "relation": "supersedes"},
+        headers=auth(),
+    )
     assert bad.status_code == 400
 
     result = await recall(client, "night-shift nurse hospital", search, k=3, min_score=0)
@@ -183,7 +251,9 @@ async def test_relations_expand_one_hop_and_contradictions_mark(client: httpx.As
     cat = await recall(client, "Mochi the cat", k=1)
     assert cat["hits"][0]["contradicted_by"] == [allergy["id"]]
     edge = clash.json()["relation"]
-    assert (await client.delete(f"/v1/memories/{allergy['id']}/relations/{edge['id']}", headers=auth())).status_code == 200
+    assert (
+        await client.delete(f"/v1/memories/{allergy['id']}/relations/{edge['id']}", headers=auth())
+    ).status_code == 200
     assert (await recall(client, "Mochi the cat", k=1))["hits"][0]["contradicted_by"] == []
 
 
@@ -202,7 +272,9 @@ class FakeReranker:
         return [RerankScore(i, min(1.0, len(d) / 100)) for i, d in enumerate(documents)]
 
 
-async def test_reranker_orders_and_its_failure_keeps_the_fused_order(client: httpx.AsyncClient, runtime: Runtime) -> None:
+async def test_reranker_orders_and_its_failure_keeps_the_fused_order(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
     ids = await seed(client)
     fused = await recall(client, "coffee", path="/v1/memory/search", k=3)
     reranker = FakeReranker()

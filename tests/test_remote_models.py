@@ -240,9 +240,9 @@ async def test_reranker_fake_schema_and_binding_errors() -> None:
         "@cf/baai/bge-reranker-base", {"query": "tea", "contexts": [{"text": "tea"}, {"text": "x"}], "top_k": 1}
     )
     assert ranked == {"response": [{"id": 0, "score": 1.0}]}
-    with pytest.raises(FakeJsException, match="5006.*required properties"):
+    with pytest.raises(FakeJsException, match=r"5006.*required properties"):
         await ai.run("@cf/baai/bge-reranker-base", {"contexts": [{"text": "tea"}]})
-    with pytest.raises(FakeJsException, match="5006.*minLength"):
+    with pytest.raises(FakeJsException, match=r"5006.*minLength"):
         await ai.run("@cf/baai/bge-reranker-base", {"query": "tea", "contexts": [{"text": ""}]})
     with pytest.raises(WorkersAIError, match="5007: No such model"):
         await WorkersAIReranker(ai, "@cf/baai/no-such-reranker").rerank("tea", ["tea"])
@@ -423,7 +423,7 @@ async def test_openai_embedder_unusable_answers(
 async def test_openai_embedder_unreachable_server(http: httpx.AsyncClient) -> None:
     respx.post(OLLAMA).mock(side_effect=httpx.ConnectError("[Errno 111] Connection refused"))
     embedder = OpenAIEmbedder(http, "http://localhost:11434/v1", "", "nomic-embed-text", 2)
-    with pytest.raises(ModelAPIError, match="ConnectError: .*Connection refused"):
+    with pytest.raises(ModelAPIError, match=r"ConnectError: .*Connection refused"):
         await embedder.embed(["tea"], kind="query")
 
 
@@ -593,7 +593,7 @@ def test_remote_embedder_choices(http: httpx.AsyncClient) -> None:
 def test_remote_embedder_refusals(http: httpx.AsyncClient) -> None:
     with pytest.raises(ValueError, match="needs CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN"):
         remote_embedder(settings(EMBEDDING_MODEL="@cf/baai/bge-m3"), http)
-    with pytest.raises(ValueError, match="needs CLOUDFLARE_API_TOKEN$"):
+    with pytest.raises(ValueError, match=r"needs CLOUDFLARE_API_TOKEN$"):
         remote_embedder(settings(EMBEDDING_MODEL="@cf/baai/bge-m3", CLOUDFLARE_ACCOUNT_ID=ACCOUNT), http)
     with pytest.raises(ValueError, match="768-d"):
         remote_embedder(

@@ -12,12 +12,22 @@ from tests.conftest import auth
 
 async def test_retention_rules(client: httpx.AsyncClient, runtime: Runtime) -> None:
     writer, clock = runtime.writer, runtime.clock
-    await client.post("/v1/ingest/messages", json={"messages": [{"role": "user", "content": "old words"}]}, headers=auth())
+    await client.post(
+        "/v1/ingest/messages", json={"messages": [{"role": "user", "content": "old words"}]}, headers=auth()
+    )
     plain = (await writer.upsert("default", MemoryDraft(content="Likes tea", fact_key="tea"), Actor("t"))).memory
-    pinned = (await writer.upsert("default", MemoryDraft(content="Vegetarian", fact_key="food", pinned=True), Actor("t"))).memory
-    who = (await writer.upsert("default", MemoryDraft(content="Her name is Mei", fact_key="name", type="identity"), Actor("t"))).memory
+    pinned = (
+        await writer.upsert("default", MemoryDraft(content="Vegetarian", fact_key="food", pinned=True), Actor("t"))
+    ).memory
+    who = (
+        await writer.upsert(
+            "default", MemoryDraft(content="Her name is Mei", fact_key="name", type="identity"), Actor("t")
+        )
+    ).memory
     used = (await writer.upsert("default", MemoryDraft(content="Runs marathons", fact_key="run"), Actor("t"))).memory
-    gone = (await writer.upsert("default", MemoryDraft(content="Old job at the bank", fact_key="job"), Actor("t"))).memory
+    gone = (
+        await writer.upsert("default", MemoryDraft(content="Old job at the bank", fact_key="job"), Actor("t"))
+    ).memory
     await writer.delete(gone.id, Actor("t"))
 
     clock.advance(days=8)  # type: ignore[attr-defined]

@@ -14,24 +14,42 @@ from tests.conftest import MCP_KEY, auth
 
 async def candidate(runtime: Runtime, content: str, **fields: object) -> str:
     row = {
-        "id": str(uuid.uuid4()), "namespace": "default", "kind": "add", "type": "preference", "content": content,
-        "fact_key": None, "importance": 0.5, "confidence": 0.7, "evidence": [{"quote": content[:20], "message_id": "m1"}],
-        "source_message_ids": ["m1"], "target_memory_id": None, "result_memory_id": None, "status": "pending",
-        "reason": None, "dream_run_id": "run-1", "created_at": "2026-11-30T12:00:00.000Z",
-        "updated_at": "2026-11-30T12:00:00.000Z", "reviewed_at": None, **fields,
+        "id": str(uuid.uuid4()),
+        "namespace": "default",
+        "kind": "add",
+        "type": "preference",
+        "content": content,
+        "fact_key": None,
+        "importance": 0.5,
+        "confidence": 0.7,
+        "evidence": [{"quote": content[:20], "message_id": "m1"}],
+        "source_message_ids": ["m1"],
+        "target_memory_id": None,
+        "result_memory_id": None,
+        "status": "pending",
+        "reason": None,
+        "dream_run_id": "run-1",
+        "created_at": "2026-11-30T12:00:00.000Z",
+        "updated_at": "2026-11-30T12:00:00.000Z",
+        "reviewed_at": None,
+        **fields,
     }
     await runtime.db.batch([CandidateStore.insert(row)])
     return row["id"]
 
 
 async def memory(client: httpx.AsyncClient, fact_key: str, content: str, **extra: object) -> dict:
-    return (await client.post("/v1/memories", json={"fact_key": fact_key, "content": content, **extra}, headers=auth())).json()["memory"]
+    return (
+        await client.post("/v1/memories", json={"fact_key": fact_key, "content": content, **extra}, headers=auth())
+    ).json()["memory"]
 
 
 async def test_list_and_approve_creates_once(client: httpx.AsyncClient, runtime: Runtime) -> None:
     cid = await candidate(runtime, "Her favourite flower is the sunflower")
     listed = (await client.get("/v1/candidates", headers=auth())).json()
-    assert [c["id"] for c in listed["candidates"]] == [cid] and listed["candidates"][0]["evidence"][0]["message_id"] == "m1"
+    assert [c["id"] for c in listed["candidates"]] == [cid] and listed["candidates"][0]["evidence"][0][
+        "message_id"
+    ] == "m1"
     approved = await client.post(f"/v1/candidates/{cid}/approve", headers=auth())
     assert approved.status_code == 200, approved.text
     body = approved.json()
@@ -52,7 +70,9 @@ async def test_approve_with_fact_key_upserts(client: httpx.AsyncClient, runtime:
     assert body["memory"]["content"] == "Drinks black coffee now" and body["memory"]["seen_count"] == 2
 
 
-async def test_approve_with_a_live_target_supersedes_and_a_vanished_one_falls_back(client: httpx.AsyncClient, runtime: Runtime) -> None:
+async def test_approve_with_a_live_target_supersedes_and_a_vanished_one_falls_back(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
     old = await memory(client, "city", "Lives in Berlin")
     cid = await candidate(runtime, "Moved to Lisbon", target_memory_id=old["id"], kind="update")
     body = (await client.post(f"/v1/candidates/{cid}/approve", headers=auth())).json()
@@ -79,7 +99,9 @@ async def test_delete_candidate_archives_its_target(client: httpx.AsyncClient, r
 
 async def test_merge_and_supersede_into_a_chosen_target(client: httpx.AsyncClient, runtime: Runtime) -> None:
     target = await memory(client, "cat", "Her cat is called Mochi", importance=0.4, confidence=0.6)
-    cid = await candidate(runtime, "Mochi the cat", importance=0.9, confidence=0.5, evidence=[{"quote": "my cat Mochi"}])
+    cid = await candidate(
+        runtime, "Mochi the cat", importance=0.9, confidence=0.5, evidence=[{"quote": "my cat Mochi"}]
+    )
     merged = await client.post(f"/v1/candidates/{cid}/merge", json={"target_id": target["id"]}, headers=auth())
     assert merged.status_code == 200, merged.text
     memory_after = merged.json()["memory"]
@@ -87,21 +109,27 @@ async def test_merge_and_supersede_into_a_chosen_target(client: httpx.AsyncClien
     assert (memory_after["importance"], memory_after["confidence"]) == (0.9, 0.6)
     assert {"quote": "my cat Mochi", "message_id": None} in memory_after["evidence"]
     other = await candidate(runtime, "Her cat Mochi is twelve")
-    superseded = (await client.post(f"/v1/candidates/{other}/supersede", json={"target_id": target["id"]}, headers=auth())).json()
+    superseded = (
+        await client.post(f"/v1/candidates/{other}/supersede", json={"target_id": target["id"]}, headers=auth())
+    ).json()
     assert superseded["action"] == "superseded" and superseded["memory"]["fact_key"] == "cat"
 
 
 async def test_discard_and_refusals(client: httpx.AsyncClient, runtime: Runtime) -> None:
     cid = await candidate(runtime, "something odd")
     assert (await client.post(f"/v1/candidates/{cid}/discard", headers=auth(MCP_KEY))).status_code == 403
-    assert (await client.post(f"/v1/candidates/{cid}/discard", headers=auth())).json()["candidate"]["status"] == "discarded"
+    assert (await client.post(f"/v1/candidates/{cid}/discard", headers=auth())).json()["candidate"][
+        "status"
+    ] == "discarded"
     assert (await client.post(f"/v1/candidates/{cid}/approve", headers=auth())).status_code == 409
     assert (await client.post("/v1/candidates/nope/approve", headers=auth())).status_code == 404
     assert (await client.post(f"/v1/candidates/{cid}/merge", json={}, headers=auth())).status_code == 400
     assert (await client.get("/v1/candidates", params={"status": "weird"}, headers=auth())).status_code == 400
 
 
-async def test_hand_authored_targets_are_refused_and_the_candidate_stays_pending(client: httpx.AsyncClient, runtime: Runtime) -> None:
+async def test_hand_authored_targets_are_refused_and_the_candidate_stays_pending(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
     mine = await memory(client, "name", "My name is Mei", authored_by="owner")
     cid = await candidate(runtime, "Her name is May", target_memory_id=mine["id"], kind="update")
     refused = await client.post(f"/v1/candidates/{cid}/approve", headers=auth())

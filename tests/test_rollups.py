@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 from companion_memory.runtime import Runtime
 from tests.test_boot_diary import add_daily
@@ -15,7 +15,7 @@ async def test_days_roll_into_weeks_and_weeks_into_months(runtime: Runtime) -> N
         day = start + timedelta(days=offset)
         await add_daily(runtime, day.isoformat(), f"Day {offset}", f"things on {day.isoformat()}")
     clock = runtime.clock
-    clock._now = datetime(2026, 10, 30, 12, tzinfo=timezone.utc)  # type: ignore[attr-defined]  # Friday of W44
+    clock._now = datetime(2026, 10, 30, 12, tzinfo=UTC)  # type: ignore[attr-defined]  # Friday of W44
     assert await runtime.rollups.weekly() == 3  # W40–W42 ended more than 7 days ago; W43 has not
     assert await runtime.rollups.weekly() == 0  # nothing new on a re-run
     weeks = await runtime.db.all("SELECT week, start_date, end_date, summary FROM weekly_log ORDER BY week")
@@ -25,7 +25,7 @@ async def test_days_roll_into_weeks_and_weeks_into_months(runtime: Runtime) -> N
     assert len(await runtime.db.all("SELECT id FROM daily_log")) == 14  # days are kept
 
     assert await runtime.rollups.monthly() == 0  # no week is 35 days old yet
-    clock._now = datetime(2026, 12, 10, 12, tzinfo=timezone.utc)  # type: ignore[attr-defined]
+    clock._now = datetime(2026, 12, 10, 12, tzinfo=UTC)  # type: ignore[attr-defined]
     assert await runtime.rollups.weekly() == 1  # W43 now
     assert await runtime.rollups.monthly() == 1
     months = await runtime.db.all("SELECT month, summary FROM monthly_log")
@@ -37,7 +37,7 @@ async def test_days_roll_into_weeks_and_weeks_into_months(runtime: Runtime) -> N
 
 async def test_a_lone_week_waits_and_a_late_one_joins_its_month(runtime: Runtime) -> None:
     await add_daily(runtime, "2026-08-03", "Lone", "one day in W32")
-    runtime.clock._now = datetime(2026, 10, 20, 12, tzinfo=timezone.utc)  # type: ignore[attr-defined]
+    runtime.clock._now = datetime(2026, 10, 20, 12, tzinfo=UTC)  # type: ignore[attr-defined]
     assert await runtime.rollups.weekly() == 1
     assert await runtime.rollups.monthly() == 0  # a lone week is kept, not rolled
     assert len(await runtime.db.all("SELECT week FROM weekly_log WHERE rolled_up_at IS NULL")) == 1

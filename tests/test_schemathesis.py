@@ -35,7 +35,13 @@ SEED = 20261130
 EXAMPLES_PER_OPERATION = 10
 # The coverage phase also sends methods a path does not serve: a 405 whose Allow lists
 # exactly the documented methods.
-CHECKS = [not_a_server_error, status_code_conformance, response_schema_conformance, unsupported_method, allow_header_conformance]
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    response_schema_conformance,
+    unsupported_method,
+    allow_header_conformance,
+]
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +71,16 @@ def existing(live: LiveServer) -> dict[str, list[str]]:
             assert response.status_code in (200, 201), response.text
             return response.json()
 
-        memories = [post("/v1/memories", {"fact_key": f"fuzz.{i}", "content": f"seeded memory {i}"})["memory"]["id"] for i in range(6)]
-        relations = [post(f"/v1/memories/{memories[0]}/relations", {"target_id": memories[i], "relation": "supports"})["relation"]["id"] for i in (1, 2)]
+        memories = [
+            post("/v1/memories", {"fact_key": f"fuzz.{i}", "content": f"seeded memory {i}"})["memory"]["id"]
+            for i in range(6)
+        ]
+        relations = [
+            post(f"/v1/memories/{memories[0]}/relations", {"target_id": memories[i], "relation": "supports"})[
+                "relation"
+            ]["id"]
+            for i in (1, 2)
+        ]
         precious = [post("/v1/precious", {"content": f"seeded words {i}"})["precious"]["id"] for i in range(3)]
         glossary = [post("/v1/glossary", {"term": f"term{i}", "definition": "seeded"})["entry"]["id"] for i in range(3)]
         keys = [f"key{i}" for i in range(3)]
@@ -74,16 +88,35 @@ def existing(live: LiveServer) -> dict[str, list[str]]:
             assert http.put(f"/v1/cache/default/{key}", json={"value": {"n": 1}}).status_code == 200
         candidates = [f"fuzz-candidate-{i}" for i in range(12)]
         rows = [
-            {"id": c, "namespace": "default", "kind": ("add", "update", "delete")[i % 3], "type": "fact",
-             "content": f"seeded candidate {i}", "fact_key": f"fuzz.c{i}" if i % 2 else None, "status": "pending",
-             "target_memory_id": memories[3 + i % 3] if i % 3 else None, "importance": 0.5, "confidence": 0.8,
-             "evidence": [], "source_message_ids": [], "created_at": "2026-11-29T12:00:00Z", "updated_at": "2026-11-29T12:00:00Z"}
+            {
+                "id": c,
+                "namespace": "default",
+                "kind": ("add", "update", "delete")[i % 3],
+                "type": "fact",
+                "content": f"seeded candidate {i}",
+                "fact_key": f"fuzz.c{i}" if i % 2 else None,
+                "status": "pending",
+                "target_memory_id": memories[3 + i % 3] if i % 3 else None,
+                "importance": 0.5,
+                "confidence": 0.8,
+                "evidence": [],
+                "source_message_ids": [],
+                "created_at": "2026-11-29T12:00:00Z",
+                "updated_at": "2026-11-29T12:00:00Z",
+            }
             for i, c in enumerate(candidates)
         ]
         post("/api/memories/import", {"format": "companion-memory-export", "version": 1, "memory_candidates": rows})
         assert len(http.get("/v1/candidates", params={"limit": 50}).json()["candidates"]) == len(candidates)
-    return {"memory_id": memories, "relation_id": relations, "precious_id": precious, "entry_id": glossary,
-            "key": keys, "candidate_id": candidates, "target_id": memories}
+    return {
+        "memory_id": memories,
+        "relation_id": relations,
+        "precious_id": precious,
+        "entry_id": glossary,
+        "key": keys,
+        "candidate_id": candidates,
+        "target_id": memories,
+    }
 
 
 CONFIG = schemathesis.Config.from_dict(
@@ -111,7 +144,9 @@ def test_served_document_is_this_one(live: LiveServer) -> None:
 
 
 @schema.parametrize()
-def test_every_operation_keeps_its_document(case: schemathesis.Case, live: LiveServer, existing: dict[str, list[str]]) -> None:
+def test_every_operation_keeps_its_document(
+    case: schemathesis.Case, live: LiveServer, existing: dict[str, list[str]]
+) -> None:
     exercise(case, live, existing)
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import pytest
 
@@ -20,7 +21,7 @@ from companion_memory.settings import Settings
 from tests.conftest import FlakyIndex
 from tests.fakes.embedder import HashEmbedder
 
-START = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
+START = datetime(2026, 11, 30, 12, tzinfo=UTC)
 
 
 class Recorder:
@@ -97,7 +98,9 @@ async def test_the_local_server_retries_a_failed_vector_write_through_the_queue(
     flaky = FlakyIndex(runtime.vectors)  # type: ignore[arg-type]
     runtime.vectors = flaky
     flaky.down = True
-    written = await runtime.writer.upsert("default", MemoryDraft(content="Walks the dog at 7", fact_key="dog.walk"), Actor("t"))
+    written = await runtime.writer.upsert(
+        "default", MemoryDraft(content="Walks the dog at 7", fact_key="dog.walk"), Actor("t")
+    )
     assert written.vector == "pending"
     assert isinstance(runtime.queue, LocalTaskQueue) and await runtime.queue.stats() == {"queued": 1, "dead": 0}
     flaky.down = False
@@ -111,7 +114,10 @@ async def test_at_start_the_server_queues_what_the_index_lacks(tmp_path: Path) -
     import asyncio
 
     runtime = await build_local_runtime(Settings(), tmp_path, embedder=HashEmbedder(), clock=FixedClock(START))
-    ids = [(await runtime.writer.create("default", MemoryDraft(content=f"fact {i}"), Actor("t"))).memory.id for i in range(3)]
+    ids = [
+        (await runtime.writer.create("default", MemoryDraft(content=f"fact {i}"), Actor("t"))).memory.id
+        for i in range(3)
+    ]
     await runtime.vectors.delete(ids)  # an index lost or emptied while the server was down
     worker = asyncio.create_task(work_queue(runtime, runtime.queue, poll=0.01))  # type: ignore[arg-type]
     try:

@@ -7,9 +7,10 @@ import importlib
 import json
 import sys
 import types
-from datetime import datetime, timedelta, timezone
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
-from typing import Any, Iterator
+from typing import Any, ClassVar
 
 import httpx
 import pytest
@@ -36,12 +37,14 @@ class AsgiBridge:
     the real bridge, it refuses to stream an SSE answer without ``ctx`` (it needs
     ``ctx.waitUntil`` to finish the app after answering)."""
 
-    calls: list[Any] = []
+    calls: ClassVar[list[Any]] = []
 
     @staticmethod
     async def fetch(app: Any, request: Any, env: Any, ctx: Any = None) -> httpx.Response:
         AsgiBridge.calls.append(ctx)
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="https://worker.example") as client:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="https://worker.example"
+        ) as client:
             response = await client.request(request.method, request.url, headers=request.headers, content=request.body)
         if response.headers.get("content-type", "").startswith("text/event-stream") and ctx is None:
             raise RuntimeError("Server-Side-Events require ctx to be passed to asgi.fetch")
@@ -73,17 +76,20 @@ async def deliver(entry: types.ModuleType, env: SimpleNamespace) -> int:
     return await env.TASKS.deliver(worker.queue)
 
 
-async def test_a_failed_vector_write_is_retried_through_the_queue(entry: types.ModuleType, env: SimpleNamespace,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_failed_vector_write_is_retried_through_the_queue(
+    entry: types.ModuleType, env: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
     runtime = await entry._get_runtime(env)
     assert isinstance(runtime.queue, CloudflareQueue)
-    runtime.clock = clock = FixedClock(datetime.now(timezone.utc))  # before any service is built
+    runtime.clock = clock = FixedClock(datetime.now(UTC))  # before any service is built
 
     async def down(*_: Any) -> None:
         raise FakeJsException("VECTOR_UPSERT_ERROR (code = 40001): service unavailable")
 
     monkeypatch.setattr(env.VECTORIZE, "upsert", down)
-    written = await runtime.writer.upsert("default", MemoryDraft(content="I like jasmine tea", fact_key="drink.tea"), Actor("test"))
+    written = await runtime.writer.upsert(
+        "default", MemoryDraft(content="I like jasmine tea", fact_key="drink.tea"), Actor("test")
+    )
     assert written.vector == "pending" and written.memory.id not in env.VECTORIZE.vectors
     [(body, delay)] = env.TASKS.sent
     assert body == {"task": "vector_mirror"} and 0 < delay <= 16  # when the outbox entry is due
@@ -119,8 +125,10 @@ async def test_malformed_tasks_are_dropped_and_failing_ones_retried_then_dead_le
 
 async def test_reindex_runs_through_the_queue(entry: types.ModuleType, env: SimpleNamespace) -> None:
     runtime = await entry._get_runtime(env)
-    ids = [(await runtime.writer.create("default", MemoryDraft(content=f"fact number {i}"), Actor("t"))).memory.id
-           for i in range(3)]
+    ids = [
+        (await runtime.writer.create("default", MemoryDraft(content=f"fact number {i}"), Actor("t"))).memory.id
+        for i in range(3)
+    ]
     await env.VECTORIZE.deleteByIds(ids)
     assert not set(ids) & set(env.VECTORIZE.vectors)
     await runtime.queue.send({"task": "reindex", "restart": True})
@@ -131,18 +139,43 @@ async def test_reindex_runs_through_the_queue(entry: types.ModuleType, env: Simp
 
 async def test_scheduled_runs_the_nightly_job(entry: types.ModuleType, env: SimpleNamespace) -> None:
     runtime = await entry._get_runtime(env)
-    yesterday_noon = datetime.now(timezone.utc) - timedelta(days=1)
-    await runtime.ingestor.ingest("default", [
-        IncomingMessage(role="user", content="remember that my sister is called Mei", created_at=yesterday_noon.isoformat()),
-    ])
+    yesterday_noon = datetime.now(UTC) - timedelta(days=1)
+    await runtime.ingestor.ingest(
+        "default",
+        [
+            IncomingMessage(
+                role="user", content="remember that my sister is called Mei", created_at=yesterday_noon.isoformat()
+            ),
+        ],
+    )
     # DREAM_MODEL's default, workers-ai/@cf/openai/gpt-oss-120b, answers through env.AI.
-    env.AI.chat_replies.append(json.dumps({"title": "Family", "summary": "Talked about Mei.", "add": [
-        {"content": "my sister is called Mei", "type": "relationship", "evidence": ["my sister is called Mei"]}]}))
+    env.AI.chat_replies.append(
+        json.dumps(
+            {
+                "title": "Family",
+                "summary": "Talked about Mei.",
+                "add": [
+                    {
+                        "content": "my sister is called Mei",
+                        "type": "relationship",
+                        "evidence": ["my sister is called Mei"],
+                    }
+                ],
+            }
+        )
+    )
     worker = entry.Default(SimpleNamespace(), env)
     await worker.scheduled(SimpleNamespace(cron="10 20 * * *", scheduledTime=0))
     last = await runtime.nightly.last_run()
     assert last is not None and last["trigger"] == "cron 10 20 * * *"
-    assert list(last["steps"]) == ["dream", "retention", "github_daily", "weekly_rollup", "monthly_rollup", "vector_mirror"]
+    assert list(last["steps"]) == [
+        "dream",
+        "retention",
+        "github_daily",
+        "weekly_rollup",
+        "monthly_rollup",
+        "vector_mirror",
+    ]
     assert all(step["ok"] for step in last["steps"].values())
     candidates = await runtime.db.all("SELECT content FROM memory_candidates")
     assert [row["content"] for row in candidates] == ["my sister is called Mei"]

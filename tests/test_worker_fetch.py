@@ -35,34 +35,53 @@ async def fetch() -> AsyncIterator[FakeFetch]:
 
 @pytest.fixture
 async def worker_client(upstream: RecordingUpstream, fetch: FakeFetch) -> AsyncIterator[httpx.AsyncClient]:
-    env = worker_env(CHATBOX_API_KEY=OWNER_KEY, CHAT_BASE_URL=upstream.url + "/v1", CHAT_MODEL="local-model",
-                     ENABLE_MEMORY_RERANKER="false")
+    env = worker_env(
+        CHATBOX_API_KEY=OWNER_KEY,
+        CHAT_BASE_URL=upstream.url + "/v1",
+        CHAT_MODEL="local-model",
+        ENABLE_MEMORY_RERANKER="false",
+    )
     runtime = await build_runtime(env, fetch=fetch)
     await migrate(env)
     assert isinstance(runtime.http, httpx.AsyncClient)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(runtime)), base_url="http://worker") as client:
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=create_app(runtime)), base_url="http://worker"
+    ) as client:
         yield client
 
 
-async def test_chat_goes_out_through_fetch(worker_client: httpx.AsyncClient, upstream: RecordingUpstream, fetch: FakeFetch) -> None:
+async def test_chat_goes_out_through_fetch(
+    worker_client: httpx.AsyncClient, upstream: RecordingUpstream, fetch: FakeFetch
+) -> None:
     upstream.reply_text = "Hello from the provider"
-    answer = await worker_client.post("/v1/chat/completions", headers=auth(),
-                                      json={"model": "companion", "messages": [{"role": "user", "content": "hi"}]})
+    answer = await worker_client.post(
+        "/v1/chat/completions",
+        headers=auth(),
+        json={"model": "companion", "messages": [{"role": "user", "content": "hi"}]},
+    )
     assert answer.status_code == 200 and answer.json()["choices"][0]["message"]["content"] == "Hello from the provider"
     call = fetch.calls[-1]
     assert call["url"] == upstream.url + "/v1/chat/completions" and call["method"] == "POST"
     assert json.loads(call["body"])["model"] == "local-model"
 
 
-async def test_a_streamed_answer_arrives_in_pieces(worker_client: httpx.AsyncClient, upstream: RecordingUpstream,
-                                                   fetch: FakeFetch) -> None:
+async def test_a_streamed_answer_arrives_in_pieces(
+    worker_client: httpx.AsyncClient, upstream: RecordingUpstream, fetch: FakeFetch
+) -> None:
     upstream.reply_text = "one two three four five six seven"
     upstream.chunk_size = 4
     upstream.chunk_delay = 0.02  # the provider sends its events one by one
     pieces = []
-    async with worker_client.stream("POST", "/v1/chat/completions", headers=auth(), json={
-        "model": "companion", "stream": True, "messages": [{"role": "user", "content": "count"}],
-    }) as response:
+    async with worker_client.stream(
+        "POST",
+        "/v1/chat/completions",
+        headers=auth(),
+        json={
+            "model": "companion",
+            "stream": True,
+            "messages": [{"role": "user", "content": "count"}],
+        },
+    ) as response:
         assert response.status_code == 200
         async for line in response.aiter_lines():
             if line.startswith("data: {"):
@@ -75,8 +94,11 @@ async def test_a_streamed_answer_arrives_in_pieces(worker_client: httpx.AsyncCli
 
 async def test_provider_errors_keep_their_status(worker_client: httpx.AsyncClient, upstream: RecordingUpstream) -> None:
     upstream.fail_with(429, times=1)
-    answer = await worker_client.post("/v1/chat/completions", headers=auth(),
-                                      json={"model": "companion", "messages": [{"role": "user", "content": "hi"}]})
+    answer = await worker_client.post(
+        "/v1/chat/completions",
+        headers=auth(),
+        json={"model": "companion", "messages": [{"role": "user", "content": "hi"}]},
+    )
     assert answer.status_code == 429 and answer.json()["error"]["message"]
 
 
@@ -88,7 +110,7 @@ async def test_a_body_fetch_already_decoded_is_not_decoded_twice() -> None:
             def __init__(self) -> None:
                 self.chunks = iter([json.dumps(payload).encode()])
 
-            def __aiter__(self) -> "Decoded":
+            def __aiter__(self) -> Decoded:
                 return self
 
             async def __anext__(self) -> bytes:
@@ -101,8 +123,11 @@ async def test_a_body_fetch_already_decoded_is_not_decoded_twice() -> None:
             async def aclose(self) -> None:
                 pass
 
-        headers = [("Content-Type", "application/json"), ("Content-Encoding", "gzip"),
-                   ("Content-Length", str(len(gzip.compress(json.dumps(payload).encode()))))]
+        headers = [
+            ("Content-Type", "application/json"),
+            ("Content-Encoding", "gzip"),
+            ("Content-Length", str(len(gzip.compress(json.dumps(payload).encode())))),
+        ]
         return FakeFetchResponse(200, headers, _Stream(_Reader(Decoded(), Closed())))  # type: ignore[arg-type]
 
     async with httpx.AsyncClient(transport=FetchTransport(gzipped_fetch)) as client:
@@ -110,7 +135,9 @@ async def test_a_body_fetch_already_decoded_is_not_decoded_twice() -> None:
     assert response.json() == payload and "content-encoding" not in response.headers
 
 
-async def test_timeouts_and_refused_connections_become_httpx_errors(upstream: RecordingUpstream, fetch: FakeFetch) -> None:
+async def test_timeouts_and_refused_connections_become_httpx_errors(
+    upstream: RecordingUpstream, fetch: FakeFetch
+) -> None:
     upstream.delay(2.0)
     transport = FetchTransport(fetch, timeout_signal=FakeTimeoutSignal)
     async with httpx.AsyncClient(transport=transport, timeout=0.3) as client:

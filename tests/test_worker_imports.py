@@ -319,8 +319,21 @@ def test_dynamic_and_missing_imports_fail_the_audit(tmp_path: Path) -> None:
 
 
 def test_the_policy_allows_what_the_worker_really_needs() -> None:
-    for module in ("json", "zoneinfo", "asyncio", "urllib.parse", "fastapi.routing", "pydantic", "httpx",
-                   "snowballstemmer", "tzdata", "workers", "js", "pyodide.ffi", "asgi"):
+    for module in (
+        "json",
+        "zoneinfo",
+        "asyncio",
+        "urllib.parse",
+        "fastapi.routing",
+        "pydantic",
+        "httpx",
+        "snowballstemmer",
+        "tzdata",
+        "workers",
+        "js",
+        "pyodide.ffi",
+        "asgi",
+    ):
         assert judge_external(module) is None, module
     for module in ("sqlite3", "threading", "numpy.linalg", "uvicorn.config", "socket", "http.server"):
         assert judge_external(module) is not None, module

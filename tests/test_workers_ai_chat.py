@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 
 import httpx
@@ -31,16 +31,28 @@ async def worker() -> AsyncIterator[tuple[Runtime, SimpleNamespace, openai.Async
     await migrate(env)
     transport = httpx.ASGITransport(app=create_app(runtime))
     async with httpx.AsyncClient(transport=transport, base_url="https://worker.example") as http:
-        yield runtime, env, openai.AsyncOpenAI(api_key=OWNER_KEY, base_url="https://worker.example/v1", http_client=http,
-                               max_retries=0)
+        yield (
+            runtime,
+            env,
+            openai.AsyncOpenAI(
+                api_key=OWNER_KEY, base_url="https://worker.example/v1", http_client=http, max_retries=0
+            ),
+        )
 
 
-async def test_chat_answers_through_the_binding_with_memories(worker: tuple[Runtime, SimpleNamespace, openai.AsyncOpenAI]) -> None:
+async def test_chat_answers_through_the_binding_with_memories(
+    worker: tuple[Runtime, SimpleNamespace, openai.AsyncOpenAI],
+) -> None:
     runtime, env, client = worker
-    await runtime.writer.upsert("default", MemoryDraft(content="The user's dog is called Mochi", fact_key="dog.name"),
-                                Actor("owner", owner=True))
+    await runtime.writer.upsert(
+        "default",
+        MemoryDraft(content="The user's dog is called Mochi", fact_key="dog.name"),
+        Actor("owner", owner=True),
+    )
     env.AI.chat_replies.append("Mochi sounds lovely!")
-    answer = await client.chat.completions.create(model="companion", messages=[{"role": "user", "content": "what is my dog called"}])
+    answer = await client.chat.completions.create(
+        model="companion", messages=[{"role": "user", "content": "what is my dog called"}]
+    )
     assert answer.choices[0].message.content == "Mochi sounds lovely!" and answer.model == "companion"
     model, inputs = env.AI.calls[-1]
     assert model == "@cf/meta/llama-3.3-70b-instruct-fp8-fast" and "stream" not in inputs
@@ -50,11 +62,15 @@ async def test_chat_answers_through_the_binding_with_memories(worker: tuple[Runt
 
 
 @pytest.mark.parametrize("model", [LLAMA, "workers-ai/@cf/openai/gpt-oss-120b"])
-async def test_streams_arrive_as_openai_chunks(worker: tuple[Runtime, SimpleNamespace, openai.AsyncOpenAI], model: str) -> None:
+async def test_streams_arrive_as_openai_chunks(
+    worker: tuple[Runtime, SimpleNamespace, openai.AsyncOpenAI], model: str
+) -> None:
     _, env, client = worker
     env.AI.chat_replies.append("Once upon a time, a very small robot")
     stream = await client.chat.completions.create(
-        model=model, stream=True, stream_options={"include_usage": True},
+        model=model,
+        stream=True,
+        stream_options={"include_usage": True},
         messages=[{"role": "user", "content": "tell me a story"}],
     )
     pieces, finish, usage = [], None, None
@@ -71,22 +87,37 @@ async def test_streams_arrive_as_openai_chunks(worker: tuple[Runtime, SimpleName
 
 async def test_binding_errors_keep_their_meaning(worker: tuple[Runtime, SimpleNamespace, openai.AsyncOpenAI]) -> None:
     _, env, client = worker
-    env.AI.chat_failures.append(FakeJsException("3040: Capacity temporarily exceeded, please try again.", name="AiError"))
+    env.AI.chat_failures.append(
+        FakeJsException("3040: Capacity temporarily exceeded, please try again.", name="AiError")
+    )
     with pytest.raises(openai.RateLimitError, match="Capacity"):
         await client.chat.completions.create(model="companion", messages=[{"role": "user", "content": "hi"}])
     with pytest.raises(openai.NotFoundError):
-        await client.chat.completions.create(model="workers-ai/@cf/nobody/none", messages=[{"role": "user", "content": "hi"}])
+        await client.chat.completions.create(
+            model="workers-ai/@cf/nobody/none", messages=[{"role": "user", "content": "hi"}]
+        )
 
 
-async def test_the_default_dream_model_runs_on_the_binding(worker: tuple[Runtime, SimpleNamespace, openai.AsyncOpenAI]) -> None:
+async def test_the_default_dream_model_runs_on_the_binding(
+    worker: tuple[Runtime, SimpleNamespace, openai.AsyncOpenAI],
+) -> None:
     runtime, env, _ = worker
-    yesterday = datetime.now(timezone.utc) - timedelta(days=1)
-    await runtime.ingestor.ingest("default", [IncomingMessage(role="user", content="I started learning the cello today!",
-                                                              created_at=yesterday.isoformat())])
-    env.AI.chat_replies.append(json.dumps({
-        "title": "Cello", "summary": "Started the cello.",
-        "add": [{"content": "Is learning the cello", "type": "habit", "evidence": ["started learning the cello"]}],
-    }))
+    yesterday = datetime.now(UTC) - timedelta(days=1)
+    await runtime.ingestor.ingest(
+        "default",
+        [IncomingMessage(role="user", content="I started learning the cello today!", created_at=yesterday.isoformat())],
+    )
+    env.AI.chat_replies.append(
+        json.dumps(
+            {
+                "title": "Cello",
+                "summary": "Started the cello.",
+                "add": [
+                    {"content": "Is learning the cello", "type": "habit", "evidence": ["started learning the cello"]}
+                ],
+            }
+        )
+    )
     assert runtime.dream.extractor.name == "model:@cf/openai/gpt-oss-120b"
     [report] = await runtime.dream.night()
     assert report["status"] == "succeeded" and [c["content"] for c in report["candidates"]] == ["Is learning the cello"]

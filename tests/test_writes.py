@@ -19,11 +19,15 @@ async def vector_ids(runtime: Runtime) -> set[str]:
 
 
 async def test_upsert_creates_then_updates_in_place(runtime: Runtime) -> None:
-    first = await runtime.writer.upsert("default", MemoryDraft(content="She drinks oat-milk latte", fact_key="drink.coffee", type="preference"), AGENT)
+    first = await runtime.writer.upsert(
+        "default", MemoryDraft(content="She drinks oat-milk latte", fact_key="drink.coffee", type="preference"), AGENT
+    )
     assert first.created and first.action == "created" and first.vector == "synced"
     assert first.memory.seen_count == 1 and first.memory.type == "preference"
 
-    second = await runtime.writer.upsert("default", MemoryDraft(content="She switched to black coffee", fact_key="drink.coffee"), AGENT)
+    second = await runtime.writer.upsert(
+        "default", MemoryDraft(content="She switched to black coffee", fact_key="drink.coffee"), AGENT
+    )
     assert not second.created and second.action == "updated"
     assert second.memory.id == first.memory.id
     assert second.memory.seen_count == 2
@@ -55,12 +59,18 @@ async def test_namespaces_keep_the_same_fact_key_apart(runtime: Runtime) -> None
 async def test_unknown_type_becomes_note_on_create(runtime: Runtime) -> None:
     result = await runtime.writer.upsert("default", MemoryDraft(content="x y z", fact_key="k", type="wibble"), AGENT)
     assert result.memory.type == "note" and "wibble" in result.notes[0]
-    aliased = await runtime.writer.upsert("default", MemoryDraft(content="no calls after 10pm", fact_key="k2", type="Rules"), AGENT)
+    aliased = await runtime.writer.upsert(
+        "default", MemoryDraft(content="no calls after 10pm", fact_key="k2", type="Rules"), AGENT
+    )
     assert aliased.memory.type == "boundary"
 
 
 async def test_supersede_keeps_history_and_moves_the_vector(runtime: Runtime) -> None:
-    old = (await runtime.writer.upsert("default", MemoryDraft(content="Lives in Berlin", fact_key="home.city", type="fact"), AGENT)).memory
+    old = (
+        await runtime.writer.upsert(
+            "default", MemoryDraft(content="Lives in Berlin", fact_key="home.city", type="fact"), AGENT
+        )
+    ).memory
     result = await runtime.writer.supersede("default", old.id, MemoryDraft(content="Moved to Lisbon in 2026"), AGENT)
     new = result.memory
     assert result.action == "superseded" and result.old_status == "active"
@@ -77,7 +87,9 @@ async def test_supersede_keeps_history_and_moves_the_vector(runtime: Runtime) ->
 
 
 async def test_supersede_of_a_missing_memory_creates_and_says_so(runtime: Runtime) -> None:
-    result = await runtime.writer.supersede("default", "no-such-id", MemoryDraft(content="fresh fact", fact_key="f"), AGENT)
+    result = await runtime.writer.supersede(
+        "default", "no-such-id", MemoryDraft(content="fresh fact", fact_key="f"), AGENT
+    )
     assert result.created and result.old_status == "missing"
 
 
@@ -127,7 +139,9 @@ async def test_hard_delete_keeps_the_row_while_the_index_is_down(runtime: Runtim
 
 async def test_hand_authored_memories_refuse_automatic_writers(runtime: Runtime) -> None:
     mine = (
-        await runtime.writer.upsert("default", MemoryDraft(content="My name is Mei", fact_key="name", authored_by="owner"), OWNER)
+        await runtime.writer.upsert(
+            "default", MemoryDraft(content="My name is Mei", fact_key="name", authored_by="owner"), OWNER
+        )
     ).memory
     for attempt in (
         runtime.writer.upsert("default", MemoryDraft(content="Name is May", fact_key="name"), AGENT),
@@ -167,7 +181,12 @@ async def test_sensitive_data_is_refused_in_automatic_writes(runtime: Runtime, c
 
 async def test_ordinary_text_passes_the_sensitive_filter(runtime: Runtime) -> None:
     for i, content in enumerate(
-        ["She was born in 1990 and has 2 cats", "Token economy is her thesis topic", "她的生日是3月14日", "Order #12345 arrived"]
+        [
+            "She was born in 1990 and has 2 cats",
+            "Token economy is her thesis topic",
+            "她的生日是3月14日",
+            "Order #12345 arrived",
+        ]
     ):
         assert (await runtime.writer.upsert("default", MemoryDraft(content=content, fact_key=f"k{i}"), AGENT)).created
 
@@ -181,7 +200,9 @@ async def test_owner_may_store_sensitive_text_by_hand(runtime: Runtime) -> None:
 
 async def test_failed_mirror_write_is_kept_and_retried(runtime: Runtime) -> None:
     runtime.vectors.down = True  # type: ignore[attr-defined]
-    result = await runtime.writer.upsert("default", MemoryDraft(content="Her cat is called Mochi", fact_key="cat"), AGENT)
+    result = await runtime.writer.upsert(
+        "default", MemoryDraft(content="Her cat is called Mochi", fact_key="cat"), AGENT
+    )
     assert result.created and result.vector == "pending"
     assert await runtime.writer.store.get(result.memory.id) is not None  # the row is the truth
     stats = await runtime.mirror.outbox.stats()
@@ -216,7 +237,10 @@ async def test_a_newer_write_is_not_lost_behind_an_older_retry(runtime: Runtime)
 
 
 async def test_enqueue_missing_rebuilds_an_empty_index(runtime: Runtime) -> None:
-    ids = [(await runtime.writer.upsert("default", MemoryDraft(content=f"fact {i}", fact_key=f"k{i}"), AGENT)).memory.id for i in range(3)]
+    ids = [
+        (await runtime.writer.upsert("default", MemoryDraft(content=f"fact {i}", fact_key=f"k{i}"), AGENT)).memory.id
+        for i in range(3)
+    ]
     await runtime.vectors.inner.delete(ids)  # type: ignore[attr-defined]
     assert await runtime.mirror.enqueue_missing() == 3
     assert (await runtime.mirror.drain()).synced == 3
@@ -225,7 +249,9 @@ async def test_enqueue_missing_rebuilds_an_empty_index(runtime: Runtime) -> None
 
 async def test_edit_changes_fields_and_records_them(runtime: Runtime) -> None:
     m = (await runtime.writer.upsert("default", MemoryDraft(content="likes jazz", fact_key="music"), AGENT)).memory
-    result = await runtime.writer.edit(m.id, MemoryDraft(tags=["music", "music", " taste "], importance=0.9, pinned=True), OWNER)
+    result = await runtime.writer.edit(
+        m.id, MemoryDraft(tags=["music", "music", " taste "], importance=0.9, pinned=True), OWNER
+    )
     assert result.memory.tags == ["music", "taste"] and result.memory.importance == 0.9 and result.memory.pinned
     events = await runtime.writer.store.events(m.id)
     assert events[-1]["event"] == "edited" and set(events[-1]["detail"]["fields"]) == {"tags", "importance", "pinned"}

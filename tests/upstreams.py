@@ -255,7 +255,7 @@ class RecordingUpstream:
         self.requests.append(record)
         if (pause := self._take("_delay")) is not None:
             until = time.monotonic() + pause.seconds
-            while time.monotonic() < until and not self._closing:
+            while time.monotonic() < until and not self._closing:  # noqa: ASYNC110 - _closing is set from another thread
                 await asyncio.sleep(min(0.05, until - time.monotonic()))
         if provider is None or request.method != "POST":
             return self._error(provider or "openai", 404, f"no fake route for {request.method} {path}")

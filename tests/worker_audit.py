@@ -23,9 +23,9 @@ from __future__ import annotations
 import ast
 import sys
 from collections import deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, Sequence
 
 # Python Workers docs, "Standard Library": excluded modules, and those that import but do not
 # work in the WebAssembly VM; plus what needs sockets, processes or threads to be useful.
@@ -59,18 +59,57 @@ FORBIDDEN: dict[str, str] = {
     **{
         name: "not in Python Workers' standard library"
         for name in (
-            "curses", "dbm", "ensurepip", "fcntl", "grp", "idlelib", "lib2to3", "msvcrt", "pwd",
-            "resource", "syslog", "termios", "tkinter", "turtle", "turtledemo", "venv", "winreg",
-            "winsound", "pty", "tty", "webbrowser",
+            "curses",
+            "dbm",
+            "ensurepip",
+            "fcntl",
+            "grp",
+            "idlelib",
+            "lib2to3",
+            "msvcrt",
+            "pwd",
+            "resource",
+            "syslog",
+            "termios",
+            "tkinter",
+            "turtle",
+            "turtledemo",
+            "venv",
+            "winreg",
+            "winsound",
+            "pty",
+            "tty",
+            "webbrowser",
         )
     },
     # removed from the standard library by Python 3.12/3.13 (PEP 594); the Worker runs 3.13
     **{
         name: "removed from the standard library in the Worker's Python (3.13)"
         for name in (
-            "aifc", "audioop", "cgi", "cgitb", "chunk", "crypt", "distutils", "imghdr", "mailcap",
-            "msilib", "nis", "nntplib", "ossaudiodev", "pipes", "sndhdr", "spwd", "sunau",
-            "telnetlib", "uu", "xdrlib", "asynchat", "asyncore", "smtpd", "imp",
+            "aifc",
+            "audioop",
+            "cgi",
+            "cgitb",
+            "chunk",
+            "crypt",
+            "distutils",
+            "imghdr",
+            "mailcap",
+            "msilib",
+            "nis",
+            "nntplib",
+            "ossaudiodev",
+            "pipes",
+            "sndhdr",
+            "spwd",
+            "sunau",
+            "telnetlib",
+            "uu",
+            "xdrlib",
+            "asynchat",
+            "asyncore",
+            "smtpd",
+            "imp",
         )
     },
     # the local runtime (optional `local` extra): never part of the Worker
@@ -313,7 +352,9 @@ def audit(
         if found is None:
             assert site is not None
             result.violations.append(
-                Violation(module, "project module not found (would raise ImportError)", site, result.chain(site.importer))
+                Violation(
+                    module, "project module not found (would raise ImportError)", site, result.chain(site.importer)
+                )
             )
             return
         result.modules[module] = found[0]
@@ -344,7 +385,7 @@ def audit(
                 if finder.is_project(module):
                     reason = forbidden_reason(module, forbidden)
                     if reason:
-                        chain = result.chain(importer) + (module,)
+                        chain = (*result.chain(importer), module)
                         result.violations.append(Violation(module, reason, site, chain))
                     for package in _parents(module):
                         reach(package, importer, site)

@@ -9,9 +9,12 @@ import os
 import sys
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .settings import Settings
+
+if TYPE_CHECKING:  # the CLI starts without importing the whole runtime
+    from .runtime import Runtime
 
 DATA_DIR_VARIABLE = "COMPANION_MEMORY_DATA_DIR"
 
@@ -28,7 +31,6 @@ def load_settings() -> Settings:
     """Environment variables, plus a ``.env`` in the working directory (which never
     overrides a variable that is already set)."""
     from dotenv import load_dotenv
-
     from pydantic import ValidationError
 
     load_dotenv(Path.cwd() / ".env", override=False)
@@ -41,7 +43,12 @@ def load_settings() -> Settings:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="companion-memory", description="Long-term memory for AI chat clients.")
-    parser.add_argument("--data-dir", type=Path, default=None, help=f"where data lives (default: ${DATA_DIR_VARIABLE} or a per-user dir)")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help=f"where data lives (default: ${DATA_DIR_VARIABLE} or a per-user dir)",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve", help="migrate, load the embedder and serve the API")
@@ -57,7 +64,9 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--namespace", help="export one namespace (default: all)")
     export.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
 
-    reindex = commands.add_parser("reindex", help="rebuild the vector index from the database (after changing EMBEDDING_MODEL)")
+    reindex = commands.add_parser(
+        "reindex", help="rebuild the vector index from the database (after changing EMBEDDING_MODEL)"
+    )
     reindex.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
 
     cleanup = commands.add_parser("cleanup", help="apply retention now (old messages and logs, expiry, purge)")
@@ -65,15 +74,21 @@ def _parser() -> argparse.ArgumentParser:
     cleanup.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
 
     dream = commands.add_parser("dream", help="turn a day's messages into a diary entry and candidate memories")
-    dream.add_argument("--date", type=_day, default=None,
-                       help="YYYY-MM-DD (default: every recent day, up to yesterday in DREAM_TIME_ZONE, with messages not dreamt yet)")
+    dream.add_argument(
+        "--date",
+        type=_day,
+        default=None,
+        help="YYYY-MM-DD (default: every recent day, up to yesterday in DREAM_TIME_ZONE, with messages not dreamt yet)",
+    )
     dream.add_argument("--dry-run", action="store_true", help="show what would be written; write nothing")
     dream.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
 
     rollup = commands.add_parser("rollup", help="roll diary days into weeks and weeks into months now")
     rollup.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
 
-    nightly = commands.add_parser("nightly", help="run the whole nightly job now (dream, retention, GitHub pull, rollups)")
+    nightly = commands.add_parser(
+        "nightly", help="run the whole nightly job now (dream, retention, GitHub pull, rollups)"
+    )
     nightly.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
 
     import_ = commands.add_parser("import", help="load a JSON export (rows are upserted by id)")
@@ -116,7 +131,10 @@ def _serve(settings: Settings, data_dir: Path, host: str, port: int) -> int:
         key, new = load_or_create_owner_key(data_dir)
         settings = settings.model_copy(update={"CHATBOX_API_KEY": key})
         if new:
-            print(f"No CHATBOX_API_KEY set: generated an owner key (shown once, kept in {data_dir}):\n\n    {key}\n", flush=True)
+            print(
+                f"No CHATBOX_API_KEY set: generated an owner key (shown once, kept in {data_dir}):\n\n    {key}\n",
+                flush=True,
+            )
         else:
             print(f"Using the owner key kept in {data_dir} (set CHATBOX_API_KEY to choose your own).", flush=True)
     runtime = asyncio.run(build_local_runtime(settings, data_dir))
@@ -127,8 +145,8 @@ def _serve(settings: Settings, data_dir: Path, host: str, port: int) -> int:
 
 
 async def _migrate(settings: Settings, data_dir: Path, _: argparse.Namespace) -> int:
-    from .adapters.local.sqlite import SqliteDatabase
     from .adapters.local.runtime import DATABASE_FILE
+    from .adapters.local.sqlite import SqliteDatabase
     from .migrations import apply_migrations, default_migrations_dir, load_migrations
 
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -192,15 +210,21 @@ async def _cleanup(settings: Settings, data_dir: Path, args: argparse.Namespace)
 async def _dream(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
     runtime = await _runtime(settings, data_dir)
     which = args.date or "recent days with messages not dreamt yet"
-    print(f"dreaming {which} with {runtime.dream.extractor.name}" + (" (dry run)" if args.dry_run else "") + " …", flush=True)
+    print(
+        f"dreaming {which} with {runtime.dream.extractor.name}" + (" (dry run)" if args.dry_run else "") + " …",
+        flush=True,
+    )
     reports = await runtime.dream.night(args.date, dry_run=args.dry_run)
     if not reports:
         print("no new messages; nothing to dream")
     for report in reports:
         label = "would create" if args.dry_run else "created"
-        print(f"{report['namespace']} {report['date']}: {report['messages_read']} messages, {report['counts']['batches']} batches, "
-              f"{len(report['candidates'])} candidate{'' if len(report['candidates']) == 1 else 's'} {label}; {report['status']}" + (f" ({report['error']})" if report["error"] else "")
-              + ("; more messages wait for the next run (DREAM_MAX_RUNS)" if report["more_to_read"] else ""))
+        print(
+            f"{report['namespace']} {report['date']}: {report['messages_read']} messages, {report['counts']['batches']} batches, "
+            f"{len(report['candidates'])} candidate{'' if len(report['candidates']) == 1 else 's'} {label}; {report['status']}"
+            + (f" ({report['error']})" if report["error"] else "")
+            + ("; more messages wait for the next run (DREAM_MAX_RUNS)" if report["more_to_read"] else "")
+        )
         for candidate in report["candidates"]:
             print(f"  - [{candidate['type']}] {candidate['content']}  (quote: {candidate['evidence'][0]['quote']!r})")
     return 0 if all(r["status"] == "succeeded" for r in reports) else 1
@@ -219,7 +243,11 @@ async def _nightly(settings: Settings, data_dir: Path, _: argparse.Namespace) ->
     runtime = await _runtime(settings, data_dir)
     run = await runtime.nightly.run(trigger="cli")
     for name, step in run["steps"].items():
-        outcome = json.dumps(step["result"], ensure_ascii=False, default=str) if step["ok"] else step.get("error") or step["result"]
+        outcome = (
+            json.dumps(step["result"], ensure_ascii=False, default=str)
+            if step["ok"]
+            else step.get("error") or step["result"]
+        )
         print(f"{'ok    ' if step['ok'] else 'FAILED'} {name}: {str(outcome)[:300]}")
     return 0 if run["ok"] else 1
 
@@ -236,14 +264,22 @@ async def _fill_index(runtime: Any, total: int | None = None) -> bool:
     return not left
 
 
-async def _runtime(settings: Settings, data_dir: Path):  # type: ignore[no-untyped-def]
+async def _runtime(settings: Settings, data_dir: Path) -> Runtime:
     from .adapters.local.runtime import build_local_runtime
 
     return await build_local_runtime(settings, data_dir)
 
 
-_COMMANDS = {"migrate": _migrate, "export": _export, "import": _import, "reindex": _reindex, "cleanup": _cleanup, "rollup": _rollup, "dream": _dream,
-             "nightly": _nightly}
+_COMMANDS = {
+    "migrate": _migrate,
+    "export": _export,
+    "import": _import,
+    "reindex": _reindex,
+    "cleanup": _cleanup,
+    "rollup": _rollup,
+    "dream": _dream,
+    "nightly": _nightly,
+}
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .errors import InvalidInput
@@ -10,14 +10,14 @@ from .errors import InvalidInput
 
 class SystemClock:
     def now(self) -> datetime:
-        return datetime.now(timezone.utc)
+        return datetime.now(UTC)
 
 
 class FixedClock:
     """A clock that only moves when told to (tests, benchmarks, replays)."""
 
     def __init__(self, start: datetime) -> None:
-        self._now = start.astimezone(timezone.utc)
+        self._now = start.astimezone(UTC)
 
     def now(self) -> datetime:
         return self._now
@@ -28,7 +28,7 @@ class FixedClock:
 
 def iso(moment: datetime) -> str:
     """UTC, millisecond precision, ``Z`` suffix: sorts correctly as text."""
-    utc = moment.astimezone(timezone.utc)
+    utc = moment.astimezone(UTC)
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
 
 
@@ -37,9 +37,9 @@ def parse_iso(text: str) -> datetime:
     (0001-01-01T00:00+14:00)."""
     moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     try:
-        return moment.astimezone(timezone.utc)
+        return moment.astimezone(UTC)
     except OverflowError:
         raise ValueError(f"{text!r} is out of range in UTC") from None
 

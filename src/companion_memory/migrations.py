@@ -72,9 +72,7 @@ def split_statements(script: str) -> list[str]:
         elif ch.isalpha() or ch == "_":
             word = _WORD.match(script, i).group(0)  # type: ignore[union-attr]
             upper = word.upper()
-            if upper == "BEGIN" and _is_trigger("".join(current)):
-                depth += 1
-            elif upper == "CASE" and depth:
+            if (upper == "BEGIN" and _is_trigger("".join(current))) or (upper == "CASE" and depth):
                 depth += 1
             elif upper == "END" and depth:
                 depth -= 1

@@ -7,9 +7,10 @@ them; services only ever see these types.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, AsyncIterator, Literal, Mapping, Protocol, Sequence
+from typing import Any, Literal, Protocol
 
 # D1 refuses statements with more bound parameters than this; every adapter enforces
 # it so that SQL which passes locally also passes in production.
@@ -28,9 +29,7 @@ class ConstraintError(DatabaseError):
 
 def check_parameter_count(params: Sequence[SqlValue]) -> None:
     if len(params) > MAX_BOUND_PARAMETERS:
-        raise DatabaseError(
-            f"statement binds {len(params)} parameters; D1 allows at most {MAX_BOUND_PARAMETERS}"
-        )
+        raise DatabaseError(f"statement binds {len(params)} parameters; D1 allows at most {MAX_BOUND_PARAMETERS}")
 
 
 @dataclass(frozen=True)

@@ -17,17 +17,18 @@ from .memory.model_call import JobModel
 from .memory.nightly import Nightly
 from .memory.recall import Recall
 from .memory.retention import Retention
-from .memory.rollups import Rollups
 from .memory.review import ReviewQueue
+from .memory.rollups import Rollups
 from .memory.snapshot import Snapshots
 from .memory.summaries import JoinedSummaries, ModelSummaries
 from .memory.tasks import TaskRunner
 from .memory.vector_mirror import VectorMirror
 from .memory.writes import MemoryWriter
+from .ports import ChatModel, Clock, Database, Embedder, Reranker, TaskQueue, UpstreamError, VectorIndex
 from .proxy.gateway import ChatGateway
 from .proxy.routing import route
-from .ports import ChatModel, Clock, Database, Embedder, Reranker, TaskQueue, UpstreamError, VectorIndex
 from .settings import Settings
+
 
 @dataclass
 class Runtime:
@@ -71,7 +72,9 @@ class Runtime:
 
     @cached_property
     def http_client(self) -> httpx.AsyncClient:
-        return self.http or httpx.AsyncClient(timeout=httpx.Timeout(self.settings.UPSTREAM_TIMEOUT_SECONDS, connect=10.0))
+        return self.http or httpx.AsyncClient(
+            timeout=httpx.Timeout(self.settings.UPSTREAM_TIMEOUT_SECONDS, connect=10.0)
+        )
 
     @cached_property
     def gateway(self) -> ChatGateway:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -107,7 +108,7 @@ class Settings(BaseModel):
         return value
 
     @classmethod
-    def from_env(cls, env: Mapping[str, Any]) -> "Settings":
+    def from_env(cls, env: Mapping[str, Any]) -> Settings:
         """Build settings from an environment mapping; empty values mean "use the default"."""
         names = cls.model_fields.keys()
         values = {name: env[name] for name in names if name in env and env[name] not in ("", None)}

@@ -27,7 +27,8 @@ from __future__ import annotations
 import copy
 import sqlite3
 import time
-from typing import Any, Iterator, Literal, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal
 
 from companion_memory.adapters.cloudflare import ffi
 from companion_memory.adapters.cloudflare.d1 import D1Database
@@ -118,9 +119,7 @@ def _bind_value(value: Any) -> Any:
         return value
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
-    if isinstance(value, list) and all(
-        isinstance(b, int) and not isinstance(b, bool) and 0 <= b < 256 for b in value
-    ):
+    if isinstance(value, list) and all(isinstance(b, int) and not isinstance(b, bool) and 0 <= b < 256 for b in value):
         return bytes(value)
     raise _type_error("object", "[object Object]")
 
@@ -152,15 +151,13 @@ def _d1_error(error: sqlite3.Error, sql: str) -> FakeJsException:
 
 
 class FakeD1PreparedStatement:
-    def __init__(self, database: "FakeD1Database", statement: str, params: tuple[Any, ...] = ()) -> None:
+    def __init__(self, database: FakeD1Database, statement: str, params: tuple[Any, ...] = ()) -> None:
         self._database = database
         self.statement = statement
         self.params = params
 
-    def bind(self, *values: Any) -> "FakeD1PreparedStatement":
-        return FakeD1PreparedStatement(
-            self._database, self.statement, tuple(_bind_value(value) for value in values)
-        )
+    def bind(self, *values: Any) -> FakeD1PreparedStatement:
+        return FakeD1PreparedStatement(self._database, self.statement, tuple(_bind_value(value) for value in values))
 
     async def all(self) -> Any:
         return self._database._out(self._database._result(self.statement, self.params))
@@ -287,9 +284,7 @@ class FakeD1Database:
 
     def _result(self, sql: str, params: tuple[Any, ...]) -> dict[str, Any]:
         columns, rows, meta = self._execute(sql, params)
-        results = [
-            {column: self._js_value(value) for column, value in zip(columns, row)} for row in rows
-        ]
+        results = [{column: self._js_value(value) for column, value in zip(columns, row, strict=False)} for row in rows]
         return {"success": True, "meta": meta, "results": results}
 
 

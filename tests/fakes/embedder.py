@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 
 class HashEmbedder:

@@ -13,7 +13,8 @@ signal that fires rejects with ``TimeoutError``.
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 
@@ -36,7 +37,9 @@ class FakeTimeoutSignal:
 
 
 class _Reader:
-    def __init__(self, chunks: AsyncIterator[bytes], response: httpx.Response, call: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, chunks: AsyncIterator[bytes], response: httpx.Response, call: dict[str, Any] | None = None
+    ) -> None:
         self._chunks = chunks
         self._response = response
         self._call = call if call is not None else {}
@@ -71,7 +74,7 @@ class _Stream:
     def __init__(self, reader: _Reader) -> None:
         self._reader = reader
 
-    def getReader(self) -> _Reader:  # noqa: N802 - the JS name
+    def getReader(self) -> _Reader:
         return self._reader
 
 
@@ -108,7 +111,10 @@ class FakeFetch:
         call = {"url": url, "method": init.get("method", "GET"), "headers": pairs, "body": body, "chunks": 0}
         self.calls.append(call)
         request = self.client.build_request(
-            init.get("method", "GET"), url, headers=pairs, content=body,
+            init.get("method", "GET"),
+            url,
+            headers=pairs,
+            content=body,
             timeout=signal.seconds if isinstance(signal, FakeTimeoutSignal) else None,
         )
         try:

@@ -22,8 +22,9 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from tests.fakes.d1 import UNDEFINED, FakeJsException, FakeJsProxy
 
@@ -107,18 +108,23 @@ class FakeMessageBatch:
     queue: str
     messages: list[FakeMessage]
 
-    def ackAll(self) -> None:  # noqa: N802 - the JS name
+    def ackAll(self) -> None:
         for message in self.messages:
             message.ack()
 
-    def retryAll(self, options: Any = UNDEFINED) -> None:  # noqa: N802 - the JS name
+    def retryAll(self, options: Any = UNDEFINED) -> None:
         for message in self.messages:
             message.retry(options)
 
 
 class FakeQueue:
     def __init__(
-        self, name: str = "companion-memory", *, max_batch_size: int = 10, max_retries: int = 5, result_style: str = "jsproxy"
+        self,
+        name: str = "companion-memory",
+        *,
+        max_batch_size: int = 10,
+        max_retries: int = 5,
+        result_style: str = "jsproxy",
     ) -> None:
         self.name = name
         self.result_style = result_style
@@ -146,13 +152,15 @@ class FakeQueue:
     async def send(self, body: Any, options: Any = UNDEFINED) -> None:
         self._accept(body, _delay(_options(options)))
 
-    async def sendBatch(self, messages: Any, options: Any = UNDEFINED) -> None:  # noqa: N802 - the JS name
+    async def sendBatch(self, messages: Any, options: Any = UNDEFINED) -> None:
         requests = _plain(messages)
         batch_delay = _delay(_options(options))
         if not isinstance(requests, list) or not all(isinstance(r, dict) and "body" in r for r in requests):
             raise FakeJsException("TypeError: sendBatch() expects an array of {body, contentType?, delaySeconds?}")
         if len(requests) > MAX_BATCH_MESSAGES:
-            raise FakeJsException(f"Queue sendBatch failed: batch has {len(requests)} messages (max {MAX_BATCH_MESSAGES})")
+            raise FakeJsException(
+                f"Queue sendBatch failed: batch has {len(requests)} messages (max {MAX_BATCH_MESSAGES})"
+            )
         if sum(_encoded_size(r["body"]) for r in requests) > MAX_BATCH_BYTES:
             raise FakeJsException(f"Queue sendBatch failed: batch too large (max {MAX_BATCH_BYTES} bytes)")
         for request in requests:
@@ -172,7 +180,7 @@ class FakeQueue:
         try:
             await handler(batch)
             default = ("ack", 0)
-        except Exception:
+        except Exception:  # noqa: BLE001 - a handler that throws gets its batch retried, as the binding does
             default = ("retry", 0)
         for message in batch.messages:
             verdict, delay = message.outcome or default

@@ -50,8 +50,9 @@ import copy
 import json
 import math
 import uuid
-from datetime import datetime, timezone
-from typing import Any, Callable, Literal, Mapping
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any, Literal
 
 from tests.fakes.d1 import FakeJsException, FakeJsProxy, _wrap
 
@@ -244,19 +245,20 @@ class FakeVectorize:
         if not isinstance(values, list) or len(values) != self.dimensions:
             got = len(values) if isinstance(values, list) else 0
             raise _error(
-                "VECTOR_QUERY", 40006,
+                "VECTOR_QUERY",
+                40006,
                 f"invalid query vector, expected {self.dimensions} dimensions, and got {got} dimensions",
             )
         return self._out(self._query(_float32(values), _py(options) or {}))
 
-    async def queryById(self, vectorId: str, options: Any = None) -> Any:  # noqa: N802, N803
+    async def queryById(self, vectorId: str, options: Any = None) -> Any:
         self.calls.append(("queryById", 1))
         stored = self.vectors.get(vectorId)
         if stored is None:
             return self._out({"count": 0, "matches": []})
         return self._out(self._query(stored["values"], _py(options) or {}))
 
-    async def getByIds(self, ids: Any) -> Any:  # noqa: N802
+    async def getByIds(self, ids: Any) -> Any:
         ids = self._ids("VECTOR_GET", ids, MAX_GET_IDS)
         self.calls.append(("getByIds", len(ids)))
         found = []
@@ -266,7 +268,7 @@ class FakeVectorize:
                 found.append(self._public(stored, values=True, metadata="all"))
         return self._out(found)
 
-    async def deleteByIds(self, ids: Any) -> Any:  # noqa: N802
+    async def deleteByIds(self, ids: Any) -> Any:
         ids = self._ids("VECTOR_DELETE", ids, MAX_DELETE_IDS)
         self.calls.append(("deleteByIds", len(ids)))
 
@@ -300,7 +302,7 @@ class FakeVectorize:
 
     def _processed(self, mutation_id: str) -> None:
         self.processed_mutation = mutation_id
-        self.processed_at = datetime.now(timezone.utc).isoformat()
+        self.processed_at = datetime.now(UTC).isoformat()
 
     def _mutation(self, apply: Callable[[], None]) -> str:
         mutation_id = str(uuid.uuid4())
@@ -355,7 +357,9 @@ class FakeVectorize:
                 raise _error(name, 40023, f"failed to parse vectors request: invalid values for id {id_}")
             if len(values) != self.dimensions:
                 raise _error(
-                    name, 40012, f"invalid vector for id {id_}: expected {self.dimensions} dimensions, got {len(values)}"
+                    name,
+                    40012,
+                    f"invalid vector for id {id_}: expected {self.dimensions} dimensions, got {len(values)}",
                 )
             if not all(math.isfinite(v) for v in values):
                 raise _error(name, 40023, f"failed to parse vectors request: non-finite value for id {id_}")
@@ -364,9 +368,13 @@ class FakeVectorize:
                 raise _error(name, 40023, f"failed to parse vectors request: invalid metadata for id {id_}")
             meta_size = len(json.dumps(metadata, separators=(",", ":"), ensure_ascii=False).encode())
             if meta_size > MAX_METADATA_BYTES:
-                raise _error(name, 40011, f"metadata too large for id {id_}; max is {MAX_METADATA_BYTES} bytes, got {meta_size}")
+                raise _error(
+                    name, 40011, f"metadata too large for id {id_}; max is {MAX_METADATA_BYTES} bytes, got {meta_size}"
+                )
             namespace = vector.get("namespace")
-            if namespace is not None and (not isinstance(namespace, str) or len(namespace.encode()) > MAX_NAMESPACE_BYTES):
+            if namespace is not None and (
+                not isinstance(namespace, str) or len(namespace.encode()) > MAX_NAMESPACE_BYTES
+            ):
                 raise _error(name, 40009, f"namespace too long for id {id_}; max is {MAX_NAMESPACE_BYTES} bytes")
             stored: dict[str, Any] = {"id": id_, "values": _float32(values), "metadata": metadata}
             if namespace is not None:
@@ -399,7 +407,8 @@ class FakeVectorize:
         top_k = int(top_k)
         if (return_values or mode == "all") and top_k > MAX_TOP_K_WITH_VALUES_OR_ALL_METADATA:
             raise _error(
-                "VECTOR_QUERY", 40025,
+                "VECTOR_QUERY",
+                40025,
                 f"with returnValues=true or returnMetadata=all, max top K is "
                 f"{MAX_TOP_K_WITH_VALUES_OR_ALL_METADATA}, but got {top_k}; for a top K up to "
                 f"{MAX_TOP_K}, retry with returnValues=false and returnMetadata=indexed",
@@ -441,6 +450,6 @@ class FakeVectorize:
 
 
 def _cosine(a: list[float], b: list[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b))
+    dot = sum(x * y for x, y in zip(a, b, strict=False))
     norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
     return dot / norm if norm else 0.0

@@ -145,7 +145,7 @@ class FakeWorkersAI:
         if not isinstance(query, str) or not query:
             raise _schema_error("String at '/query' is shorter than minLength 1")
         q = hashed_embedding(query, dimensions)
-        scores = [sum(a * b for a, b in zip(q, v)) for v in vectors]
+        scores = [sum(a * b for a, b in zip(q, v, strict=False)) for v in vectors]
         ranked = sorted(range(len(scores)), key=lambda i: -scores[i])
         return {"response": [{"id": i, "score": scores[i]} for i in ranked]}
 
@@ -175,28 +175,58 @@ class FakeWorkersAI:
             if not isinstance(message.get("content"), (str, list)):
                 raise _schema_error(f"'/messages/{index}/content' must be a string or an array")
         max_tokens = inputs.get("max_tokens")
-        if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
+        if max_tokens is not None and (
+            isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
+        ):
             raise _schema_error("Value at '/max_tokens' must be an integer of minimum 1")
         last_user = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
-        text = self.chat_replies.pop(0) if self.chat_replies else (last_user if isinstance(last_user, str) else "(image)")
+        text = (
+            self.chat_replies.pop(0) if self.chat_replies else (last_user if isinstance(last_user, str) else "(image)")
+        )
         prompt_tokens = sum(len(str(m["content"]).split()) for m in messages)
-        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": len(text.split()),
-                 "total_tokens": prompt_tokens + len(text.split())}
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": len(text.split()),
+            "total_tokens": prompt_tokens + len(text.split()),
+        }
         shape = CHAT_MODELS[model]
         if not inputs.get("stream"):
             if shape == "classic":
                 return self._out({"response": text, "usage": usage})
-            return self._out({"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": model,
-                              "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                           "finish_reason": "stop"}], "usage": usage})
+            return self._out(
+                {
+                    "id": "chatcmpl-fake",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": model,
+                    "choices": [
+                        {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                    ],
+                    "usage": usage,
+                }
+            )
         pieces = [text[i : i + 5] for i in range(0, len(text), 5)]
         if shape == "classic":
             events = [{"response": piece, "p": "abc"} for piece in pieces] + [{"response": "", "usage": usage}]
         else:
-            events = [{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": model,
-                       "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]} for piece in pieces]
-            events.append({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": model,
-                           "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage})
+            events = [
+                {
+                    "id": "chatcmpl-fake",
+                    "object": "chat.completion.chunk",
+                    "model": model,
+                    "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}],
+                }
+                for piece in pieces
+            ]
+            events.append(
+                {
+                    "id": "chatcmpl-fake",
+                    "object": "chat.completion.chunk",
+                    "model": model,
+                    "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                    "usage": usage,
+                }
+            )
         body = b"".join(f"data: {json.dumps(e)}\n\n".encode() for e in events) + b"data: [DONE]\n\n"
         # Delivered in uneven pieces, so events are split across reads as on the wire.
         return FakeReadableStream([body[i : i + 37] for i in range(0, len(body), 37)])
@@ -214,7 +244,7 @@ class FakeReadableStream:
         self._chunks = list(chunks)
         self.cancelled = False
 
-    def getReader(self) -> "FakeReadableStream":  # noqa: N802 - the JS name
+    def getReader(self) -> FakeReadableStream:
         return self
 
     async def read(self) -> Any:

@@ -49,7 +49,9 @@ async def diary(
     period: Period = "day",
     namespace: NamespaceQuery = "default",
     limit: Annotated[int, Query(ge=1, le=100)] = 30,
-    before: Annotated[str | None, Query(max_length=10, description="Page back: entries before this date, week or month.")] = None,
+    before: Annotated[
+        str | None, Query(max_length=10, description="Page back: entries before this date, week or month.")
+    ] = None,
 ) -> dict[str, Any]:
     """Diary entries newest first: days (``date``), ISO weeks (``week``) or months (``month``)."""
     entries, next_before = await AdminViews(runtime.db).diary(namespace, period, limit=limit, before=before)

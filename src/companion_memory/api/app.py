@@ -10,7 +10,25 @@ from fastapi.responses import RedirectResponse
 
 from .. import __version__
 from ..runtime import Runtime
-from . import admin_views, boot, cache, candidates, chat, dream, errors, glossary, health, ingest, maintenance, mcp, memories, openapi, precious, recall, snapshot
+from . import (
+    admin_views,
+    boot,
+    cache,
+    candidates,
+    chat,
+    dream,
+    errors,
+    glossary,
+    health,
+    ingest,
+    maintenance,
+    mcp,
+    memories,
+    openapi,
+    precious,
+    recall,
+    snapshot,
+)
 from .auth import Authentication
 from .content_type import JsonBodies
 from .limits import BodyLimit
@@ -42,7 +60,23 @@ def create_app(runtime: Runtime, *, lifespan: Any = None) -> FastAPI:
     app.state.runtime = runtime
     errors.install(app)
     openapi.install(app)
-    for module in (health, admin_views, chat, candidates, dream, maintenance, memories, recall, boot, precious, glossary, ingest, cache, snapshot, mcp):
+    for module in (
+        health,
+        admin_views,
+        chat,
+        candidates,
+        dream,
+        maintenance,
+        memories,
+        recall,
+        boot,
+        precious,
+        glossary,
+        ingest,
+        cache,
+        snapshot,
+        mcp,
+    ):
         app.include_router(module.router)
     for prefix in PANEL_PREFIXES:
         # The panel's pages load their files by relative URLs: they need the trailing slash.
@@ -53,7 +87,11 @@ def create_app(runtime: Runtime, *, lifespan: Any = None) -> FastAPI:
     # a web chat client): every route needs a key sent as a header, never a cookie, so no
     # origin gains anything it could not do with the key anyway.
     app.add_middleware(
-        CORSMiddleware, allow_origins=["*"], allow_methods=["*"], allow_headers=["*"], max_age=86400,
+        CORSMiddleware,
+        allow_origins=["*"],
+        allow_methods=["*"],
+        allow_headers=["*"],
+        max_age=86400,
         expose_headers=["Mcp-Session-Id", "MCP-Protocol-Version", "WWW-Authenticate"],
     )
     app.add_middleware(BodyLimit, overrides=CHAT_BODY_LIMITS)

@@ -26,7 +26,9 @@ async def memory_boot(runtime: RuntimeDep, _: Reader, namespace: NamespaceQuery 
 async def diary(
     runtime: RuntimeDep,
     _: Reader,
-    date_: Annotated[str, Query(alias="date", max_length=10, description="YYYY-MM-DD", json_schema_extra={"format": "date"})],
+    date_: Annotated[
+        str, Query(alias="date", max_length=10, description="YYYY-MM-DD", json_schema_extra={"format": "date"})
+    ],
     namespace: NamespaceQuery = "default",
 ) -> dict[str, Any]:
     try:

@@ -12,8 +12,8 @@ from ..errors import NotFound
 from ..store.cache import CacheStore
 from .auth import MEMORY_READ, MEMORY_WRITE, Principal, requires
 from .deps import RuntimeDep, now
-from .schemas import CachePut, Namespace
 from .json_body import JsonRoute
+from .schemas import CachePut, Namespace
 
 router = APIRouter(tags=["cache"], route_class=JsonRoute)
 NamespacePath = Annotated[Namespace, Path()]
@@ -32,7 +32,10 @@ async def get_entry(
 
 @router.put("/v1/cache/{namespace}/{key}")
 async def put_entry(
-    namespace: NamespacePath, key: Key, body: CachePut, runtime: RuntimeDep,
+    namespace: NamespacePath,
+    key: Key,
+    body: CachePut,
+    runtime: RuntimeDep,
     _: Annotated[Principal, requires(MEMORY_WRITE)],
 ) -> dict[str, Any]:
     moment = runtime.clock.now()

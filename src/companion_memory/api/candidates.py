@@ -8,8 +8,8 @@ from fastapi import APIRouter, Query
 
 from .auth import MEMORY_READ, OWNER, Principal, requires
 from .deps import NamespaceQuery, RuntimeDep
-from .schemas import Id, Request
 from .json_body import JsonRoute
+from .schemas import Id, Request
 
 router = APIRouter(tags=["review queue"], route_class=JsonRoute)
 Owner = Annotated[Principal, requires(OWNER)]
@@ -28,7 +28,7 @@ async def list_candidates(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=500)] = None,
 ) -> dict[str, Any]:
-    items, next_cursor = await runtime.review.store.list(namespace, status, limit=limit, cursor=cursor)
+    items, next_cursor = await runtime.review.store.page(namespace, status, limit=limit, cursor=cursor)
     return {"candidates": items, "count": len(items), "next_cursor": next_cursor}
 
 

@@ -44,7 +44,9 @@ class ChatRequest(BaseModel):
 
 def upstream_error(error: UpstreamError) -> JSONResponse:
     kind = "invalid_request_error" if error.status < 500 else "api_error"
-    return JSONResponse({"error": {"message": error.message, "type": kind, "code": error.code, "param": None}}, error.status)
+    return JSONResponse(
+        {"error": {"message": error.message, "type": kind, "code": error.code, "param": None}}, error.status
+    )
 
 
 async def _answer(gateway: ChatGateway, body: dict[str, Any], *, guide_dog: bool) -> Any:
@@ -79,7 +81,9 @@ async def _answer(gateway: ChatGateway, body: dict[str, Any], *, guide_dog: bool
     )
 
 
-async def _relay(first: dict[str, Any] | None, chunks: AsyncIterator[dict[str, Any]], turn: Turn) -> AsyncIterator[bytes]:
+async def _relay(
+    first: dict[str, Any] | None, chunks: AsyncIterator[dict[str, Any]], turn: Turn
+) -> AsyncIterator[bytes]:
     if first is not None:
         yield format_sse(first)
     try:
@@ -93,20 +97,19 @@ async def _relay(first: dict[str, Any] | None, chunks: AsyncIterator[dict[str, A
 @router.get("/v1/models")
 async def models(runtime: RuntimeDep, _: Annotated[Principal, requires(CHAT)]) -> dict[str, Any]:
     name = runtime.settings.PUBLIC_MODEL_NAME
-    return {"object": "list", "data": [{"id": name, "object": "model", "created": int(time.time()), "owned_by": "companion-memory"}]}
+    return {
+        "object": "list",
+        "data": [{"id": name, "object": "model", "created": int(time.time()), "owned_by": "companion-memory"}],
+    }
 
 
 @router.post("/v1/chat/completions")
-async def chat_completions(
-    request: ChatRequest, runtime: RuntimeDep, _: Annotated[Principal, requires(CHAT)]
-) -> Any:
+async def chat_completions(request: ChatRequest, runtime: RuntimeDep, _: Annotated[Principal, requires(CHAT)]) -> Any:
     """Recall for the last user message, answer through the configured provider, keep the turn."""
     return await _answer(runtime.gateway, request.model_dump(exclude_unset=True), guide_dog=False)
 
 
 @router.post("/v1/guide-dog/chat/completions")
-async def guide_dog(
-    request: ChatRequest, runtime: RuntimeDep, _: Annotated[Principal, requires(GUIDE_DOG)]
-) -> Any:
+async def guide_dog(request: ChatRequest, runtime: RuntimeDep, _: Annotated[Principal, requires(GUIDE_DOG)]) -> Any:
     """Forwards to the vision model; never reads or writes memory, never stores the chat."""
     return await _answer(runtime.gateway, request.model_dump(exclude_unset=True), guide_dog=True)

@@ -9,8 +9,8 @@ from fastapi import APIRouter, Body
 
 from .auth import MEMORY_READ, OWNER, Principal, requires
 from .deps import NamespaceQuery, RuntimeDep
-from .schemas import Request
 from .json_body import JsonRoute
+from .schemas import Request
 
 router = APIRouter(tags=["dream"], route_class=JsonRoute)
 
@@ -21,7 +21,12 @@ class DreamRun(Request):
 
 
 def _public(report: dict[str, Any]) -> dict[str, Any]:
-    return {**report, "candidates": [{k: c[k] for k in ("id", "type", "content", "evidence", "target_memory_id")} for c in report["candidates"]]}
+    return {
+        **report,
+        "candidates": [
+            {k: c[k] for k in ("id", "type", "content", "evidence", "target_memory_id")} for c in report["candidates"]
+        ],
+    }
 
 
 @router.post("/v1/dream/run")

@@ -77,7 +77,9 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, error: HTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "method_not_allowed", 408: "request_timeout", 413: "payload_too_large"}.get(error.status_code, "http_error")
+        code = {404: "not_found", 405: "method_not_allowed", 408: "request_timeout", 413: "payload_too_large"}.get(
+            error.status_code, "http_error"
+        )
         message = error.detail if isinstance(error.detail, str) else "request failed"
         if error.status_code == 404 and message == "Not Found":
             message = "no such route"
@@ -85,7 +87,9 @@ def install(app: FastAPI) -> None:
         if error.status_code == 405:
             message = "method not allowed"
             headers["Allow"] = _allowed_methods(request) or headers.get("Allow", "")
-        return error_response(error.status_code, message, type_="invalid_request_error", code=code, headers=headers or None)
+        return error_response(
+            error.status_code, message, type_="invalid_request_error", code=code, headers=headers or None
+        )
 
     @app.exception_handler(Exception)
     async def unexpected(_: Request, error: Exception) -> JSONResponse:

@@ -11,8 +11,8 @@ from ..ports import ConstraintError
 from ..store.glossary import GlossaryStore, distinct_aliases
 from .auth import MEMORY_READ, MEMORY_WRITE, Principal, requires
 from .deps import NamespaceQuery, RuntimeDep, now
-from .schemas import GlossaryPatch, GlossaryWrite
 from .json_body import JsonRoute
+from .schemas import GlossaryPatch, GlossaryWrite
 
 router = APIRouter(tags=["glossary"], route_class=JsonRoute)
 Reader = Annotated[Principal, requires(MEMORY_READ)]
@@ -21,7 +21,7 @@ Writer = Annotated[Principal, requires(MEMORY_WRITE)]
 
 @router.get("/v1/glossary")
 async def list_glossary(runtime: RuntimeDep, _: Reader, namespace: NamespaceQuery = "default") -> dict[str, Any]:
-    entries = await GlossaryStore(runtime.db).list(namespace)
+    entries = await GlossaryStore(runtime.db).entries(namespace)
     return {"glossary": entries, "count": len(entries)}
 
 

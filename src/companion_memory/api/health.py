@@ -11,8 +11,8 @@ from .. import __version__
 from ..runtime import Runtime
 from .auth import DEBUG, Principal, requires
 from .deps import RuntimeDep
-from .schemas import Request
 from .json_body import JsonRoute
+from .schemas import Request
 
 router = APIRouter(tags=["health"], route_class=JsonRoute)
 Debugger = Annotated[Principal, requires(DEBUG)]

@@ -9,8 +9,8 @@ from fastapi import APIRouter
 from ..memory.ingest import IncomingMessage
 from .auth import MEMORY_WRITE, Principal, requires
 from .deps import RuntimeDep
-from .schemas import IngestRequest
 from .json_body import JsonRoute
+from .schemas import IngestRequest
 
 router = APIRouter(tags=["ingest"], route_class=JsonRoute)
 
@@ -23,7 +23,9 @@ async def ingest_messages(
     """Idempotent: a message already stored (same client id, or same conversation,
     role, content and timestamp) is reported as a duplicate, not stored again."""
     messages = [
-        IncomingMessage(role=m.role, content=m.text(), id=m.id, created_at=m.created_at, model=m.model, metadata=m.metadata)
+        IncomingMessage(
+            role=m.role, content=m.text(), id=m.id, created_at=m.created_at, model=m.model, metadata=m.metadata
+        )
         for m in body.messages
     ]
     outcomes = await runtime.ingestor.ingest(

@@ -17,7 +17,9 @@ class BodyLimit:
     """ASGI middleware: a 413 for a body over the limit, whether it declares a
     Content-Length or arrives chunked (then it is counted as it is read)."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int = DEFAULT_MAX_BODY, overrides: dict[str, int] | None = None) -> None:
+    def __init__(
+        self, app: ASGIApp, max_bytes: int = DEFAULT_MAX_BODY, overrides: dict[str, int] | None = None
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.overrides = overrides or {}

@@ -91,8 +91,12 @@ FORBIDDEN = -31403
 
 # 2026-07-28: the HTTP status for an error code (others go out as 200).
 MODERN_STATUS = {
-    PARSE_ERROR: 400, INVALID_REQUEST: 400, INVALID_PARAMS: 400, HEADER_MISMATCH: 400,
-    UNSUPPORTED_PROTOCOL_VERSION: 400, METHOD_NOT_FOUND: 404,
+    PARSE_ERROR: 400,
+    INVALID_REQUEST: 400,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
 }
 # Handshake era: the transport's own failures are 400; answers to requests are 200.
 HANDSHAKE_STATUS = {PARSE_ERROR: 400, INVALID_REQUEST: 400, UNSUPPORTED_PROTOCOL_VERSION: 400}
@@ -112,7 +116,6 @@ CAPABILITIES = {"tools": {"listChanged": False}, "resources": {}, "prompts": {}}
 # The tool list changes only with a deploy; it depends on the key, so only private caches.
 LIST_CACHE = {"ttlMs": 300_000, "cacheScope": "private"}
 DISCOVER_CACHE = {"ttlMs": 300_000, "cacheScope": "public"}
-
 
 
 class RpcError(Exception):
@@ -145,8 +148,7 @@ class _RedactToken(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple):
-            record.args = tuple(self.pattern.sub(r"\1[redacted]", a) if isinstance(a, str) else a
-                                for a in record.args)
+            record.args = tuple(self.pattern.sub(r"\1[redacted]", a) if isinstance(a, str) else a for a in record.args)
         elif isinstance(record.msg, str):
             record.msg = self.pattern.sub(r"\1[redacted]", record.msg)
         return True
@@ -216,8 +218,7 @@ def _accepted() -> Response:
 def _unsupported(requested: Any) -> RpcError:
     return RpcError(
         UNSUPPORTED_PROTOCOL_VERSION,
-        f"Unsupported protocol version {str(requested)[:40]!r}; "
-        f"this server speaks {', '.join(SUPPORTED_VERSIONS)}",
+        f"Unsupported protocol version {str(requested)[:40]!r}; this server speaks {', '.join(SUPPORTED_VERSIONS)}",
         {"supported": SUPPORTED_VERSIONS, "requested": requested if isinstance(requested, str) else str(requested)},
     )
 
@@ -233,9 +234,14 @@ async def _options(request: Request) -> Response:
 async def _not_allowed(request: Request) -> Response:
     """GET (a standing SSE stream) and DELETE (ending a session): neither exists here."""
     return _json(
-        _error_body(None, INVALID_REQUEST, f"Method Not Allowed: {request.method} is not served here; send each "
-                    "JSON-RPC message as its own POST (this server keeps no sessions and opens no streams)"),
-        405, headers={"Allow": "POST, OPTIONS"},
+        _error_body(
+            None,
+            INVALID_REQUEST,
+            f"Method Not Allowed: {request.method} is not served here; send each "
+            "JSON-RPC message as its own POST (this server keeps no sessions and opens no streams)",
+        ),
+        405,
+        headers={"Allow": "POST, OPTIONS"},
     )
 
 
@@ -288,14 +294,27 @@ def _authenticate(request: Request) -> Principal | Response:
     key = presented_key(request.headers) or query_token
     challenge = {"WWW-Authenticate": 'Bearer realm="companion-memory"'}
     if not key:
-        return _json(_error_body(None, UNAUTHORIZED, "Unauthorized: send the key as Authorization: Bearer <key> "
-                                 "or in the URL as ?token=<key>"), 401, challenge)
+        return _json(
+            _error_body(
+                None,
+                UNAUTHORIZED,
+                "Unauthorized: send the key as Authorization: Bearer <key> or in the URL as ?token=<key>",
+            ),
+            401,
+            challenge,
+        )
     principal = identify(request.app.state.runtime.settings, key)
     if principal is None:
         return _json(_error_body(None, UNAUTHORIZED, "Unauthorized: unknown API key"), 401, challenge)
     if not any(tool.scope in principal.scopes for tool in TOOLS.values()):
-        return _json(_error_body(None, FORBIDDEN, f"Forbidden: the {principal.profile} key may not use the memory "
-                                 "tools (use MEMORY_MCP_API_KEY)"), 403)
+        return _json(
+            _error_body(
+                None,
+                FORBIDDEN,
+                f"Forbidden: the {principal.profile} key may not use the memory tools (use MEMORY_MCP_API_KEY)",
+            ),
+            403,
+        )
     return principal
 
 
@@ -320,8 +339,9 @@ def _has_envelope(message: dict[str, Any]) -> bool:
 async def _modern(request: Request, runtime: Runtime, principal: Principal, message: dict[str, Any]) -> Response:
     if "id" not in message:
         if message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
-            return _error(None, RpcError(INVALID_REQUEST, "Invalid Request: not a JSON-RPC request or notification"),
-                          modern=True)
+            return _error(
+                None, RpcError(INVALID_REQUEST, "Invalid Request: not a JSON-RPC request or notification"), modern=True
+            )
         # 2026-07-28 defines no client notifications over HTTP: accept and drop.
         version = request.headers.get("mcp-protocol-version", "")
         if version not in MODERN_VERSIONS:
@@ -336,7 +356,7 @@ async def _modern(request: Request, runtime: Runtime, principal: Principal, mess
         result = await _dispatch(Call(runtime, principal, version, modern=True), method, params)
     except RpcError as error:
         return _error(request_id, error, modern=True)
-    except Exception:
+    except Exception:  # noqa: BLE001 - any failure is answered in JSON-RPC, never with a bare 500
         return _error(request_id, _internal(method), modern=True)
     result = {"resultType": "complete", **result}
     result["_meta"] = {**(result.get("_meta") or {}), SERVER_INFO_KEY: SERVER_INFO}
@@ -347,9 +367,12 @@ def _check_modern(request: Request, method: str, params: dict[str, Any]) -> str:
     """The 2026-07-28 checks, in the reference SDK's order; the request's version."""
     meta = params.get("_meta")
     if not isinstance(meta, dict):
-        raise RpcError(INVALID_PARAMS, f"Invalid params: params._meta must be an object carrying "
-                       f"{PROTOCOL_VERSION_KEY!r} and {CLIENT_CAPABILITIES_KEY!r} (protocol 2026-07-28 has no "
-                       "initialize handshake: every request says its version)")
+        raise RpcError(
+            INVALID_PARAMS,
+            f"Invalid params: params._meta must be an object carrying "
+            f"{PROTOCOL_VERSION_KEY!r} and {CLIENT_CAPABILITIES_KEY!r} (protocol 2026-07-28 has no "
+            "initialize handshake: every request says its version)",
+        )
     missing = [k for k in (PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY) if k not in meta]
     if missing:
         raise RpcError(INVALID_PARAMS, f"Invalid params: params._meta is missing {', '.join(missing)}")
@@ -363,8 +386,10 @@ def _check_modern(request: Request, method: str, params: dict[str, Any]) -> str:
             seen.add(name)
     headers = request.headers
     if headers.get("mcp-protocol-version") != version:
-        raise RpcError(HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version is missing or differs from "
-                       f"params._meta[{PROTOCOL_VERSION_KEY!r}]")
+        raise RpcError(
+            HEADER_MISMATCH,
+            f"Header mismatch: MCP-Protocol-Version is missing or differs from params._meta[{PROTOCOL_VERSION_KEY!r}]",
+        )
     if headers.get("mcp-method") != method:
         raise RpcError(HEADER_MISMATCH, "Header mismatch: Mcp-Method is missing or differs from the body's method")
     name_key = NAME_PARAM.get(method)
@@ -433,35 +458,52 @@ async def _handshake_message(
             if not isinstance(requested, str):
                 raise RpcError(INVALID_PARAMS, "Invalid params: initialize needs params.protocolVersion (a string)")
             version = requested if requested in HANDSHAKE_VERSIONS else LATEST_HANDSHAKE
-            result = {"protocolVersion": version, "capabilities": CAPABILITIES, "serverInfo": SERVER_INFO,
-                      "instructions": INSTRUCTIONS}
+            result = {
+                "protocolVersion": version,
+                "capabilities": CAPABILITIES,
+                "serverInfo": SERVER_INFO,
+                "instructions": INSTRUCTIONS,
+            }
         elif method == "ping":
             result = {}
         else:
             result = await _dispatch(Call(runtime, principal, version, modern=False), method, params)
     except RpcError as error:
         return _error_body(request_id, error.code, error.message, error.data)
-    except Exception:
-        error = _internal(method)
-        return _error_body(request_id, error.code, error.message)
+    except Exception:  # noqa: BLE001 - any failure is answered in JSON-RPC, never with a bare 500
+        internal = _internal(method)
+        return _error_body(request_id, internal.code, internal.message)
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
 async def _batch(runtime: Runtime, principal: Principal, header_version: str | None, batch: list[Any]) -> Response:
     version = header_version or DEFAULT_HANDSHAKE
     if version not in BATCH_VERSIONS or any(isinstance(m, dict) and _has_envelope(m) for m in batch):
-        return _error(None, RpcError(INVALID_REQUEST, f"Invalid Request: JSON-RPC batches are not part of protocol "
-                                     f"{version} (only 2025-03-26 had them); send one message per POST"), modern=False)
+        return _error(
+            None,
+            RpcError(
+                INVALID_REQUEST,
+                f"Invalid Request: JSON-RPC batches are not part of protocol "
+                f"{version} (only 2025-03-26 had them); send one message per POST",
+            ),
+            modern=False,
+        )
     if not batch:
         return _error(None, RpcError(INVALID_REQUEST, "Invalid Request: empty batch"), modern=False)
     if len(batch) > MAX_BATCH:
-        return _error(None, RpcError(INVALID_REQUEST, f"Invalid Request: a batch holds at most {MAX_BATCH} "
-                                     "messages"), modern=False)
+        return _error(
+            None,
+            RpcError(INVALID_REQUEST, f"Invalid Request: a batch holds at most {MAX_BATCH} messages"),
+            modern=False,
+        )
     answers = []
     for message in batch:
         if isinstance(message, dict) and message.get("method") == "initialize" and "id" in message:
-            answers.append(_error_body(_id_or_none(message), INVALID_REQUEST,
-                                       "Invalid Request: initialize must not be part of a batch"))
+            answers.append(
+                _error_body(
+                    _id_or_none(message), INVALID_REQUEST, "Invalid Request: initialize must not be part of a batch"
+                )
+            )
             continue
         try:
             answer = await _handshake_message(runtime, principal, version, message)
@@ -500,8 +542,12 @@ async def _dispatch(call: Call, method: str, params: dict[str, Any]) -> dict[str
     if method == "tools/call":
         return await _call_tool(call, params)
     if method == "server/discover":
-        return {"supportedVersions": list(MODERN_VERSIONS), "capabilities": CAPABILITIES,
-                "instructions": INSTRUCTIONS, **DISCOVER_CACHE}
+        return {
+            "supportedVersions": list(MODERN_VERSIONS),
+            "capabilities": CAPABILITIES,
+            "instructions": INSTRUCTIONS,
+            **DISCOVER_CACHE,
+        }
     if method == "resources/list":
         return {"resources": [], **_cache(call)}
     if method == "resources/templates/list":
@@ -516,8 +562,10 @@ async def _dispatch(call: Call, method: str, params: dict[str, Any]) -> dict[str
     if method == "prompts/get":
         raise RpcError(INVALID_PARAMS, "Invalid params: unknown prompt (this server has no prompts)")
     if call.modern and method in ("initialize", "ping"):
-        raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method} is not part of protocol 2026-07-28 "
-                       "(no handshake; use server/discover)")
+        raise RpcError(
+            METHOD_NOT_FOUND,
+            f"Method not found: {method} is not part of protocol 2026-07-28 (no handshake; use server/discover)",
+        )
     raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method[:100]}")
 
 

@@ -10,9 +10,9 @@ what it may do. None of the tools offers what REST keeps for the owner (hard del
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -67,7 +67,9 @@ class Scope(Arguments):
 
 
 class Diary(Arguments):
-    date: Annotated[datetime.date | None, Field(description="YYYY-MM-DD; omit for today's and yesterday's entries.")] = None
+    date: Annotated[
+        datetime.date | None, Field(description="YYYY-MM-DD; omit for today's and yesterday's entries.")
+    ] = None
     namespace: Namespace = "default"
 
 
@@ -99,8 +101,9 @@ class GlossarySet(Arguments):
 
 class Fields(Arguments):
     # Free text, as on REST: an unknown type is stored as 'note' and the answer's notes say so.
-    type: Annotated[ShortText | None, Field(description=f"One of {', '.join(MEMORY_TYPES)}; anything else is stored "
-                                        "as 'note'.")] = None
+    type: Annotated[
+        ShortText | None, Field(description=f"One of {', '.join(MEMORY_TYPES)}; anything else is stored as 'note'.")
+    ] = None
     importance: Score | None = None
     confidence: Score | None = None
     tags: Annotated[list[Tag], Field(max_length=32)] | None = None
@@ -139,11 +142,19 @@ class Tool:
 def _hits(result: RecallResult, prompt: bool) -> dict[str, Any]:
     answer: dict[str, Any] = {
         "hits": [
-            {"id": h.memory.id, "type": h.memory.type, "content": h.memory.content, "fact_key": h.memory.fact_key,
-             "score": round(h.score, 6), "raw_score": None if h.raw_score is None else round(h.raw_score, 6)}
+            {
+                "id": h.memory.id,
+                "type": h.memory.type,
+                "content": h.memory.content,
+                "fact_key": h.memory.fact_key,
+                "score": round(h.score, 6),
+                "raw_score": None if h.raw_score is None else round(h.raw_score, 6),
+            }
             for h in result.hits
         ],
-        "glossary_hits": [{"term": g["term"], "aliases": g["aliases"], "definition": g["definition"]} for g in result.glossary_hits],
+        "glossary_hits": [
+            {"term": g["term"], "aliases": g["aliases"], "definition": g["definition"]} for g in result.glossary_hits
+        ],
     }
     if prompt:
         answer["prompt"] = memories_block(result.hits, result.glossary_hits)
@@ -156,12 +167,14 @@ async def _search(runtime: Runtime, _: Principal, a: Search) -> dict[str, Any]:
 
 
 async def _recall(runtime: Runtime, _: Principal, a: Recall) -> dict[str, Any]:
-    result = await runtime.recall.run(a.query, namespace=a.namespace, k=a.k, min_score=a.min_score, types=a.types, account=True)
+    result = await runtime.recall.run(
+        a.query, namespace=a.namespace, k=a.k, min_score=a.min_score, types=a.types, account=True
+    )
     return _hits(result, prompt=True)
 
 
 async def _list(runtime: Runtime, _: Principal, a: List) -> dict[str, Any]:
-    memories, cursor = await runtime.writer.store.list(
+    memories, cursor = await runtime.writer.store.page(
         a.namespace, types=[a.type] if a.type else [], statuses=[a.status], limit=a.limit, cursor=a.cursor
     )
     return {"memories": [m.model_dump() for m in memories], "next_cursor": cursor}
@@ -211,16 +224,24 @@ async def _pin(runtime: Runtime, _: Principal, a: Pin) -> dict[str, Any]:
 
 
 async def _glossary(runtime: Runtime, _: Principal, a: GlossarySet) -> dict[str, Any]:
-    entry, created = await GlossaryStore(runtime.db).set(a.namespace, a.term, distinct_aliases(a.term, a.aliases), a.definition, now(runtime))
+    entry, created = await GlossaryStore(runtime.db).set(
+        a.namespace, a.term, distinct_aliases(a.term, a.aliases), a.definition, now(runtime)
+    )
     return {"entry": entry, "created": created}
 
 
 def _draft(a: Fields, **extra: Any) -> MemoryDraft:
-    return MemoryDraft(**a.model_dump(include={"type", "importance", "confidence", "tags", "pinned"}, exclude_none=True), source="mcp", **extra)
+    return MemoryDraft(
+        **a.model_dump(include={"type", "importance", "confidence", "tags", "pinned"}, exclude_none=True),
+        source="mcp",
+        **extra,
+    )
 
 
 async def _upsert(runtime: Runtime, principal: Principal, a: Upsert) -> dict[str, Any]:
-    return (await runtime.writer.upsert(a.namespace, _draft(a, content=a.content, fact_key=a.fact_key), principal.actor)).payload()
+    return (
+        await runtime.writer.upsert(a.namespace, _draft(a, content=a.content, fact_key=a.fact_key), principal.actor)
+    ).payload()
 
 
 async def _supersede(runtime: Runtime, principal: Principal, a: Supersede) -> dict[str, Any]:
@@ -231,28 +252,104 @@ async def _supersede(runtime: Runtime, principal: Principal, a: Supersede) -> di
 TOOLS: dict[str, Tool] = {
     tool.name: tool
     for tool in (
-        Tool("memory_search", "Search long-term memories by meaning and words. Use it to look something up; "
-             "unlike memory_recall it does not count as using the memories.", Search, MEMORY_READ, _search),
-        Tool("memory_recall", "Recall the few memories relevant to the user's current message, with a ready "
-             "<memories> block to put in context. Use it once per user turn.", Recall, MEMORY_READ, _recall),
-        Tool("memory_list", "List memories, newest first, by type and status; page with cursor.", List, MEMORY_READ, _list),
+        Tool(
+            "memory_search",
+            "Search long-term memories by meaning and words. Use it to look something up; "
+            "unlike memory_recall it does not count as using the memories.",
+            Search,
+            MEMORY_READ,
+            _search,
+        ),
+        Tool(
+            "memory_recall",
+            "Recall the few memories relevant to the user's current message, with a ready "
+            "<memories> block to put in context. Use it once per user turn.",
+            Recall,
+            MEMORY_READ,
+            _recall,
+        ),
+        Tool(
+            "memory_list",
+            "List memories, newest first, by type and status; page with cursor.",
+            List,
+            MEMORY_READ,
+            _list,
+        ),
         Tool("memory_get", "Read one memory by id, with its relations.", ById, MEMORY_READ, _get),
-        Tool("memory_export", "Export everything in a namespace (memories, history, precious, glossary, diary, "
-             "messages) as one JSON document.", Scope, EXPORT, _export),
-        Tool("memory_boot", "The boot package for a new conversation: recent diary impressions, precious words, "
-             "glossary, today's messages, counts by type. Use it at the start of a session.", Scope, MEMORY_READ, _boot),
-        Tool("diary_get", "Read the diary: one day (date) or, without a date, today's and yesterday's.", Diary, MEMORY_READ, _diary),
-        Tool("memory_upsert", "Save a lasting fact, preference, boundary or decision under a stable fact_key; "
-             "the same key updates the memory instead of duplicating it.", Upsert, MEMORY_WRITE, _upsert),
-        Tool("memory_supersede", "Replace a memory that is no longer true with a new version; the old one is kept "
-             "as history.", Supersede, MEMORY_WRITE, _supersede),
-        Tool("memory_archive", "Archive a memory that no longer matters (kept, but never recalled).", ById, MEMORY_WRITE, _archive),
-        Tool("memory_delete", "Delete a memory (it stops being recalled; the owner can purge it).", ById, MEMORY_WRITE, _delete),
-        Tool("memory_ingest", "Store raw chat messages (they become memories in the nightly dream). Sending the same "
-             "messages again stores nothing twice.", Ingest, MEMORY_WRITE, _ingest),
-        Tool("memory_pin", "Keep the user's exact words as a precious memory (append-only, never edited).", Pin, MEMORY_WRITE, _pin),
-        Tool("glossary_set", "Define the user's own term (with aliases), so it is understood when it comes up.",
-             GlossarySet, MEMORY_WRITE, _glossary),
+        Tool(
+            "memory_export",
+            "Export everything in a namespace (memories, history, precious, glossary, diary, "
+            "messages) as one JSON document.",
+            Scope,
+            EXPORT,
+            _export,
+        ),
+        Tool(
+            "memory_boot",
+            "The boot package for a new conversation: recent diary impressions, precious words, "
+            "glossary, today's messages, counts by type. Use it at the start of a session.",
+            Scope,
+            MEMORY_READ,
+            _boot,
+        ),
+        Tool(
+            "diary_get",
+            "Read the diary: one day (date) or, without a date, today's and yesterday's.",
+            Diary,
+            MEMORY_READ,
+            _diary,
+        ),
+        Tool(
+            "memory_upsert",
+            "Save a lasting fact, preference, boundary or decision under a stable fact_key; "
+            "the same key updates the memory instead of duplicating it.",
+            Upsert,
+            MEMORY_WRITE,
+            _upsert,
+        ),
+        Tool(
+            "memory_supersede",
+            "Replace a memory that is no longer true with a new version; the old one is kept as history.",
+            Supersede,
+            MEMORY_WRITE,
+            _supersede,
+        ),
+        Tool(
+            "memory_archive",
+            "Archive a memory that no longer matters (kept, but never recalled).",
+            ById,
+            MEMORY_WRITE,
+            _archive,
+        ),
+        Tool(
+            "memory_delete",
+            "Delete a memory (it stops being recalled; the owner can purge it).",
+            ById,
+            MEMORY_WRITE,
+            _delete,
+        ),
+        Tool(
+            "memory_ingest",
+            "Store raw chat messages (they become memories in the nightly dream). Sending the same "
+            "messages again stores nothing twice.",
+            Ingest,
+            MEMORY_WRITE,
+            _ingest,
+        ),
+        Tool(
+            "memory_pin",
+            "Keep the user's exact words as a precious memory (append-only, never edited).",
+            Pin,
+            MEMORY_WRITE,
+            _pin,
+        ),
+        Tool(
+            "glossary_set",
+            "Define the user's own term (with aliases), so it is understood when it comes up.",
+            GlossarySet,
+            MEMORY_WRITE,
+            _glossary,
+        ),
     )
 }
 

@@ -11,8 +11,8 @@ from ..memory.types import MEMORY_TYPES, STATUSES, normalise_type
 from ..memory.writes import MemoryDraft
 from .auth import MEMORY_READ, MEMORY_WRITE, OWNER, Principal, requires
 from .deps import NamespaceQuery, RuntimeDep
-from .schemas import MemoryPatch, MemoryUpsert, MemoryWrite, RelationWrite
 from .json_body import JsonRoute
+from .schemas import MemoryPatch, MemoryUpsert, MemoryWrite, RelationWrite
 
 router = APIRouter(tags=["memories"], route_class=JsonRoute)
 Reader = Annotated[Principal, requires(MEMORY_READ)]
@@ -37,7 +37,9 @@ async def list_memories(
     _: Reader,
     namespace: NamespaceQuery = "default",
     type: Annotated[list[str] | None, Query(description="Type filter; repeat or comma-separate.")] = None,
-    status: Annotated[list[str] | None, Query(description="Status filter (default active); 'all' for every status.")] = None,
+    status: Annotated[
+        list[str] | None, Query(description="Status filter (default active); 'all' for every status.")
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=500)] = None,
 ) -> dict[str, Any]:
@@ -53,7 +55,7 @@ async def list_memories(
     unknown = [s for s in statuses if s not in STATUSES]
     if unknown:
         raise InvalidInput(f"unknown status {unknown[0]!r}; known: {', '.join(STATUSES)}, all", code="invalid_status")
-    memories, next_cursor = await runtime.writer.store.list(
+    memories, next_cursor = await runtime.writer.store.page(
         namespace, types=types, statuses=statuses, limit=limit, cursor=cursor
     )
     return {"memories": [m.model_dump() for m in memories], "count": len(memories), "next_cursor": next_cursor}
@@ -61,7 +63,9 @@ async def list_memories(
 
 @router.post("/v1/memories", status_code=201)
 @router.post("/v1/memory", status_code=201, include_in_schema=False)
-async def upsert_memory(body: MemoryUpsert, response: Response, runtime: RuntimeDep, principal: Writer) -> dict[str, Any]:
+async def upsert_memory(
+    body: MemoryUpsert, response: Response, runtime: RuntimeDep, principal: Writer
+) -> dict[str, Any]:
     """Upsert by ``fact_key``: a new key creates (201), a known key updates in place (200)."""
     if not body.fact_key:
         raise InvalidInput(

@@ -10,8 +10,8 @@ from ..errors import NotFound
 from ..store.precious import PreciousStore
 from .auth import MEMORY_READ, MEMORY_WRITE, OWNER, Principal, requires
 from .deps import NamespaceQuery, RuntimeDep, now
-from .schemas import PreciousWrite
 from .json_body import JsonRoute
+from .schemas import PreciousWrite
 
 router = APIRouter(tags=["precious"], route_class=JsonRoute)
 
@@ -24,7 +24,7 @@ async def list_precious(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=500)] = None,
 ) -> dict[str, Any]:
-    items, next_cursor = await PreciousStore(runtime.db).list(namespace, limit=limit, cursor=cursor)
+    items, next_cursor = await PreciousStore(runtime.db).page(namespace, limit=limit, cursor=cursor)
     return {"precious": items, "count": len(items), "next_cursor": next_cursor}
 
 

@@ -12,8 +12,8 @@ from ..memory.recall import Hit, RecallResult
 from ..memory.types import normalise_type
 from .auth import MEMORY_READ, Principal, requires
 from .deps import RuntimeDep
-from .schemas import Namespace, Request, Score, ShortText
 from .json_body import JsonRoute
+from .schemas import Namespace, Request, Score, ShortText
 
 router = APIRouter(tags=["recall"], route_class=JsonRoute)
 Reader = Annotated[Principal, requires(MEMORY_READ)]
@@ -26,7 +26,7 @@ class RecallRequest(Request):
     k: int | None = None
     top_k: int | None = None
     min_score: Score | None = None
-    types: Annotated[list[ShortText], Field(max_length=20)] = []
+    types: Annotated[list[ShortText], Field(default_factory=list, max_length=20)]
     include_prompt: bool = False
 
 
@@ -80,8 +80,12 @@ async def recall(body: RecallRequest, runtime: RuntimeDep, _: Reader) -> dict[st
     """The memories to inject for this message; records them as injected."""
     notes: list[str] = []
     result = await runtime.recall.run(
-        body.query, namespace=body.namespace, k=_k(body), min_score=body.min_score,
-        types=_types(body.types, notes), account=True,
+        body.query,
+        namespace=body.namespace,
+        k=_k(body),
+        min_score=body.min_score,
+        types=_types(body.types, notes),
+        account=True,
     )
     return _answer(result, body.include_prompt, notes)
 
@@ -93,7 +97,11 @@ async def search(body: SearchRequest, runtime: RuntimeDep, _: Reader) -> dict[st
     notes: list[str] = []
     k = _k(body) or 10
     result = await runtime.recall.run(
-        body.query, namespace=body.namespace, k=k, min_score=body.min_score,
-        types=_types(body.types, notes), rerank=body.filter,
+        body.query,
+        namespace=body.namespace,
+        k=k,
+        min_score=body.min_score,
+        types=_types(body.types, notes),
+        rerank=body.filter,
     )
     return _answer(result, body.include_prompt, notes)

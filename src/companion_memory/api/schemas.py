@@ -48,7 +48,10 @@ class MemoryWrite(MemoryFields):
 def _fact_key_required(schema: dict[str, Any]) -> None:
     schema["required"] = [*schema.get("required", []), "fact_key"]
     schema["properties"]["fact_key"] = {
-        "type": "string", "minLength": 1, "maxLength": 200, "title": "Fact Key",
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 200,
+        "title": "Fact Key",
         "description": "The stable key the memory is upserted on, e.g. 'user.coffee.preference'.",
     }
 
@@ -105,7 +108,9 @@ class IngestMessage(Request):
     role: Literal["system", "user", "assistant", "tool"]
     content: Annotated[str, StringConstraints(max_length=200_000)] | Annotated[list[ContentPart], Field(max_length=100)]
     id: Id | None = None
-    created_at: Annotated[str, StringConstraints(max_length=40), Field(json_schema_extra={"format": "date-time"})] | None = None
+    created_at: (
+        Annotated[str, StringConstraints(max_length=40), Field(json_schema_extra={"format": "date-time"})] | None
+    ) = None
     model: ShortText | None = None
     metadata: dict[str, Any] | None = None
 

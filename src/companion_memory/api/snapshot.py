@@ -10,8 +10,8 @@ from ..memory.snapshot import FORMAT, VERSION
 from ..store.snapshot import TABLES
 from .auth import EXPORT, OWNER, Principal, requires
 from .deps import RuntimeDep
-from .schemas import Namespace
 from .json_body import JsonRoute
+from .schemas import Namespace
 
 router = APIRouter(tags=["export"], route_class=JsonRoute)
 

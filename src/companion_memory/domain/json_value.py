@@ -36,7 +36,9 @@ def json_problem(value: Any, *, max_depth: int = MAX_DEPTH) -> str | None:
                         return f"has an object key with a lone surrogate (not Unicode text){_at(where)}"
                     pending.append((child, depth + 1, f"{where}.{key}" if len(where) < 200 else where))
             else:
-                pending.extend((child, depth + 1, f"{where}[{i}]" if len(where) < 200 else where) for i, child in enumerate(item))
+                pending.extend(
+                    (child, depth + 1, f"{where}[{i}]" if len(where) < 200 else where) for i, child in enumerate(item)
+                )
         elif isinstance(item, str):
             if not is_text(item):
                 return f"has a string with a lone surrogate (not Unicode text){_at(where)}"

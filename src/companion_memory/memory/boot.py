@@ -67,7 +67,7 @@ class Boot:
         weekly = await logs.newest_weekly(namespace)
         monthly = await logs.newest_monthly(namespace)
         start, end = day_bounds(today, time_zone)
-        precious, _ = await PreciousStore(self.db).list(namespace, limit=NEWEST_PRECIOUS, cursor=None)
+        precious, _ = await PreciousStore(self.db).page(namespace, limit=NEWEST_PRECIOUS, cursor=None)
         return {
             "namespace": namespace,
             "date": today.isoformat(),
@@ -79,8 +79,10 @@ class Boot:
                 "monthly": monthly,
             },
             "precious": precious,
-            "glossary": await GlossaryStore(self.db).list(namespace),
-            "today_messages": await MessageStore(self.db).list(namespace, since=start, until=end, limit=TODAY_MESSAGES),
+            "glossary": await GlossaryStore(self.db).entries(namespace),
+            "today_messages": await MessageStore(self.db).between(
+                namespace, since=start, until=end, limit=TODAY_MESSAGES
+            ),
             "counts": await MemoryStore(self.db).count_active_by_type(namespace),
         }
 

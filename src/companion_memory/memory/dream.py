@@ -13,8 +13,8 @@ from datetime import date, timedelta
 from typing import Any
 
 from ..clock import day_bounds, iso, local_date
-from ..ports import Clock, Database
 from ..errors import ServiceError
+from ..ports import Clock, Database
 from ..settings import Settings
 from ..store.candidates import CandidateStore
 from ..store.dream import DreamStore
@@ -31,12 +31,18 @@ WORLD_FACT_PREFIX = "world."
 
 
 def is_world_fact(fact_key: str | None) -> bool:
-    return bool(fact_key) and fact_key.startswith(WORLD_FACT_PREFIX)
+    return fact_key is not None and fact_key.startswith(WORLD_FACT_PREFIX)
 
 
 class Dream:
     def __init__(
-        self, db: Database, writer: MemoryWriter, mirror: VectorMirror, clock: Clock, settings: Settings, extractor: Extractor
+        self,
+        db: Database,
+        writer: MemoryWriter,
+        mirror: VectorMirror,
+        clock: Clock,
+        settings: Settings,
+        extractor: Extractor,
     ) -> None:
         self.db = db
         self.writer = writer
@@ -85,30 +91,52 @@ class Dream:
     def _cursor_name(namespace: str, day: date) -> str:
         return f"dream:{namespace}:{day.isoformat()}"
 
-    async def run(self, namespace: str, day: date, *, dry_run: bool = False, max_batches: int | None = None) -> dict[str, Any]:
+    async def run(
+        self, namespace: str, day: date, *, dry_run: bool = False, max_batches: int | None = None
+    ) -> dict[str, Any]:
         """One namespace's day, up to ``max_batches`` batches (DREAM_MAX_RUNS); the report's
         ``more_to_read`` says the day has messages left for the next run."""
         since, until = day_bounds(day, self.settings.DREAM_TIME_ZONE)
         cursor_name = self._cursor_name(namespace, day)
         position = await self.store.cursor(cursor_name)
         report: dict[str, Any] = {
-            "id": str(uuid.uuid4()), "namespace": namespace, "date": day.isoformat(), "dry_run": dry_run,
-            "status": "succeeded", "messages_read": 0, "candidates_created": 0, "error": None,
+            "id": str(uuid.uuid4()),
+            "namespace": namespace,
+            "date": day.isoformat(),
+            "dry_run": dry_run,
+            "status": "succeeded",
+            "messages_read": 0,
+            "candidates_created": 0,
+            "error": None,
             "extractor": self.extractor.name,
-            "counts": {"batches": 0, "rejected_no_evidence": 0, "rejected_sensitive": 0, "rejected_unknown_target": 0,
-                       "with_target": 0, "applied_world_facts": 0},
-            "started_at": iso(self.clock.now()), "candidates": [], "more_to_read": False,
+            "counts": {
+                "batches": 0,
+                "rejected_no_evidence": 0,
+                "rejected_sensitive": 0,
+                "rejected_unknown_target": 0,
+                "with_target": 0,
+                "applied_world_facts": 0,
+            },
+            "started_at": iso(self.clock.now()),
+            "candidates": [],
+            "more_to_read": False,
         }
         try:
             for _ in range(max_batches or self.settings.DREAM_MAX_RUNS):
-                batch = await self.store.messages_after(namespace, since, until, position, self.settings.DREAM_MAX_MESSAGES)
+                batch = await self.store.messages_after(
+                    namespace, since, until, position, self.settings.DREAM_MAX_MESSAGES
+                )
                 if not batch:
                     break
-                shown, _ = await self.writer.store.list(namespace, limit=self.settings.DREAM_MEMORY_CONTEXT_LIMIT)
+                shown, _ = await self.writer.store.page(namespace, limit=self.settings.DREAM_MEMORY_CONTEXT_LIMIT)
                 extraction = await self.extractor.extract(batch, day.isoformat(), shown)
-                candidates = [c for memory in extraction.add if (c := await self._addition(namespace, batch, memory, report))]
+                candidates = [
+                    c for memory in extraction.add if (c := await self._addition(namespace, batch, memory, report))
+                ]
                 for kind, changes in (("update", extraction.update), ("delete", extraction.delete)):
-                    candidates += [c for change in changes if (c := await self._change(namespace, batch, change, kind, report))]
+                    candidates += [
+                        c for change in changes if (c := await self._change(namespace, batch, change, kind, report))
+                    ]
                 last = batch[-1]
                 position = (last["created_at"], last["id"])
                 now = iso(self.clock.now())
@@ -120,15 +148,22 @@ class Dream:
                 await self.db.batch(
                     [CandidateStore.insert({**c, "dream_run_id": report["id"]}) for c in candidates]
                     + [
-                        DreamStore.upsert_daily(str(uuid.uuid4()), namespace, day.isoformat(), extraction.title,
-                                                extraction.summary, len(batch), now),
+                        DreamStore.upsert_daily(
+                            str(uuid.uuid4()),
+                            namespace,
+                            day.isoformat(),
+                            extraction.title,
+                            extraction.summary,
+                            len(batch),
+                            now,
+                        ),
                         DreamStore.advance(cursor_name, namespace, *position, now),
                     ]
                 )
                 report["candidates_created"] += len(candidates)
             else:
                 report["more_to_read"] = bool(await self.store.messages_after(namespace, since, until, position, 1))
-        except Exception as error:  # recorded; the cursor stays where the last good batch left it
+        except Exception as error:  # noqa: BLE001 - recorded; the cursor stays where the last good batch left it
             report["status"], report["error"] = "failed", f"{type(error).__name__}: {error}"
         report["finished_at"] = iso(self.clock.now())
         if not dry_run:
@@ -142,8 +177,18 @@ class Dream:
             return None
         target = await self._duplicate_of(namespace, memory)
         report["counts"]["with_target"] += bool(target)
-        return self._row(namespace, batch, "update" if target else "add", normalise_type(memory.type) or "note",
-                         memory.content, memory.fact_key, memory.importance, memory.confidence, memory.evidence, target)
+        return self._row(
+            namespace,
+            batch,
+            "update" if target else "add",
+            normalise_type(memory.type) or "note",
+            memory.content,
+            memory.fact_key,
+            memory.importance,
+            memory.confidence,
+            memory.evidence,
+            target,
+        )
 
     async def _change(
         self, namespace: str, batch: list[dict[str, Any]], change: ExtractedChange, kind: str, report: dict[str, Any]
@@ -155,8 +200,18 @@ class Dream:
         content = target.content if kind == "delete" else (change.content or "")
         if not content or not self._acceptable(batch, change.evidence, content, report):
             return None
-        row = self._row(namespace, batch, kind, target.type, content, target.fact_key, target.importance,
-                        target.confidence, change.evidence, target.id)
+        row = self._row(
+            namespace,
+            batch,
+            kind,
+            target.type,
+            content,
+            target.fact_key,
+            target.importance,
+            target.confidence,
+            change.evidence,
+            target.id,
+        )
         if kind == "update" and is_world_fact(target.fact_key) and not target.authored_by and not report["dry_run"]:
             await self._apply_world_fact(row, target, report)
         return row
@@ -166,8 +221,13 @@ class Dream:
         nothing about the user is decided): supersede now, and keep the candidate as the
         approved record of it."""
         draft = MemoryDraft(
-            content=row["content"], type=target.type, fact_key=target.fact_key, importance=target.importance,
-            confidence=target.confidence, source="dream", source_message_ids=row["source_message_ids"],
+            content=row["content"],
+            type=target.type,
+            fact_key=target.fact_key,
+            importance=target.importance,
+            confidence=target.confidence,
+            source="dream",
+            source_message_ids=row["source_message_ids"],
             evidence=[Evidence(**e) for e in row["evidence"]],
         )
         try:
@@ -176,8 +236,12 @@ class Dream:
             row["reason"] = f"not applied directly: {error.message}"
             return
         now = iso(self.clock.now())
-        row.update(status="approved", result_memory_id=result.memory.id, reviewed_at=now,
-                   reason="world fact: applied directly (superseded)")
+        row.update(
+            status="approved",
+            result_memory_id=result.memory.id,
+            reviewed_at=now,
+            reason="world fact: applied directly (superseded)",
+        )
         report["counts"]["applied_world_facts"] += 1
 
     def _acceptable(self, batch: list[dict[str, Any]], quotes: list[str], content: str, report: dict[str, Any]) -> bool:
@@ -191,17 +255,38 @@ class Dream:
         return True
 
     def _row(
-        self, namespace: str, batch: list[dict[str, Any]], kind: str, type_: str, content: str, fact_key: str | None,
-        importance: float, confidence: float, quotes: list[str], target: str | None,
+        self,
+        namespace: str,
+        batch: list[dict[str, Any]],
+        kind: str,
+        type_: str,
+        content: str,
+        fact_key: str | None,
+        importance: float,
+        confidence: float,
+        quotes: list[str],
+        target: str | None,
     ) -> dict[str, Any]:
         now = iso(self.clock.now())
         sources = [m["id"] for m in batch if any(q in m["content"] for q in quotes)]
         return {
-            "id": str(uuid.uuid4()), "namespace": namespace, "kind": kind, "type": type_, "content": content,
-            "fact_key": fact_key, "importance": importance, "confidence": confidence,
+            "id": str(uuid.uuid4()),
+            "namespace": namespace,
+            "kind": kind,
+            "type": type_,
+            "content": content,
+            "fact_key": fact_key,
+            "importance": importance,
+            "confidence": confidence,
             "evidence": [{"quote": q, "message_id": next(m["id"] for m in batch if q in m["content"])} for q in quotes],
-            "source_message_ids": sources, "target_memory_id": target, "result_memory_id": None,
-            "status": "pending", "reason": None, "created_at": now, "updated_at": now, "reviewed_at": None,
+            "source_message_ids": sources,
+            "target_memory_id": target,
+            "result_memory_id": None,
+            "status": "pending",
+            "reason": None,
+            "created_at": now,
+            "updated_at": now,
+            "reviewed_at": None,
         }
 
     async def _duplicate_of(self, namespace: str, memory: ExtractedMemory) -> str | None:
@@ -212,5 +297,5 @@ class Dream:
                 return same.id
         try:
             return await self.mirror.near_duplicate(namespace, memory.content, self.settings.DEDUP_COSINE)
-        except Exception:  # a hint only: without it the reviewer still sees the candidate
+        except Exception:  # noqa: BLE001 - a hint only: without it the reviewer still sees the candidate
             return None

@@ -73,5 +73,9 @@ class ModelExtractor:
             try:
                 return parse(answer.text)
             except (ValueError, ValidationError) as error:
-                problem = "the answer was cut off" if answer.truncated else f"the answer is not valid JSON ({str(error)[:200]})"
+                problem = (
+                    "the answer was cut off"
+                    if answer.truncated
+                    else f"the answer is not valid JSON ({str(error)[:200]})"
+                )
         raise ValueError(f"dream model: {problem}")

@@ -94,4 +94,3 @@ def _unique(memories: list[ExtractedMemory]) -> list[ExtractedMemory]:
     for memory in memories:
         seen.setdefault(memory.content.lower(), memory)
     return list(seen.values())
-

@@ -49,7 +49,7 @@ def _section(block: str, title: str) -> str:
     """The text under ``### <title>`` up to the next heading."""
     for match in re.finditer(r"^###\s+(.+?)\s*$", block, re.MULTILINE):
         if match.group(1).strip().lower() == title.lower():
-            rest = block[match.end():]
+            rest = block[match.end() :]
             following = HEADING.search(rest)
             return (rest[: following.start()] if following else rest).strip()
     return ""
@@ -64,7 +64,7 @@ def parse_daily(markdown: str) -> list[DailyEntry]:
             entries.append(DailyEntry("user", user[:MAX_ENTRY_CHARS], at.zfill(5), "turn"))
             entries.append(DailyEntry("assistant", assistant[:MAX_ENTRY_CHARS], at.zfill(5), "turn"))
     starts = [m.start() for m in CHECKPOINT.finditer(markdown)]
-    for start, end in zip(starts, starts[1:] + [len(markdown)]):
+    for start, end in zip(starts, [*starts[1:], len(markdown)], strict=False):
         block = markdown[start:end]
         heading, _, body = block.partition("\n")
         summary = _section(body, "writer 摘要")
@@ -119,7 +119,9 @@ class GithubDaily:
 
     async def _pull_day(self, repo: str, token: str, day: date) -> tuple[str, dict[str, Any]]:
         path = f"{self.settings.GITHUB_DAILY_PATH.strip('/')}/{day.isoformat()}.md".lstrip("/")
-        url = f"{self.settings.GITHUB_API_URL.rstrip('/')}/repos/{quote(repo, safe='/')}/contents/{quote(path, safe='/')}"
+        url = (
+            f"{self.settings.GITHUB_API_URL.rstrip('/')}/repos/{quote(repo, safe='/')}/contents/{quote(path, safe='/')}"
+        )
         headers = {
             "Authorization": f"Bearer {token}",
             "Accept": "application/vnd.github.raw+json",
@@ -134,13 +136,20 @@ class GithubDaily:
             return "missing", {"missing": path}
         if response.status_code in (401, 403):
             limited = response.headers.get("x-ratelimit-remaining") == "0"
-            why = "rate limit reached" if limited else "bad GITHUB_DAILY_TOKEN, or it may not read this repository's contents"
+            why = (
+                "rate limit reached"
+                if limited
+                else "bad GITHUB_DAILY_TOKEN, or it may not read this repository's contents"
+            )
             return ("error" if limited else "refused"), {"error": f"GitHub answered {response.status_code}: {why}"}
         if response.status_code != 200:
             return "error", {"error": f"GitHub answered {response.status_code} for {path}"}
         entries = parse_daily(response.text)
         outcomes = await self.ingestor.ingest(
-            self.namespace, self._messages(repo, day, entries), conversation_id=f"{SOURCE}:{day.isoformat()}", source=SOURCE
+            self.namespace,
+            self._messages(repo, day, entries),
+            conversation_id=f"{SOURCE}:{day.isoformat()}",
+            source=SOURCE,
         )
         now = iso(self.clock.now())
         digest = hashlib.sha256(response.content).hexdigest()
@@ -154,13 +163,15 @@ class GithubDaily:
             hour, minute = (int(part) for part in entry.at.split(":"))
             at = datetime.combine(day, time(min(hour, 23), min(minute, 59)), tzinfo=local)
             line = f"{repo}\x00{day}\x00{entry.kind}\x00{entry.at}\x00{entry.role}\x00{entry.content}"
-            messages.append(IncomingMessage(
-                role=entry.role,
-                content=entry.content,
-                id=f"{SOURCE}:{hashlib.sha256(line.encode('utf-8')).hexdigest()[:32]}",
-                created_at=iso(at),
-                metadata={"source": SOURCE, "kind": entry.kind, "repo": repo, "date": day.isoformat()},
-            ))
+            messages.append(
+                IncomingMessage(
+                    role=entry.role,
+                    content=entry.content,
+                    id=f"{SOURCE}:{hashlib.sha256(line.encode('utf-8')).hexdigest()[:32]}",
+                    created_at=iso(at),
+                    metadata={"source": SOURCE, "kind": entry.kind, "repo": repo, "date": day.isoformat()},
+                )
+            )
         return messages
 
     @staticmethod

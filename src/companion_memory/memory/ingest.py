@@ -38,9 +38,7 @@ def client_hash(message: IncomingMessage, conversation_id: str | None) -> str:
     if message.id:
         key = f"id\x00{message.id}"
     else:
-        key = "\x00".join(
-            ("msg", conversation_id or "", message.role, message.content, message.created_at or "")
-        )
+        key = "\x00".join(("msg", conversation_id or "", message.role, message.content, message.created_at or ""))
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
@@ -67,7 +65,8 @@ class MessageIngestor:
                     created_at = iso(parse_iso(message.created_at))
                 except ValueError:
                     raise InvalidInput(
-                        f"messages[{index}].created_at is not an ISO-8601 timestamp within range", code="invalid_timestamp"
+                        f"messages[{index}].created_at is not an ISO-8601 timestamp within range",
+                        code="invalid_timestamp",
                     ) from None
             rows.append(
                 MessageRow(
@@ -79,7 +78,9 @@ class MessageIngestor:
                     client_hash=client_hash(message, conversation_id),
                     source=source,
                     model=message.model,
-                    metadata=to_json(message.metadata, what=f"messages[{index}].metadata") if message.metadata else None,
+                    metadata=to_json(message.metadata, what=f"messages[{index}].metadata")
+                    if message.metadata
+                    else None,
                     created_at=created_at,
                     stored_at=now,
                 )
@@ -90,7 +91,7 @@ class MessageIngestor:
             first_of.setdefault(row.client_hash, row)
         unique = list(first_of.values())
         results = await self.db.batch([MessageStore.insert_if_new(r) for r in unique]) if unique else []
-        inserted = {row.client_hash for row, result in zip(unique, results) if result.changes}
+        inserted = {row.client_hash for row, result in zip(unique, results, strict=False) if result.changes}
         existing = await self.store.ids_by_hash(namespace, [h for h in first_of if h not in inserted])
         outcomes: list[IngestOutcome] = []
         for row in rows:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from datetime import datetime, time, timedelta
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from ..clock import iso, zone
 from ..ports import Clock, Database
@@ -36,7 +37,13 @@ def next_run(after: datetime, time_zone: str) -> datetime:
 
 class Nightly:
     def __init__(
-        self, db: Database, clock: Clock, dream: Dream, retention: Retention, github: GithubDaily, rollups: Rollups,
+        self,
+        db: Database,
+        clock: Clock,
+        dream: Dream,
+        retention: Retention,
+        github: GithubDaily,
+        rollups: Rollups,
         tasks: TaskRunner,
     ) -> None:
         self.db = db
@@ -64,11 +71,17 @@ class Nightly:
             except Exception as error:
                 log.exception("nightly step %s failed", name)
                 steps[name] = {"ok": False, "error": f"{type(error).__name__}: {error}"}
-        run = {"trigger": trigger, "started_at": started, "finished_at": iso(self.clock.now()),
-               "ok": all(s["ok"] for s in steps.values()), "steps": steps}
+        run = {
+            "trigger": trigger,
+            "started_at": started,
+            "finished_at": iso(self.clock.now()),
+            "ok": all(s["ok"] for s in steps.values()),
+            "steps": steps,
+        }
         try:
             summary = {**run, "steps": {name: _brief(step) for name, step in steps.items()}}
-            await self.db.batch([CursorStore.put("nightly", "*", json.dumps(summary, default=str), run["finished_at"])])
+            finished_at = str(run["finished_at"])
+            await self.db.batch([CursorStore.put("nightly", "*", json.dumps(summary, default=str), finished_at)])
         except Exception:  # the job itself is done; only its record is lost
             log.exception("could not record the nightly run")
         return run

@@ -14,9 +14,10 @@ import asyncio
 import math
 import operator
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Sequence
+from typing import Any
 
 from ..clock import iso, parse_iso
 from ..ports import Clock, Database, Reranker
@@ -148,12 +149,14 @@ class Recall:
             if types:
                 where["type"] = {"$in": list(types)}
             matches = await self.vectors.query(vector, top_k=self.settings.MEMORY_TOP_K, filter=where)
-        except Exception as error:  # recall still answers from the words alone
+        except Exception as error:  # noqa: BLE001 - recall still answers from the words alone
             meta["notes"].append(f"vector search unavailable ({type(error).__name__}: {error}); lexical results only")
             return {}, None
         return {m.id: m.score for m in matches}, vector
 
-    async def _lexical_channel(self, text: str, namespace: str, types: Sequence[str], meta: dict[str, Any]) -> list[str]:
+    async def _lexical_channel(
+        self, text: str, namespace: str, types: Sequence[str], meta: dict[str, Any]
+    ) -> list[str]:
         terms = query_terms(text)
         if not terms:
             return []
@@ -186,7 +189,7 @@ class Recall:
             try:
                 for record in await self.vectors.get(lexical_only):
                     similarity[record.id] = self._relevance(_cosine(query_vector, record.values))
-            except Exception as error:  # those hits go on without a similarity
+            except Exception as error:  # noqa: BLE001 - those hits go on without a similarity
                 meta["notes"].append(f"vector lookup failed ({type(error).__name__}); some scores unknown")
         rows = {m.id: m for m in await self.memories.get_many(ranked)}
         pool: list[Hit] = []
@@ -220,7 +223,7 @@ class Recall:
         limit = self.settings.MEMORY_FILTER_MAX_CONTENT_CHARS
         try:
             scores = await self.reranker.rerank(text, [h.memory.content[:limit] for h in pool])
-        except Exception as error:  # keep the fused order: a slow or failing reranker is not an empty answer
+        except Exception as error:  # noqa: BLE001 - keep the fused order: a slow or failing reranker is not an empty answer
             meta["reranker"] = "failed"
             meta["notes"].append(f"reranker failed ({type(error).__name__}: {error}); fused order kept")
             return
@@ -272,7 +275,7 @@ class Recall:
                 share = RELATION_SHARE * float(edge["weight"]) * fused[here]
                 if share > lent.get(there, (0.0, ""))[0]:
                     lent[there] = (share, here)
-        for id_, (share, source) in lent.items():
+        for id_, (share, _) in lent.items():
             if id_ in by_id:
                 by_id[id_].score += share
         outside = [id_ for id_ in lent if id_ not in by_id]
@@ -286,7 +289,7 @@ class Recall:
     async def _glossary_hits(self, namespace: str, text: str) -> list[dict[str, Any]]:
         lowered = text.lower()
         found = []
-        for entry in await GlossaryStore(self.db).list(namespace):
+        for entry in await GlossaryStore(self.db).entries(namespace):
             names = [entry["term"], *entry["aliases"]]
             matched = [n for n in names if len(n) >= 2 and _mentions(lowered, n.lower())]
             if matched:

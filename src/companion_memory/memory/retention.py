@@ -52,8 +52,12 @@ class Retention:
             ]
         )
         # Purge first: what expires now must wait its own 30 days.
-        purged = await self._retire(await self.store.retired_memories(before(PURGE_AFTER_DAYS), PER_RUN), "purge", iso(now))
-        expired = await self._retire(await self.store.stale_memories(before(EXPIRE_AFTER_DAYS), PER_RUN), "expired", iso(now))
+        purged = await self._retire(
+            await self.store.retired_memories(before(PURGE_AFTER_DAYS), PER_RUN), "purge", iso(now)
+        )
+        expired = await self._retire(
+            await self.store.stale_memories(before(EXPIRE_AFTER_DAYS), PER_RUN), "expired", iso(now)
+        )
         await self.db.batch([RetentionStore.record_run(iso(now))])
         report = await self.mirror.drain(limit=max(200, expired + purged))
         return {

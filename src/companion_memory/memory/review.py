@@ -20,7 +20,9 @@ from .writes import Actor, MemoryDraft, MemoryWriter, WriteResult
 
 
 class ReviewQueue:
-    def __init__(self, db: Database, writer: MemoryWriter, mirror: VectorMirror, clock: Clock, settings: Settings) -> None:
+    def __init__(
+        self, db: Database, writer: MemoryWriter, mirror: VectorMirror, clock: Clock, settings: Settings
+    ) -> None:
         self.db = db
         self.writer = writer
         self.mirror = mirror
@@ -84,12 +86,15 @@ class ReviewQueue:
     async def _apply(self, candidate: dict[str, Any], actor: Actor) -> tuple[str, WriteResult | None, list[str]]:
         """Approve: the target if it is still live, else by fact_key, else a near-duplicate,
         else a new memory. A delete candidate archives its target."""
-        namespace, notes = candidate["namespace"], []
+        namespace, notes = candidate["namespace"], list[str]()
         target = await self.writer.store.get(candidate["target_memory_id"]) if candidate["target_memory_id"] else None
         live = target is not None and target.status == "active"
         if candidate["kind"] == "delete":
             if not live:
-                raise Conflict(f"memory {candidate['target_memory_id']} is no longer active; nothing to delete", code="target_missing")
+                raise Conflict(
+                    f"memory {candidate['target_memory_id']} is no longer active; nothing to delete",
+                    code="target_missing",
+                )
             return "archived", await self.writer.archive(target.id, actor), notes  # type: ignore[union-attr]
         draft = _draft(candidate)
         if live:
@@ -108,7 +113,7 @@ class ReviewQueue:
         """A live memory at cosine ≥ DEDUP_COSINE, or None; a vector failure fails open."""
         try:
             return await self.mirror.near_duplicate(namespace, content, self.settings.DEDUP_COSINE)
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - the duplicate check fails open
             notes.append(f"duplicate check skipped ({type(error).__name__})")
             return None
 

@@ -47,10 +47,20 @@ class Rollups:
                 if not await self.logs.weekly_exists(namespace, week):
                     days = await self.logs.dailies_between(namespace, monday.isoformat(), sunday.isoformat())
                     if days:
-                        await self.db.batch([LogStore.insert_weekly(
-                            str(uuid.uuid4()), namespace, week, monday.isoformat(), sunday.isoformat(), f"Week {week}",
-                            await self.summarizer.summarize(week, days, "date"), now,
-                        )])
+                        await self.db.batch(
+                            [
+                                LogStore.insert_weekly(
+                                    str(uuid.uuid4()),
+                                    namespace,
+                                    week,
+                                    monday.isoformat(),
+                                    sunday.isoformat(),
+                                    f"Week {week}",
+                                    await self.summarizer.summarize(week, days, "date"),
+                                    now,
+                                )
+                            ]
+                        )
                         written += 1
                 sunday -= timedelta(days=7)
         return written

@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 
 _CREDENTIAL_PATTERNS = [
-    re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{20,}"),          # OpenAI / Anthropic
-    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),                              # AWS access key id
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),                   # GitHub tokens
+    re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{20,}"),  # OpenAI / Anthropic
+    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),  # AWS access key id
+    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),  # GitHub tokens
     re.compile(r"\bgithub_pat_[A-Za-z0-9_]{40,}\b"),
-    re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"),                   # Slack
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"),                        # Google API key
+    re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"),  # Slack
+    re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"),  # Google API key
     re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),  # JWT
     re.compile(r"\bBearer\s+[A-Za-z0-9_\-.=]{20,}"),
     re.compile(
@@ -27,7 +27,9 @@ _PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----")
 _CARD_CANDIDATE = re.compile(r"\b(?:\d[ \-]?){12,18}\d\b")
 _CN_ID = re.compile(r"\b\d{17}[\dXx]\b")
 _US_SSN = re.compile(r"\b\d{3}-\d{2}-\d{4}\b")
-_PHONE = re.compile(r"(?<!\d)(?:\+?86[ \-]?)?1[3-9]\d{9}(?!\d)|\+\d{1,3}[ \-]?\(?\d{2,4}\)?[ \-]?\d{3,4}[ \-]?\d{3,4}\b")
+_PHONE = re.compile(
+    r"(?<!\d)(?:\+?86[ \-]?)?1[3-9]\d{9}(?!\d)|\+\d{1,3}[ \-]?\(?\d{2,4}\)?[ \-]?\d{3,4}[ \-]?\d{3,4}\b"
+)
 
 SENSITIVE_CLASSES = ("credential", "private_key", "payment_card", "national_id", "phone")
 
@@ -68,5 +70,5 @@ def _luhn_valid(digits: str) -> bool:
 def _cn_id_valid(number: str) -> bool:
     weights = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
     checks = "10X98765432"
-    total = sum(int(d) * w for d, w in zip(number[:17], weights))
+    total = sum(int(d) * w for d, w in zip(number[:17], weights, strict=False))
     return checks[total % 11] == number[17].upper()

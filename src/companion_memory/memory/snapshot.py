@@ -73,9 +73,12 @@ class Snapshots:
 
 def _validate(document: Any) -> list[tuple[TableSpec, list[dict[str, Any]]]]:
     if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise InvalidInput(f"not a companion-memory export (expected \"format\": \"{FORMAT}\")", code="invalid_snapshot")
+        raise InvalidInput(f'not a companion-memory export (expected "format": "{FORMAT}")', code="invalid_snapshot")
     if document.get("version") != VERSION:
-        raise InvalidInput(f"unsupported export version {document.get('version')!r}; this server reads {VERSION}", code="invalid_snapshot")
+        raise InvalidInput(
+            f"unsupported export version {document.get('version')!r}; this server reads {VERSION}",
+            code="invalid_snapshot",
+        )
     tables: list[tuple[TableSpec, list[dict[str, Any]]]] = []
     for table in TABLES:
         rows = document.get(table.name, [])
@@ -90,10 +93,13 @@ def _validate(document: Any) -> list[tuple[TableSpec, list[dict[str, Any]]]]:
             problem = json_problem(row, max_depth=MAX_DEPTH + 1)
             if problem:
                 raise InvalidInput(f"{table.name}[{index}] {problem}", code="invalid_snapshot")
-            nested = next((c for c in table.columns if c not in table.json_columns and isinstance(row.get(c), (dict, list))), None)
+            nested = next(
+                (c for c in table.columns if c not in table.json_columns and isinstance(row.get(c), (dict, list))), None
+            )
             if nested:
-                raise InvalidInput(f"{table.name}[{index}].{nested} must be a string, number, boolean or null",
-                                   code="invalid_snapshot")
+                raise InvalidInput(
+                    f"{table.name}[{index}].{nested} must be a string, number, boolean or null", code="invalid_snapshot"
+                )
             if table.name == "memories":
                 try:
                     memory = Memory.model_validate(row)

@@ -64,6 +64,6 @@ class ModelSummaries:
             if not answer.text.strip():
                 raise ValueError("the model answered nothing")
             return cut(answer.text)
-        except Exception as error:  # a summary is never worth a missing rollup
+        except Exception as error:  # noqa: BLE001 - a summary is never worth a missing rollup
             log.warning("summary of %s by %s failed (%s); joining the entries instead", period, self.name, error)
             return joined(entries, label)

@@ -13,7 +13,8 @@ the database (the vector outbox, the memories), the task only says "go on".
 from __future__ import annotations
 
 import logging
-from typing import Annotated, Any, Literal, Sequence
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 

@@ -5,8 +5,16 @@ from __future__ import annotations
 import unicodedata
 
 MEMORY_TYPES = (
-    "fact", "event", "preference", "relationship", "boundary",
-    "habit", "decision", "note", "identity", "persona",
+    "fact",
+    "event",
+    "preference",
+    "relationship",
+    "boundary",
+    "habit",
+    "decision",
+    "note",
+    "identity",
+    "persona",
 )
 # Pinned kinds: retention never expires them.
 PINNED_TYPES = ("identity", "persona")
@@ -14,11 +22,24 @@ STATUSES = ("active", "superseded", "archived", "expired", "deleted")
 RELATIONS = ("supports", "contradicts", "cause_effect", "derived_from", "same_thread", "supersedes")
 
 _ALIASES = {
-    "facts": "fact", "events": "event", "preferences": "preference", "pref": "preference",
-    "likes": "preference", "relationships": "relationship", "relation": "relationship",
-    "people": "relationship", "person": "relationship", "boundaries": "boundary", "rule": "boundary",
-    "rules": "boundary", "habits": "habit", "routine": "habit", "decisions": "decision",
-    "notes": "note", "profile": "identity", "persona_pinned": "persona",
+    "facts": "fact",
+    "events": "event",
+    "preferences": "preference",
+    "pref": "preference",
+    "likes": "preference",
+    "relationships": "relationship",
+    "relation": "relationship",
+    "people": "relationship",
+    "person": "relationship",
+    "boundaries": "boundary",
+    "rule": "boundary",
+    "rules": "boundary",
+    "habits": "habit",
+    "routine": "habit",
+    "decisions": "decision",
+    "notes": "note",
+    "profile": "identity",
+    "persona_pinned": "persona",
 }
 
 

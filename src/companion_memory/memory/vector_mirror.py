@@ -10,9 +10,9 @@ safety net). So a vector write can be late, but never lost.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Sequence
 
 from ..clock import iso, parse_iso
 from ..ports import Clock, Database, Embedder, TaskQueue, VectorIndex, VectorRecord
@@ -164,7 +164,9 @@ class VectorMirror:
             after = rows[-1]["id"]
             present = {r.id for r in await self.vectors.get([r["id"] for r in rows])} if only_missing else set()
             now = iso(self.clock.now())
-            wanted = [OutboxStore.enqueue(r["id"], r["namespace"], "upsert", now) for r in rows if r["id"] not in present]
+            wanted = [
+                OutboxStore.enqueue(r["id"], r["namespace"], "upsert", now) for r in rows if r["id"] not in present
+            ]
             if wanted:
                 await self.db.batch(wanted)
                 queued += len(wanted)
@@ -182,7 +184,7 @@ class VectorMirror:
             try:
                 await self._upsert(upserts)
                 synced += len(upserts)
-            except Exception as error:  # the index or embedder is down: retry later
+            except Exception as error:  # noqa: BLE001 - the index or embedder is down: retry later
                 await self._failed(upserts, error)
                 failed += len(upserts)
         for entry in removals:
@@ -193,7 +195,7 @@ class VectorMirror:
                     statements = MemoryStore.delete_row(entry.memory_id) + statements
                 await self.db.batch(statements)
                 synced += 1
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001 - the index is down: retry later
                 await self._failed([entry], error)
                 failed += 1
         return SyncReport(synced=synced, failed=failed)
@@ -205,7 +207,7 @@ class VectorMirror:
         if live:
             embeddings = await self.embedder.embed([m.content for m in live], kind="passage")
             await self.vectors.upsert(
-                [VectorRecord(m.id, values, vector_metadata(m)) for m, values in zip(live, embeddings)]
+                [VectorRecord(m.id, values, vector_metadata(m)) for m, values in zip(live, embeddings, strict=False)]
             )
         if gone:
             await self.vectors.delete(gone)

@@ -8,8 +8,9 @@ vector index catches up, now or on a retry.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import BaseModel, field_validator
 
@@ -104,7 +105,9 @@ class MemoryWriter:
     async def upsert(self, namespace: str, draft: MemoryDraft, actor: Actor) -> WriteResult:
         """Same fact_key → update in place (seen once more); new key → create."""
         if not draft.fact_key:
-            raise InvalidInput("fact_key is required: memories are written by upsert on a fact key", code="missing_fact_key")
+            raise InvalidInput(
+                "fact_key is required: memories are written by upsert on a fact key", code="missing_fact_key"
+            )
         self._check_content(draft, actor)
         existing = await self.store.current_by_fact_key(namespace, draft.fact_key)
         if existing is None:
@@ -162,7 +165,12 @@ class MemoryWriter:
             [
                 MemoryStore.update(
                     old.id,
-                    {"status": "superseded", "version_status": "historical", "superseded_by": new.id, "updated_at": now},
+                    {
+                        "status": "superseded",
+                        "version_status": "historical",
+                        "superseded_by": new.id,
+                        "updated_at": now,
+                    },
                 ),
                 MemoryStore.insert(new),
                 MemoryStore.add_relation(self.new_id(), old.namespace, new.id, old.id, "supersedes", 1.0, now),
@@ -217,7 +225,14 @@ class MemoryWriter:
         changes["updated_at"] = now
         statements = [
             MemoryStore.update(memory.id, changes),
-            MemoryStore.event(memory.namespace, memory.id, "edited", actor.name, {"fields": sorted(set(changes) - {"updated_at"})}, now),
+            MemoryStore.event(
+                memory.namespace,
+                memory.id,
+                "edited",
+                actor.name,
+                {"fields": sorted(set(changes) - {"updated_at"})},
+                now,
+            ),
         ]
         updated = memory.model_copy(update=changes)
         if _vector_relevant(changes):
@@ -231,7 +246,9 @@ class MemoryWriter:
         if memory.status == "archived":
             return WriteResult(memory=memory, action="unchanged", notes=["already archived"])
         if memory.status != "active":
-            raise Conflict(f"memory {memory_id} is {memory.status}; only an active memory can be archived", code="not_active")
+            raise Conflict(
+                f"memory {memory_id} is {memory.status}; only an active memory can be archived", code="not_active"
+            )
         return await self._retire(memory, "archived", actor, "delete")
 
     async def delete(self, memory_id: str, actor: Actor, *, hard: bool = False) -> WriteResult:
@@ -251,21 +268,39 @@ class MemoryWriter:
         """A typed, weighted edge between two live memories of one namespace."""
         if relation not in RELATIONS or relation == "supersedes":
             allowed = ", ".join(r for r in RELATIONS if r != "supersedes")
-            raise InvalidInput(f"relation must be one of {allowed} (supersedes comes from superseding)", code="invalid_relation")
+            raise InvalidInput(
+                f"relation must be one of {allowed} (supersedes comes from superseding)", code="invalid_relation"
+            )
         if source_id == target_id:
             raise InvalidInput("a memory cannot be related to itself", code="invalid_relation")
         source, target = await self._existing(source_id), await self._existing(target_id)
         if source.namespace != target.namespace:
             raise InvalidInput("related memories must be in the same namespace", code="invalid_relation")
         existing = await self.store.relations(source.id)
-        if any(e["source_id"] == source.id and e["target_id"] == target.id and e["relation"] == relation for e in existing):
+        if any(
+            e["source_id"] == source.id and e["target_id"] == target.id and e["relation"] == relation for e in existing
+        ):
             raise Conflict(f"{source.id} already {relation} {target.id}", code="relation_exists")
         now = iso(self.clock.now())
-        edge = {"id": self.new_id(), "source_id": source.id, "target_id": target.id, "relation": relation, "weight": weight, "created_at": now}
+        edge: dict[str, Any] = {
+            "id": self.new_id(),
+            "source_id": source.id,
+            "target_id": target.id,
+            "relation": relation,
+            "weight": weight,
+            "created_at": now,
+        }
         await self.db.batch(
             [
                 MemoryStore.add_relation(edge["id"], source.namespace, source.id, target.id, relation, weight, now),
-                MemoryStore.event(source.namespace, source.id, "related", actor.name, {"target_id": target.id, "relation": relation}, now),
+                MemoryStore.event(
+                    source.namespace,
+                    source.id,
+                    "related",
+                    actor.name,
+                    {"target_id": target.id, "relation": relation},
+                    now,
+                ),
             ]
         )
         return edge
@@ -274,12 +309,16 @@ class MemoryWriter:
         memory = await self._existing(memory_id)
         edges = [e for e in await self.store.relations(memory.id) if e["id"] == relation_id]
         if not edges or edges[0]["relation"] == "supersedes":
-            raise NotFound(f"relation {relation_id} of memory {memory_id} not found (version history cannot be removed)")
+            raise NotFound(
+                f"relation {relation_id} of memory {memory_id} not found (version history cannot be removed)"
+            )
         now = iso(self.clock.now())
         await self.db.batch(
             [
                 MemoryStore.remove_relation(relation_id),
-                MemoryStore.event(memory.namespace, memory.id, "unrelated", actor.name, {"relation_id": relation_id}, now),
+                MemoryStore.event(
+                    memory.namespace, memory.id, "unrelated", actor.name, {"relation_id": relation_id}, now
+                ),
             ]
         )
 
@@ -298,7 +337,9 @@ class MemoryWriter:
     ) -> Memory:
         """A fresh row from a draft; what the draft leaves out comes from ``inherit``
         (the version being superseded) or the defaults."""
-        base = inherit or Memory(id="", namespace=namespace, type=memory_type, content="", created_at=now, updated_at=now)
+        base = inherit or Memory(
+            id="", namespace=namespace, type=memory_type, content="", created_at=now, updated_at=now
+        )
         return Memory(
             id=self.new_id(),
             namespace=namespace,
@@ -347,8 +388,12 @@ class MemoryWriter:
         statements = [
             MemoryStore.update(existing.id, changes),
             MemoryStore.event(
-                existing.namespace, existing.id, "updated", actor.name,
-                {"fields": sorted(set(changes) - {"seen_count", "last_seen_at", "updated_at"})}, now,
+                existing.namespace,
+                existing.id,
+                "updated",
+                actor.name,
+                {"fields": sorted(set(changes) - {"seen_count", "last_seen_at", "updated_at"})},
+                now,
             ),
         ]
         if _vector_relevant(changes):
@@ -371,7 +416,12 @@ class MemoryWriter:
         return await self._finish(retired, event)
 
     async def _finish(
-        self, memory: Memory, action: str, *, created: bool = False, notes: list[str] | None = None,
+        self,
+        memory: Memory,
+        action: str,
+        *,
+        created: bool = False,
+        notes: list[str] | None = None,
         also_sync: list[str] | None = None,
     ) -> WriteResult:
         report = await self.mirror.sync([memory.id, *(also_sync or [])])

@@ -170,8 +170,8 @@ def _user_part(part: Any, where: str) -> Block | None:
     if kind == "image" and isinstance(part.get("source"), Mapping):  # already Claude's shape
         return {"type": "image", "source": _sorted(part["source"])}
     if kind == "file":
-        file = part.get("file") if isinstance(part.get("file"), Mapping) else {}
-        data = file.get("file_data")
+        file = part.get("file")
+        data = file.get("file_data") if isinstance(file, Mapping) else None
         if isinstance(data, str) and data.startswith("data:application/pdf;base64,"):
             source = {"type": "base64", "media_type": "application/pdf", "data": data.partition(",")[2]}
             return {"type": "document", "source": source}

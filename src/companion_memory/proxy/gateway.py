@@ -55,8 +55,14 @@ class Turn:
 
 class ChatGateway:
     def __init__(
-        self, db: Database, recall: Recall, ingestor: MessageIngestor, clock: Clock, settings: Settings,
-        http: httpx.AsyncClient, workers_ai: ChatModel | None = None,
+        self,
+        db: Database,
+        recall: Recall,
+        ingestor: MessageIngestor,
+        clock: Clock,
+        settings: Settings,
+        http: httpx.AsyncClient,
+        workers_ai: ChatModel | None = None,
     ) -> None:
         self.db = db
         self.recall = recall
@@ -115,16 +121,25 @@ class ChatGateway:
             last_user = next((m for m in reversed(messages) if m.get("role") == "user"), None)
             if last_user is None:
                 return
-            turn_id = "chat:" + hashlib.sha256(json.dumps(messages, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+            turn_id = (
+                "chat:" + hashlib.sha256(json.dumps(messages, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+            )
             stored = [IncomingMessage(role="user", content=message_text(last_user), id=turn_id)]
             reply = "".join(turn.reply)
             if reply and not failed:
-                stored.append(IncomingMessage(role="assistant", content=reply, id=turn_id + ":reply", model=turn.route.label))
+                stored.append(
+                    IncomingMessage(role="assistant", content=reply, id=turn_id + ":reply", model=turn.route.label)
+                )
             await self.ingestor.ingest(NAMESPACE, stored, source="chat")
             if not failed:
                 latency = int(1000 * (time.perf_counter() - turn.started))
                 await UsageStore(self.db).add(
-                    NAMESPACE, turn.route.label, turn.route.chat_model.provider, turn.usage, latency, iso(self.clock.now())
+                    NAMESPACE,
+                    turn.route.label,
+                    turn.route.chat_model.provider,
+                    turn.usage,
+                    latency,
+                    iso(self.clock.now()),
                 )
         except Exception:  # the reply is already out; log and move on
             log.exception("storing the chat turn failed")

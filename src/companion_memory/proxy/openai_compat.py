@@ -58,19 +58,25 @@ class OpenAICompatChatModel:
             completion = response.json()
             completion["choices"]
         except (ValueError, KeyError, TypeError):
-            raise UpstreamError(f"{self.provider} answered something that is not a chat completion", status=502) from None
+            raise UpstreamError(
+                f"{self.provider} answered something that is not a chat completion", status=502
+            ) from None
         return completion, usage_of(completion.get("usage"))
 
     def _chunk(self, payload: str) -> dict[str, Any]:
         chunk = event_json(self.provider, payload)
         if "error" in chunk:
             error = chunk["error"]
-            raise UpstreamError(f"{self.provider}: {error.get('message', error) if isinstance(error, dict) else error}", status=502)
+            raise UpstreamError(
+                f"{self.provider}: {error.get('message', error) if isinstance(error, dict) else error}", status=502
+            )
         return chunk
 
     async def stream(self, call: ChatCall) -> AsyncIterator[dict[str, Any]]:
         try:
-            async with self.http.stream("POST", self.url, json=self._body(call, True), headers=self.headers) as response:
+            async with self.http.stream(
+                "POST", self.url, json=self._body(call, True), headers=self.headers
+            ) as response:
                 if response.status_code >= 400:
                     raise_for_upstream(self.provider, response.status_code, await response.aread())
                 parser = SSEParser()

@@ -125,7 +125,9 @@ def _openai_compatible(c: _Context) -> Route:
     if not settings.AI_GATEWAY_BASE_URL:
         raise _not_configured("AI_GATEWAY_BASE_URL (and CF_AIG_TOKEN), or CHAT_BASE_URL for a local model", c.label)
     base, headers = _gateway(settings, c.label)
-    return Route(OpenAICompatChatModel(c.http, base + "/compat/chat/completions", headers, "the AI Gateway"), c.label, c.label)
+    return Route(
+        OpenAICompatChatModel(c.http, base + "/compat/chat/completions", headers, "the AI Gateway"), c.label, c.label
+    )
 
 
 # (provider, model) of a label → its factory; first match wins, and a label no row

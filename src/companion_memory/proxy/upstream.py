@@ -37,7 +37,9 @@ def raise_for_upstream(provider: str, status: int, body: bytes) -> None:
 def upstream_failure(provider: str, error: httpx.HTTPError) -> UpstreamError:
     if isinstance(error, httpx.TimeoutException):
         return UpstreamError(f"{provider} did not answer in time", status=504, code="upstream_timeout")
-    return UpstreamError(f"cannot reach {provider}: {type(error).__name__}: {error}", status=502, code="upstream_unreachable")
+    return UpstreamError(
+        f"cannot reach {provider}: {type(error).__name__}: {error}", status=502, code="upstream_unreachable"
+    )
 
 
 def event_json(provider: str, payload: str, event: str = "") -> dict:

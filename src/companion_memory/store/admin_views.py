@@ -38,16 +38,21 @@ class AdminViews:
         if types:
             where += f" AND type IN ({', '.join('?' * len(types))})"
             params += types
-        rows = await self.db.all(f"{where} ORDER BY pinned DESC, importance DESC, updated_at DESC LIMIT ?", (*params, limit + 1))
+        rows = await self.db.all(
+            f"{where} ORDER BY pinned DESC, importance DESC, updated_at DESC LIMIT ?", (*params, limit + 1)
+        )
         nodes = [{**r, "pinned": bool(r["pinned"]), "tags": from_json(r["tags"], [])} for r in rows[:limit]]
         ids = {n["id"] for n in nodes}
         edges = [
-            e for e in await self.db.all(_EDGES, (namespace, MAX_EDGES))
+            e
+            for e in await self.db.all(_EDGES, (namespace, MAX_EDGES))
             if e["source_id"] in ids and e["target_id"] in ids
         ]
         return {"nodes": nodes, "edges": edges, "truncated": len(rows) > limit}
 
-    async def diary(self, namespace: str, period: Period, *, limit: int, before: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    async def diary(
+        self, namespace: str, period: Period, *, limit: int, before: str | None
+    ) -> tuple[list[dict[str, Any]], str | None]:
         """Entries of one period kind, newest first; ``before`` (a key) pages back in time."""
         table, key, columns = _DIARY[period]
         where, params = "namespace = ?", [namespace]

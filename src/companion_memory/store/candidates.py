@@ -9,15 +9,34 @@ from .pagination import decode_cursor, page_of
 from .sql import from_json, placeholders, to_json
 
 _COLUMNS = (
-    "id", "namespace", "kind", "type", "content", "fact_key", "importance", "confidence", "evidence",
-    "source_message_ids", "target_memory_id", "result_memory_id", "status", "reason", "dream_run_id",
-    "created_at", "updated_at", "reviewed_at",
+    "id",
+    "namespace",
+    "kind",
+    "type",
+    "content",
+    "fact_key",
+    "importance",
+    "confidence",
+    "evidence",
+    "source_message_ids",
+    "target_memory_id",
+    "result_memory_id",
+    "status",
+    "reason",
+    "dream_run_id",
+    "created_at",
+    "updated_at",
+    "reviewed_at",
 )
 _SELECT = f"SELECT {', '.join(_COLUMNS)} FROM memory_candidates"
 
 
 def _candidate(row: dict[str, Any]) -> dict[str, Any]:
-    return {**row, "evidence": from_json(row["evidence"], []), "source_message_ids": from_json(row["source_message_ids"], [])}
+    return {
+        **row,
+        "evidence": from_json(row["evidence"], []),
+        "source_message_ids": from_json(row["source_message_ids"], []),
+    }
 
 
 class CandidateStore:
@@ -26,8 +45,11 @@ class CandidateStore:
 
     @staticmethod
     def insert(candidate: dict[str, Any]) -> Statement:
-        values = {**candidate, "evidence": to_json(candidate.get("evidence", [])),
-                  "source_message_ids": to_json(candidate.get("source_message_ids", []))}
+        values = {
+            **candidate,
+            "evidence": to_json(candidate.get("evidence", [])),
+            "source_message_ids": to_json(candidate.get("source_message_ids", [])),
+        }
         return Statement(
             f"INSERT INTO memory_candidates ({', '.join(_COLUMNS)}) VALUES ({placeholders(len(_COLUMNS))})",
             tuple(values.get(c) for c in _COLUMNS),
@@ -37,13 +59,17 @@ class CandidateStore:
         row = await self.db.first(f"{_SELECT} WHERE id = ?", (candidate_id,))
         return _candidate(row) if row else None
 
-    async def list(self, namespace: str, status: str, *, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    async def page(
+        self, namespace: str, status: str, *, limit: int, cursor: str | None
+    ) -> tuple[list[dict[str, Any]], str | None]:
         where, params = "namespace = ? AND status = ?", [namespace, status]
         if cursor:
             created_at, id_ = decode_cursor(cursor)
             where += " AND (created_at < ? OR (created_at = ? AND id < ?))"
             params += [created_at, created_at, id_]
-        rows = await self.db.all(f"{_SELECT} WHERE {where} ORDER BY created_at DESC, id DESC LIMIT ?", (*params, limit + 1))
+        rows = await self.db.all(
+            f"{_SELECT} WHERE {where} ORDER BY created_at DESC, id DESC LIMIT ?", (*params, limit + 1)
+        )
         page, next_cursor = page_of(rows, limit, "created_at")
         return [_candidate(r) for r in page], next_cursor
 

@@ -23,7 +23,9 @@ class DreamStore:
     def advance(name: str, namespace: str, created_at: str, id_: str, at: str) -> Statement:
         return CursorStore.put(name, namespace, f"{created_at}|{id_}", at)
 
-    async def messages_after(self, namespace: str, since: str, until: str, after: tuple[str, str], limit: int) -> list[dict[str, Any]]:
+    async def messages_after(
+        self, namespace: str, since: str, until: str, after: tuple[str, str], limit: int
+    ) -> list[dict[str, Any]]:
         created_at, id_ = after
         return await self.db.all(
             "SELECT id, role, content, created_at FROM messages WHERE namespace = ? AND created_at >= ? AND created_at < ? "
@@ -33,7 +35,8 @@ class DreamStore:
 
     async def namespaces_with_messages(self, since: str, until: str) -> list[str]:
         rows = await self.db.all(
-            "SELECT DISTINCT namespace FROM messages WHERE created_at >= ? AND created_at < ? ORDER BY namespace", (since, until)
+            "SELECT DISTINCT namespace FROM messages WHERE created_at >= ? AND created_at < ? ORDER BY namespace",
+            (since, until),
         )
         return [r["namespace"] for r in rows]
 
@@ -53,9 +56,19 @@ class DreamStore:
         return Statement(
             "INSERT INTO dream_runs (id, namespace, date, status, dry_run, messages_read, candidates_created, counts, error, "
             "started_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (run["id"], run["namespace"], run["date"], run["status"], int(run["dry_run"]), run["messages_read"],
-             run["candidates_created"], to_json({**run["counts"], "extractor": run["extractor"]}), run["error"],
-             run["started_at"], run["finished_at"]),
+            (
+                run["id"],
+                run["namespace"],
+                run["date"],
+                run["status"],
+                int(run["dry_run"]),
+                run["messages_read"],
+                run["candidates_created"],
+                to_json({**run["counts"], "extractor": run["extractor"]}),
+                run["error"],
+                run["started_at"],
+                run["finished_at"],
+            ),
         )
 
     async def recent_runs(self, limit: int) -> list[dict[str, Any]]:

@@ -24,7 +24,7 @@ class GlossaryStore:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def list(self, namespace: str) -> list[dict[str, Any]]:
+    async def entries(self, namespace: str) -> list[dict[str, Any]]:
         rows = await self.db.all(f"{_SELECT} WHERE namespace = ? ORDER BY term COLLATE NOCASE", (namespace,))
         return [_entry(r) for r in rows]
 
@@ -36,7 +36,9 @@ class GlossaryStore:
         row = await self.db.first(f"{_SELECT} WHERE namespace = ? AND term = ? COLLATE NOCASE", (namespace, term))
         return _entry(row) if row else None
 
-    async def set(self, namespace: str, term: str, aliases: list[str], definition: str, at: str) -> tuple[dict[str, Any], bool]:
+    async def set(
+        self, namespace: str, term: str, aliases: list[str], definition: str, at: str
+    ) -> tuple[dict[str, Any], bool]:
         """Create the term, or replace its aliases and definition; says whether it was new."""
         existing = await self.by_term(namespace, term)
         if existing is not None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..ports import Database, Statement
 from .sql import placeholders
@@ -19,7 +20,8 @@ class LogStore:
 
     async def dailies(self, namespace: str, days: Sequence[str]) -> list[dict[str, Any]]:
         return await self.db.all(
-            f"{_DAILY} WHERE namespace = ? AND date IN ({placeholders(len(days))}) ORDER BY date DESC", (namespace, *days)
+            f"{_DAILY} WHERE namespace = ? AND date IN ({placeholders(len(days))}) ORDER BY date DESC",
+            (namespace, *days),
         )
 
     async def newest_weekly(self, namespace: str) -> dict[str, Any] | None:
@@ -30,12 +32,15 @@ class LogStore:
 
     async def newest_monthly(self, namespace: str) -> dict[str, Any] | None:
         return await self.db.first(
-            "SELECT month, title, summary FROM monthly_log WHERE namespace = ? ORDER BY month DESC LIMIT 1", (namespace,)
+            "SELECT month, title, summary FROM monthly_log WHERE namespace = ? ORDER BY month DESC LIMIT 1",
+            (namespace,),
         )
 
     async def first_daily_dates(self) -> dict[str, str]:
         """namespace → its earliest diary day."""
-        rows = await self.db.all("SELECT namespace, MIN(date) AS first FROM daily_log GROUP BY namespace ORDER BY namespace")
+        rows = await self.db.all(
+            "SELECT namespace, MIN(date) AS first FROM daily_log GROUP BY namespace ORDER BY namespace"
+        )
         return {r["namespace"]: r["first"] for r in rows}
 
     async def weekly_namespaces(self) -> list[str]:
@@ -43,7 +48,9 @@ class LogStore:
         return [r["namespace"] for r in rows]
 
     @staticmethod
-    def insert_weekly(id_: str, namespace: str, week: str, start: str, end: str, title: str, summary: str, at: str) -> Statement:
+    def insert_weekly(
+        id_: str, namespace: str, week: str, start: str, end: str, title: str, summary: str, at: str
+    ) -> Statement:
         return Statement(
             "INSERT INTO weekly_log (id, namespace, week, start_date, end_date, title, summary, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (namespace, week) DO NOTHING",
@@ -68,7 +75,10 @@ class LogStore:
         )
 
     async def weekly_exists(self, namespace: str, week: str) -> bool:
-        return await self.db.first("SELECT 1 AS x FROM weekly_log WHERE namespace = ? AND week = ?", (namespace, week)) is not None
+        return (
+            await self.db.first("SELECT 1 AS x FROM weekly_log WHERE namespace = ? AND week = ?", (namespace, week))
+            is not None
+        )
 
     async def weeklies_to_roll(self, namespace: str, day: str) -> list[dict[str, Any]]:
         return await self.db.all(

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..memory.models import Evidence, Memory
 from ..memory.search_text import match_expression, search_document
@@ -14,10 +15,29 @@ from .sql import chunks, from_json, placeholders, read_stored_json, to_json
 log = logging.getLogger("companion_memory.store")
 
 _COLUMNS = (
-    "id", "namespace", "type", "content", "search_text", "fact_key", "importance", "confidence",
-    "status", "version_status", "superseded_by", "pinned", "tags", "source", "source_message_ids",
-    "evidence", "authored_by", "seen_count", "recall_count", "last_injected_at", "last_seen_at",
-    "created_at", "updated_at",
+    "id",
+    "namespace",
+    "type",
+    "content",
+    "search_text",
+    "fact_key",
+    "importance",
+    "confidence",
+    "status",
+    "version_status",
+    "superseded_by",
+    "pinned",
+    "tags",
+    "source",
+    "source_message_ids",
+    "evidence",
+    "authored_by",
+    "seen_count",
+    "recall_count",
+    "last_injected_at",
+    "last_seen_at",
+    "created_at",
+    "updated_at",
 )
 # At most this many matches are scored by a full-text query (see lexical_search). 500
 # keeps a words-only recall of 10k memories under 2 ms (p50) with LoCoMo recall unchanged
@@ -84,7 +104,7 @@ class MemoryStore:
         )
         return memory_from_row(row) if row else None
 
-    async def list(
+    async def page(
         self,
         namespace: str,
         *,

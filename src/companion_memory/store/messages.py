@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from ..ports import Database, Statement
 from .sql import chunks, placeholders
@@ -49,7 +50,7 @@ class MessageStore:
             found.update((r["client_hash"], r["id"]) for r in rows)
         return found
 
-    async def list(self, namespace: str, *, since: str, until: str, limit: int = 500) -> list[dict[str, Any]]:
+    async def between(self, namespace: str, *, since: str, until: str, limit: int = 500) -> list[dict[str, Any]]:
         return await self.db.all(
             "SELECT id, conversation_id, role, content, source, model, created_at FROM messages "
             "WHERE namespace = ? AND created_at >= ? AND created_at < ? ORDER BY created_at, id LIMIT ?",

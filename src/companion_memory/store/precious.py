@@ -16,7 +16,14 @@ class PreciousStore:
         self.db = db
 
     async def add(self, namespace: str, content: str, note: str | None, source: str, at: str) -> dict[str, Any]:
-        row = {"id": str(uuid.uuid4()), "namespace": namespace, "content": content, "note": note, "source": source, "created_at": at}
+        row = {
+            "id": str(uuid.uuid4()),
+            "namespace": namespace,
+            "content": content,
+            "note": note,
+            "source": source,
+            "created_at": at,
+        }
         await self.db.run(
             "INSERT INTO precious (id, namespace, content, note, source, created_at) VALUES (?, ?, ?, ?, ?, ?)",
             tuple(row.values()),
@@ -26,13 +33,15 @@ class PreciousStore:
     async def get(self, precious_id: str) -> dict[str, Any] | None:
         return await self.db.first(f"{_SELECT} WHERE id = ?", (precious_id,))
 
-    async def list(self, namespace: str, *, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    async def page(self, namespace: str, *, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
         where, params = "namespace = ?", [namespace]
         if cursor:
             created_at, id_ = decode_cursor(cursor)
             where += " AND (created_at < ? OR (created_at = ? AND id < ?))"
             params += [created_at, created_at, id_]
-        rows = await self.db.all(f"{_SELECT} WHERE {where} ORDER BY created_at DESC, id DESC LIMIT ?", (*params, limit + 1))
+        rows = await self.db.all(
+            f"{_SELECT} WHERE {where} ORDER BY created_at DESC, id DESC LIMIT ?", (*params, limit + 1)
+        )
         return page_of(rows, limit, "created_at")
 
     async def newest_contents(self, namespace: str, limit: int) -> list[str]:

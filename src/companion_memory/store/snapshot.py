@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from ..memory.search_text import search_document
 from ..ports import ConstraintError, Database, Statement
@@ -24,45 +25,117 @@ class TableSpec:
 # Derived columns (memories.search_text) are rebuilt on import, not exported.
 TABLES = (
     TableSpec(
-        "memories", ("id",),
-        ("id", "namespace", "type", "content", "fact_key", "importance", "confidence", "status", "version_status",
-         "superseded_by", "pinned", "tags", "source", "source_message_ids", "evidence", "authored_by", "seen_count",
-         "recall_count", "last_injected_at", "last_seen_at", "created_at", "updated_at"),
+        "memories",
+        ("id",),
+        (
+            "id",
+            "namespace",
+            "type",
+            "content",
+            "fact_key",
+            "importance",
+            "confidence",
+            "status",
+            "version_status",
+            "superseded_by",
+            "pinned",
+            "tags",
+            "source",
+            "source_message_ids",
+            "evidence",
+            "authored_by",
+            "seen_count",
+            "recall_count",
+            "last_injected_at",
+            "last_seen_at",
+            "created_at",
+            "updated_at",
+        ),
         ("tags", "source_message_ids", "evidence"),
         derived=(("search_text", lambda row: search_document(row["content"])),),
     ),
     TableSpec(
-        "memory_relations", ("id",),
+        "memory_relations",
+        ("id",),
         ("id", "namespace", "source_id", "target_id", "relation", "weight", "created_at"),
     ),
     TableSpec(
-        "memory_candidates", ("id",),
-        ("id", "namespace", "kind", "type", "content", "fact_key", "importance", "confidence", "evidence",
-         "source_message_ids", "target_memory_id", "result_memory_id", "status", "reason", "dream_run_id",
-         "created_at", "updated_at", "reviewed_at"),
+        "memory_candidates",
+        ("id",),
+        (
+            "id",
+            "namespace",
+            "kind",
+            "type",
+            "content",
+            "fact_key",
+            "importance",
+            "confidence",
+            "evidence",
+            "source_message_ids",
+            "target_memory_id",
+            "result_memory_id",
+            "status",
+            "reason",
+            "dream_run_id",
+            "created_at",
+            "updated_at",
+            "reviewed_at",
+        ),
         ("evidence", "source_message_ids"),
     ),
     TableSpec("precious", ("id",), ("id", "namespace", "content", "note", "source", "created_at")),
     TableSpec(
-        "glossary", ("id",), ("id", "namespace", "term", "aliases", "definition", "created_at", "updated_at"), ("aliases",)
+        "glossary",
+        ("id",),
+        ("id", "namespace", "term", "aliases", "definition", "created_at", "updated_at"),
+        ("aliases",),
     ),
     TableSpec(
-        "daily_log", ("id",),
-        ("id", "namespace", "date", "title", "summary", "message_count", "created_at", "updated_at"), order_by="date",
+        "daily_log",
+        ("id",),
+        ("id", "namespace", "date", "title", "summary", "message_count", "created_at", "updated_at"),
+        order_by="date",
     ),
     TableSpec(
-        "weekly_log", ("id",),
-        ("id", "namespace", "week", "start_date", "end_date", "title", "summary", "rolled_up_at", "created_at", "updated_at"),
+        "weekly_log",
+        ("id",),
+        (
+            "id",
+            "namespace",
+            "week",
+            "start_date",
+            "end_date",
+            "title",
+            "summary",
+            "rolled_up_at",
+            "created_at",
+            "updated_at",
+        ),
         order_by="week",
     ),
     TableSpec(
-        "monthly_log", ("id",), ("id", "namespace", "month", "title", "summary", "created_at", "updated_at"),
+        "monthly_log",
+        ("id",),
+        ("id", "namespace", "month", "title", "summary", "created_at", "updated_at"),
         order_by="month",
     ),
     TableSpec(
-        "messages", ("id",),
-        ("id", "namespace", "conversation_id", "role", "content", "client_hash", "source", "model", "metadata",
-         "created_at", "stored_at"),
+        "messages",
+        ("id",),
+        (
+            "id",
+            "namespace",
+            "conversation_id",
+            "role",
+            "content",
+            "client_hash",
+            "source",
+            "model",
+            "metadata",
+            "created_at",
+            "stored_at",
+        ),
         ("metadata",),
     ),
 )
@@ -77,15 +150,23 @@ class SnapshotStore:
         """The table's rows, and the rows left out because a JSON column cannot be read
         back (each with its id and why), so one bad row never costs the whole export."""
         where, params = ("WHERE namespace = ?", (namespace,)) if namespace else ("", ())
-        rows = await self.db.all(f"SELECT {', '.join(table.columns)} FROM {table.name} {where} ORDER BY {table.order_by}", params)
+        rows = await self.db.all(
+            f"SELECT {', '.join(table.columns)} FROM {table.name} {where} ORDER BY {table.order_by}", params
+        )
         kept: list[dict[str, Any]] = []
         skipped: list[dict[str, Any]] = []
         for row in rows:
             for column in table.json_columns:
                 row[column], problem = read_stored_json(row[column])
                 if problem:
-                    skipped.append({"table": table.name, "id": row.get("id"), "namespace": row.get("namespace"),
-                                    "problem": f"{column} {problem}"})
+                    skipped.append(
+                        {
+                            "table": table.name,
+                            "id": row.get("id"),
+                            "namespace": row.get("namespace"),
+                            "problem": f"{column} {problem}",
+                        }
+                    )
                     break
             else:
                 kept.append(row)
@@ -98,7 +179,8 @@ class SnapshotStore:
         given = [c for c in table.columns if c in row]
         columns = [*given, *(name for name, _ in table.derived)]
         values = [
-            to_json(row[c], what=f"{table.name} {row.get('id')!r}: {c}") if c in table.json_columns and row[c] is not None
+            to_json(row[c], what=f"{table.name} {row.get('id')!r}: {c}")
+            if c in table.json_columns and row[c] is not None
             else row[c]
             for c in given
         ]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator, Sequence, TypeVar
+from collections.abc import Iterator, Sequence
+from typing import Any, TypeVar
 
 from ..domain.json_value import dumps, json_problem
 from ..errors import InvalidInput

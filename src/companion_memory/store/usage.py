@@ -13,6 +13,15 @@ class UsageStore:
         await self.db.run(
             "INSERT INTO usage_logs (namespace, model, provider, input_tokens, output_tokens, cache_read_tokens, "
             "cache_creation_tokens, latency_ms, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (namespace, model, provider, usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,
-             usage.cache_creation_tokens, latency_ms, at),
+            (
+                namespace,
+                model,
+                provider,
+                usage.input_tokens,
+                usage.output_tokens,
+                usage.cache_read_tokens,
+                usage.cache_creation_tokens,
+                latency_ms,
+                at,
+            ),
         )

@@ -17,5 +17,5 @@ def panel_asset_url(method: str, url: str) -> str | None:
     parts = urlsplit(url)
     for prefix in PANEL_PREFIXES:
         if parts.path.startswith(prefix + "/"):
-            return urlunsplit(parts._replace(path=parts.path[len(prefix):]))
+            return urlunsplit(parts._replace(path=parts.path[len(prefix) :]))
     return None

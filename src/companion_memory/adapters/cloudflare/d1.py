@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable, NoReturn, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, NoReturn
 
 from ...ports import (
     ConstraintError,
@@ -67,14 +68,14 @@ class D1Database:
             statement = self._binding.prepare(sql)
             if params:
                 statement = statement.bind(*[ffi.to_js(value) for value in params])
-        except Exception as error:  # D1_TYPE_ERROR is raised by bind() itself
+        except Exception as error:  # noqa: BLE001 - D1_TYPE_ERROR is raised by bind() itself
             _raise_translated(error)
         return statement
 
     async def _settle(self, call: Callable[[], Awaitable[Any]]) -> Any:
         try:
             return ffi.to_py(await call())
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - whatever the binding throws is translated to our errors
             _raise_translated(error)
 
     async def all(self, sql: str, params: Sequence[SqlValue] = ()) -> list[dict[str, Any]]:

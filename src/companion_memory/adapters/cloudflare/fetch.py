@@ -10,7 +10,8 @@ dropped before httpx sees the response. A timeout becomes an ``AbortSignal``.
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import httpx
 

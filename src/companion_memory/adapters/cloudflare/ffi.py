@@ -16,7 +16,9 @@ Two facts drive this module:
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, Callable
+import contextlib
+from collections.abc import AsyncGenerator, Callable
+from typing import Any
 
 try:  # pragma: no cover - only inside Pyodide
     from pyodide.ffi import JsProxy as _JsProxy
@@ -32,9 +34,9 @@ except ImportError:
 class _HostJsNull:
     """Stand-in for JS ``null`` outside Pyodide."""
 
-    _instance: "_HostJsNull | None" = None
+    _instance: _HostJsNull | None = None
 
-    def __new__(cls) -> "_HostJsNull":
+    def __new__(cls) -> _HostJsNull:
         if cls._instance is None:
             cls._instance = super().__new__(cls)
         return cls._instance
@@ -49,7 +51,7 @@ class _HostJsNull:
 JS_NULL: Any
 if IN_PYODIDE:  # pragma: no cover
     try:
-        from pyodide.ffi import jsnull as JS_NULL
+        from pyodide.ffi import jsnull as JS_NULL  # type: ignore[no-redef]
     except ImportError:  # Pyodide < 0.28 (Python 3.12 Workers) has no way to hold JS null
         JS_NULL = None
 else:
@@ -95,9 +97,7 @@ def to_js(value: Any) -> Any:
             return value
         if isinstance(value, (bytes, bytearray, memoryview)):
             return _pyodide_to_js(bytes(value))
-        return _pyodide_to_js(
-            _nulls_to_js(value), dict_converter=js.Object.fromEntries, default_converter=_unwrap
-        )
+        return _pyodide_to_js(_nulls_to_js(value), dict_converter=js.Object.fromEntries, default_converter=_unwrap)
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
     return _nulls_to_js(value)
@@ -134,7 +134,7 @@ def js_bytes(value: Any) -> bytes:
     return bytes(to_py(value))
 
 
-async def stream_chunks(stream: Any) -> AsyncIterator[bytes]:
+async def stream_chunks(stream: Any) -> AsyncGenerator[bytes, None]:
     """The bytes of a JS ``ReadableStream`` as they arrive; the stream is cancelled if the
     reader stops early."""
     reader = stream.getReader()
@@ -148,7 +148,5 @@ async def stream_chunks(stream: Any) -> AsyncIterator[bytes]:
             yield js_bytes(chunk.value)
     finally:
         if not finished:
-            try:
+            with contextlib.suppress(Exception):  # already errored or closed
                 await reader.cancel()
-            except Exception:  # already errored or closed
-                pass

@@ -7,7 +7,8 @@ Bodies go out as JS objects (``contentType`` "json", the default), at most
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from . import ffi
 
@@ -32,7 +33,6 @@ class CloudflareQueue:
         for start in range(0, len(bodies), MAX_BATCH):
             requests = [{"body": dict(body)} for body in bodies[start : start + MAX_BATCH]]
             await self._binding.sendBatch(ffi.to_js(requests), ffi.to_js(options))
-
 
     async def stats(self) -> None:
         # The producer binding has no way to read the backlog (the dashboard shows it).

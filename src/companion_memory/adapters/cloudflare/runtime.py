@@ -8,7 +8,8 @@ the Queue producer ``env.TASKS``.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import httpx
 
@@ -34,7 +35,7 @@ def _read(env: Any, name: str) -> Any:
         return env.get(name)
     try:
         return getattr(env, name, None)
-    except Exception:  # a JsProxy may raise something other than AttributeError
+    except Exception:  # noqa: BLE001 - a JsProxy may raise something other than AttributeError
         return None
 
 
@@ -63,7 +64,9 @@ def _outbound_client(settings: Settings, fetch: Any) -> httpx.AsyncClient | None
     """An httpx client over the Worker's ``fetch`` (``fetch`` given, or ``js.fetch`` inside
     Pyodide); None elsewhere, where httpx's own transport works."""
     if fetch is None and ffi.IN_PYODIDE:  # pragma: no cover - only inside Pyodide
-        from js import fetch
+        from js import fetch as js_fetch
+
+        fetch = js_fetch
     if fetch is None:
         return None
     timeout = httpx.Timeout(settings.UPSTREAM_TIMEOUT_SECONDS, connect=10.0)

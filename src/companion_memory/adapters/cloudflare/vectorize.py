@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Iterator, Mapping, NoReturn, Sequence, TypeVar
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, NoReturn, TypeVar
 
 from ...ports import VectorFilterValue, VectorMatch, VectorRecord
 from . import ffi
@@ -98,7 +99,9 @@ def _filter_value(key: str, value: Any) -> Any:
         condition: dict[str, Any] = {}
         for op, operand in value.items():
             if op not in FILTER_OPERATORS:
-                raise ValueError(f"filter {key!r}: unsupported operator {op!r} (Vectorize has {sorted(FILTER_OPERATORS)})")
+                raise ValueError(
+                    f"filter {key!r}: unsupported operator {op!r} (Vectorize has {sorted(FILTER_OPERATORS)})"
+                )
             if op in ("$in", "$nin"):
                 if isinstance(operand, (str, bytes)) or not isinstance(operand, Sequence):
                     raise ValueError(f"filter {key!r}: {op} takes a list, got {operand!r}")
@@ -161,7 +164,7 @@ class VectorizeIndex:
     async def _mutate(self, method: str, payload: list[Any]) -> None:
         try:
             result = ffi.to_py(await getattr(self._binding, method)(ffi.to_js(payload)))
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - whatever the binding throws is translated to our errors
             _raise_translated(error)
         if isinstance(result, dict) and result.get("mutationId") is not None:
             self.last_mutation_id = str(result["mutationId"])
@@ -188,7 +191,7 @@ class VectorizeIndex:
             options["filter"] = _filter(filter)
         try:
             result = ffi.to_py(await self._binding.query(ffi.to_js(values), ffi.to_js(options)))
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - whatever the binding throws is translated to our errors
             _raise_translated(error)
         matches = (result or {}).get("matches") or []
         return [
@@ -202,7 +205,7 @@ class VectorizeIndex:
         for chunk in _chunks(wanted, MAX_GET_IDS):
             try:
                 vectors = ffi.to_py(await self._binding.getByIds(ffi.to_js(list(chunk))))
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001 - whatever the binding throws is translated to our errors
                 _raise_translated(error)
             for v in vectors or []:
                 found[str(v["id"])] = VectorRecord(
@@ -220,7 +223,7 @@ class VectorizeIndex:
         """``describe().vectorCount``: eventually consistent, it lags recent mutations."""
         try:
             info = ffi.to_py(await self._binding.describe()) or {}
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - whatever the binding throws is translated to our errors
             _raise_translated(error)
         count = info.get("vectorCount")
         if count is None:  # V1 indexes (and some older type definitions) spell it vectorsCount

@@ -25,8 +25,18 @@ from . import ffi
 
 PROVIDER = "Workers AI"
 # What the text-generation models accept besides messages (their published schemas).
-_OPTIONS = ("max_tokens", "temperature", "top_p", "top_k", "seed", "repetition_penalty", "frequency_penalty",
-            "presence_penalty", "tools", "response_format")
+_OPTIONS = (
+    "max_tokens",
+    "temperature",
+    "top_p",
+    "top_k",
+    "seed",
+    "repetition_penalty",
+    "frequency_penalty",
+    "presence_penalty",
+    "tools",
+    "response_format",
+)
 
 
 def _openai_usage(usage: Mapping[str, Any] | None) -> dict[str, int]:
@@ -41,11 +51,17 @@ def _tool_calls(calls: Any) -> list[dict[str, Any]]:
     for index, call in enumerate(calls or []):
         function = call.get("function") or call
         arguments = function.get("arguments", {})
-        out.append({
-            "index": index, "id": call.get("id") or f"call_{uuid.uuid4().hex[:24]}", "type": "function",
-            "function": {"name": function.get("name", ""),
-                         "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)},
-        })
+        out.append(
+            {
+                "index": index,
+                "id": call.get("id") or f"call_{uuid.uuid4().hex[:24]}",
+                "type": "function",
+                "function": {
+                    "name": function.get("name", ""),
+                    "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+                },
+            }
+        )
     return out
 
 
@@ -60,8 +76,15 @@ def _responses_text(result: Mapping[str, Any]) -> str:
 def completion_of(result: Any, model: str) -> dict[str, Any]:
     """An OpenAI chat completion from whatever shape the model answered in."""
     if isinstance(result, Mapping) and result.get("choices"):
-        return {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion", "created": int(time.time()),
-                "model": model, **result, "usage": _openai_usage(result.get("usage"))}
+        return {
+            "id": f"chatcmpl-{uuid.uuid4().hex}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            **result,
+            "usage": _openai_usage(result.get("usage")),
+        }
+    text: str | None
     if isinstance(result, Mapping) and "output" in result:
         text, calls = _responses_text(result), []
     elif isinstance(result, Mapping) and ("response" in result or "tool_calls" in result):
@@ -76,7 +99,10 @@ def completion_of(result: Any, model: str) -> dict[str, Any]:
     if calls:
         message["tool_calls"] = [{k: v for k, v in c.items() if k != "index"} for c in calls]
     return {
-        "id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion", "created": int(time.time()), "model": model,
+        "id": f"chatcmpl-{uuid.uuid4().hex}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
         "usage": _openai_usage(result.get("usage") if isinstance(result, Mapping) else None),
     }
@@ -126,8 +152,13 @@ class WorkersAIChat:
         usage: dict[str, int] | None = None
 
         def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-            return {"id": chunk_id, "object": "chat.completion.chunk", "created": created, "model": call.model,
-                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+            return {
+                "id": chunk_id,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": call.model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
 
         parser = SSEParser()
         finished = closed = False
@@ -163,5 +194,11 @@ class WorkersAIChat:
             raise UpstreamError(f"{PROVIDER} ended the stream early", status=502)
         if not closed:
             yield chunk({}, "stop")
-        yield {"id": chunk_id, "object": "chat.completion.chunk", "created": created, "model": call.model,
-               "choices": [], "usage": usage or _openai_usage(None)}
+        yield {
+            "id": chunk_id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": call.model,
+            "choices": [],
+            "usage": usage or _openai_usage(None),
+        }

@@ -147,7 +147,7 @@ def _work(
             continue
         try:
             done = job.step(engine)
-        except BaseException as error:  # whatever it is, the caller must hear of it, not wait forever
+        except BaseException as error:  # noqa: BLE001 - whatever it is, the caller must hear of it, not wait forever
             _settle(job.future, error=error)
             continue
         if done:

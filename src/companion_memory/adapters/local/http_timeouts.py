@@ -71,7 +71,7 @@ def header_timeout_protocol(header_seconds: float) -> type[Any]:
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
-    class HeaderTimeoutH11Protocol(H11Protocol):  # type: ignore[misc]
+    class HeaderTimeoutH11Protocol(H11Protocol):
         _header_timer: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]

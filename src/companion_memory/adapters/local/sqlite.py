@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ...ports import ConstraintError, DatabaseError, QueryResult, SqlValue, Statement, check_parameter_count
 
 
 def _dict_row(cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> dict[str, Any]:
-    return {column[0]: value for column, value in zip(cursor.description, row)}
+    return {column[0]: value for column, value in zip(cursor.description, row, strict=False)}
 
 
 def connect(path: Path | str) -> sqlite3.Connection:
@@ -29,7 +30,7 @@ class SqliteDatabase:
         self._connection = connection
 
     @classmethod
-    def open(cls, path: Path | str) -> "SqliteDatabase":
+    def open(cls, path: Path | str) -> SqliteDatabase:
         return cls(connect(path))
 
     def close(self) -> None:

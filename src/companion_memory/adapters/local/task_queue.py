@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Awaitable, Callable, Mapping, Sequence
+from typing import Any
 
 from ...clock import iso
 from ...ports import Clock, Database, QueueMessage, Statement
@@ -89,7 +90,9 @@ class LocalTaskQueue:
         if statements:
             await self.db.batch(statements)
 
-    async def deliver(self, handler: Callable[[Sequence[QueueMessage]], Awaitable[None]], limit: int = BATCH_SIZE) -> int:
+    async def deliver(
+        self, handler: Callable[[Sequence[QueueMessage]], Awaitable[None]], limit: int = BATCH_SIZE
+    ) -> int:
         """Hand the due tasks (at most ``limit``) to ``handler`` and apply what it decided
         for each; returns how many were delivered. A handler that raises, or leaves a
         message unsettled, has it retried, as the Queue does."""
@@ -103,8 +106,12 @@ class LocalTaskQueue:
             return 0
         lease = iso(self.clock.now() + LEASE)
         await self.db.batch(
-            [Statement("UPDATE local_tasks SET attempts = attempts + 1, available_at = ? WHERE id = ?", (lease, r["id"]))
-             for r in rows]
+            [
+                Statement(
+                    "UPDATE local_tasks SET attempts = attempts + 1, available_at = ? WHERE id = ?", (lease, r["id"])
+                )
+                for r in rows
+            ]
         )
         messages = [LocalMessage(str(r["id"]), json.loads(r["body"]), r["attempts"] + 1) for r in rows]
         error = None

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -72,7 +73,7 @@ class LocalVectorIndex:
         self._db.execute("BEGIN")
         self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
         self._db.execute("COMMIT")
-        for record, (_, blob, _) in zip(records, rows):
+        for record, (_, blob, _) in zip(records, rows, strict=False):
             self._put(record.id, np.frombuffer(blob, dtype=np.float32), dict(record.metadata))
 
     async def query(
@@ -86,7 +87,9 @@ class LocalVectorIndex:
         allowed = np.flatnonzero(self._mask(filter or {}))
         if allowed.size == 0:
             return []
-        scores = self._matrix[allowed] @ query if allowed.size < len(self._ids) // 2 else (self._matrix @ query)[allowed]
+        scores = (
+            self._matrix[allowed] @ query if allowed.size < len(self._ids) // 2 else (self._matrix @ query)[allowed]
+        )
         best = np.argpartition(-scores, top_k - 1)[:top_k] if scores.size > top_k else np.arange(scores.size)
         best = best[np.argsort(-scores[best])]
         return [
@@ -116,10 +119,10 @@ class LocalVectorIndex:
         mask = np.ones(len(self._ids), dtype=bool)
         for key, condition in filter.items():
             column = self._column(key)
-            for op, operand in (condition.items() if isinstance(condition, Mapping) else [("$eq", condition)]):
+            for op, operand in condition.items() if isinstance(condition, Mapping) else [("$eq", condition)]:
                 if op in ("$eq", "$ne"):
                     hit = column == operand
-                elif op in ("$in", "$nin"):
+                elif op in ("$in", "$nin") and isinstance(operand, (list, tuple)):
                     hit = np.zeros(len(self._ids), dtype=bool)
                     for value in operand:
                         hit |= column == value

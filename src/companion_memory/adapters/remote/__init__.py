@@ -9,7 +9,6 @@ failure.
 
 from __future__ import annotations
 
-
 from ..model_io import ModelAPIError
 
 __all__ = ["ModelAPIError"]
