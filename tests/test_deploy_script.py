@@ -701,7 +701,6 @@ def test_wrangler_toml_declares_the_worker_and_its_bindings() -> None:
 
     (index,) = config["vectorize"]
     assert index == {"binding": "VECTORIZE", "index_name": "memo-kb"}
-    assert config["vars"]["VECTORIZE_INDEX_NAME"] == index["index_name"]
     assert config["ai"] == {"binding": "AI"}
     assert [q["queue"] for q in config["queues"]["producers"]] == ["companion-memory"]
     assert [q["queue"] for q in config["queues"]["consumers"]] == ["companion-memory"]

@@ -60,6 +60,7 @@ class Settings(BaseModel):
     IMPRESSION_LADDER_MAX_CHARS: int = Field(1000, ge=0)
     MEMORY_FILTER_MAX_CANDIDATES: int = Field(12, ge=1)
     MEMORY_FILTER_MAX_OUTPUT: int = Field(3, ge=1)
+    # Candidates under this similarity are not sent to the reranker.
     MEMORY_FILTER_MIN_SCORE: float = Field(0.1, ge=0, le=1)
     RECALL_MIN_SCORE: float = Field(0.15, ge=0, le=1)
     MEMORY_INJECT_DECAY_WINDOW_MIN: int = Field(30, ge=0)
@@ -79,7 +80,6 @@ class Settings(BaseModel):
     # Claude prompt cache.
     ANTHROPIC_CACHE_ENABLED: bool = True
     ANTHROPIC_CACHE_TTL: Literal["5m", "1h"] = "5m"
-    ANTHROPIC_AUTO_CACHE_ENABLED: bool = True
     ANTHROPIC_ROLLING_CACHE_ENABLED: bool = True
     ANTHROPIC_ROLLING_CACHE_WINDOW_SIZE: int = Field(20, ge=1)
     ANTHROPIC_CACHE_USER_ID: str = ""
@@ -91,8 +91,8 @@ class Settings(BaseModel):
     MEMORY_TOP_K: int = Field(50, ge=1, le=100)
     MEMORY_MIN_SCORE: float = Field(0.1, ge=0, le=1)
     MEMORY_FILTER_MAX_CONTENT_CHARS: int = Field(700, ge=1)
-    VECTORIZE_INDEX_NAME: str = "memo-kb"
     ENABLE_AUTO_MEMORY: bool = True
+    # Retention expires live memories shorter than this (trimmed); 0 keeps them all.
     EMPTY_MEMORY_MIN_CHARS: int = Field(4, ge=0)
     PUBLIC_MODEL_NAME: str = "companion"
     MESSAGES_RETENTION_DAYS: int = Field(7, ge=1)

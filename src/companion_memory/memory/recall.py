@@ -220,6 +220,9 @@ class Recall:
         if self.reranker is None or not self.settings.ENABLE_MEMORY_RERANKER or not pool:
             meta["reranker"] = "off"
             return
+        floor = self.settings.MEMORY_FILTER_MIN_SCORE
+        meta["floored"].extend(h.memory.id for h in pool if h.raw_score is not None and h.raw_score < floor)
+        pool[:] = [h for h in pool if h.raw_score is None or h.raw_score >= floor]
         limit = self.settings.MEMORY_FILTER_MAX_CONTENT_CHARS
         try:
             scores = await self.reranker.rerank(text, [h.memory.content[:limit] for h in pool])

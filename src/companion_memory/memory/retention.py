@@ -58,6 +58,11 @@ class Retention:
         expired = await self._retire(
             await self.store.stale_memories(before(EXPIRE_AFTER_DAYS), PER_RUN), "expired", iso(now)
         )
+        too_short = 0
+        if self.settings.EMPTY_MEMORY_MIN_CHARS:
+            too_short = await self._retire(
+                await self.store.short_memories(self.settings.EMPTY_MEMORY_MIN_CHARS, PER_RUN), "expired", iso(now)
+            )
         await self.db.batch([RetentionStore.record_run(iso(now))])
         report = await self.mirror.drain(limit=max(200, expired + purged))
         return {
@@ -67,6 +72,7 @@ class Retention:
             "memory_events": results[2].changes,
             "idempotency_keys": results[3].changes,
             "memories_expired": expired,
+            "memories_too_short": too_short,
             "memories_purged": purged,
             "vectors_pending": report.failed + report.blocked,
         }

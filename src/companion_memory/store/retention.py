@@ -31,6 +31,16 @@ class RetentionStore:
             (*_LASTING_TYPES, cutoff, limit),
         )
 
+    async def short_memories(self, min_chars: int, limit: int) -> list[dict[str, Any]]:
+        """Active memories whose trimmed content is shorter than ``min_chars`` ("ok", "."),
+        except pinned ones, identity/persona and those a person wrote by hand."""
+        return await self.db.all(
+            "SELECT id, namespace, status FROM memories WHERE status = 'active' AND pinned = 0 "
+            f"AND type NOT IN ({placeholders(len(_LASTING_TYPES))}) AND authored_by IS NULL "
+            "AND length(trim(content)) < ? ORDER BY id LIMIT ?",
+            (*_LASTING_TYPES, min_chars, limit),
+        )
+
     async def retired_memories(self, cutoff: str, limit: int) -> list[dict[str, Any]]:
         """Expired, deleted or superseded rows whose status has not changed since ``cutoff``."""
         return await self.db.all(
