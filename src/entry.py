@@ -75,8 +75,8 @@ class Default(WorkerEntrypoint):
         runtime = await _get_runtime(self.env)
         run = await runtime.nightly.run(trigger=f"cron {getattr(controller, 'cron', '')}".strip())
         print(
-            f"nightly job {'succeeded' if run['ok'] else 'had failures'}: "
-            + ", ".join(f"{name} {'ok' if step['ok'] else 'FAILED'}" for name, step in run["steps"].items())
+            f"nightly job {'succeeded' if run.ok else 'had failures'}: "
+            + ", ".join(f"{step.name} {'ok' if step.ok else 'FAILED'}" for step in run.steps)
         )
 
     async def queue(self, batch: Any, env: Any = None, ctx: Any = None) -> None:

@@ -121,16 +121,18 @@ async def test_the_nightly_job_runs_every_step_even_when_one_fails(runtime: Runt
 
     nightly = runtime.nightly
     nightly.steps = (("dream", broken), *nightly.steps[1:])
-    results = (await nightly.run())["steps"]
-    assert results["dream"] == {"ok": False, "error": "RuntimeError: dream model unavailable"}
-    assert [name for name, step in results.items() if step["ok"]] == [
+    report = await nightly.run()
+    results = {step.name: step for step in report.steps}
+    assert not report.ok and not results["dream"].ok
+    assert results["dream"].error == "RuntimeError: dream model unavailable"
+    assert [name for name, step in results.items() if step.ok] == [
         "retention",
         "github_daily",
         "weekly_rollup",
         "monthly_rollup",
         "vector_mirror",
     ]
-    assert results["github_daily"]["result"] == {"skipped": "GITHUB_DAILY_REPO is not set"}
+    assert results["github_daily"].result == {"skipped": "GITHUB_DAILY_REPO is not set"}
     recorded = await nightly.last_run()
     assert recorded is not None and recorded["ok"] is False and recorded["steps"]["dream"]["ok"] is False
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime, time, timedelta
 from typing import Any
 
@@ -35,6 +36,51 @@ def next_run(after: datetime, time_zone: str) -> datetime:
     return candidate
 
 
+@dataclass(frozen=True)
+class StepOutcome:
+    """One step of a night: what it returned, or why it failed."""
+
+    name: str
+    ok: bool
+    result: Any = None
+    error: str | None = None
+
+    def brief(self) -> dict[str, Any]:
+        """As recorded: without the dream's candidate lists (they are in the review queue)."""
+        result = self.result
+        if isinstance(result, list):
+            result = [{k: v for k, v in r.items() if k != "candidates"} if isinstance(r, dict) else r for r in result]
+        return {"ok": self.ok, "result": result} if self.error is None else {"ok": self.ok, "error": self.error}
+
+    def describe(self) -> str:
+        """A line's worth: the result as JSON, or the error."""
+        if self.error is not None:
+            return self.error
+        return json.dumps(self.result, ensure_ascii=False, default=str)
+
+
+@dataclass(frozen=True)
+class NightlyReport:
+    trigger: str
+    started_at: str
+    finished_at: str
+    steps: tuple[StepOutcome, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(step.ok for step in self.steps)
+
+    def summary(self) -> dict[str, Any]:
+        """The JSON form kept for ``GET /v1/dream/status`` (``last_nightly``)."""
+        return {
+            "trigger": self.trigger,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "ok": self.ok,
+            "steps": {step.name: step.brief() for step in self.steps},
+        }
+
+
 class Nightly:
     def __init__(
         self,
@@ -58,42 +104,29 @@ class Nightly:
             ("vector_mirror", lambda: tasks.run(MirrorTask(task="vector_mirror"))),
         )
 
-    async def run(self, trigger: str = "schedule") -> dict[str, Any]:
+    async def run(self, trigger: str = "schedule") -> NightlyReport:
         started = iso(self.clock.now())
-        steps: dict[str, Any] = {}
+        steps: list[StepOutcome] = []
         for name, step in self.steps:
             try:
                 result = await step()
-                # A step that ran but could not do all of its work (the GitHub pull with
-                # a refused token) reports errors rather than raising.
-                failed = isinstance(result, dict) and bool(result.get("errors"))
-                steps[name] = {"ok": not failed, "result": result}
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001 - a failed step is recorded; the others still run
                 log.exception("nightly step %s failed", name)
-                steps[name] = {"ok": False, "error": f"{type(error).__name__}: {error}"}
-        run = {
-            "trigger": trigger,
-            "started_at": started,
-            "finished_at": iso(self.clock.now()),
-            "ok": all(s["ok"] for s in steps.values()),
-            "steps": steps,
-        }
+                steps.append(StepOutcome(name, ok=False, error=f"{type(error).__name__}: {error}"))
+                continue
+            # A step that ran but could not do all of its work (the GitHub pull with a
+            # refused token) reports errors rather than raising.
+            failed = isinstance(result, dict) and bool(result.get("errors"))
+            steps.append(StepOutcome(name, ok=not failed, result=result))
+        report = NightlyReport(trigger, started, iso(self.clock.now()), tuple(steps))
         try:
-            summary = {**run, "steps": {name: _brief(step) for name, step in steps.items()}}
-            finished_at = str(run["finished_at"])
-            await self.db.batch([CursorStore.put("nightly", "*", json.dumps(summary, default=str), finished_at)])
-        except Exception:  # the job itself is done; only its record is lost
+            record = json.dumps(report.summary(), default=str)
+            await self.db.batch([CursorStore.put("nightly", "*", record, report.finished_at)])
+        except Exception:  # noqa: BLE001 - the job itself is done; only its record is lost
             log.exception("could not record the nightly run")
-        return run
+        return report
 
     async def last_run(self) -> dict[str, Any] | None:
         text = await self.cursors.get("nightly")
         return json.loads(text) if text else None
 
-
-def _brief(step: dict[str, Any]) -> dict[str, Any]:
-    """A step's record without the dream's candidate lists (they are in the review queue)."""
-    result = step.get("result")
-    if isinstance(result, list):
-        result = [{k: v for k, v in r.items() if k != "candidates"} if isinstance(r, dict) else r for r in result]
-    return {**step, "result": result} if "result" in step else step
