@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Annotated, Any
 
 from fastapi import APIRouter
 from pydantic import Field
 
 from ..memory.prompt import memories_block
-from ..memory.recall import Hit, RecallResult
+from ..memory.recall import Hit, RecallMeta, RecallResult
 from ..memory.types import normalise_type
 from .auth import MEMORY_READ, Principal, requires
 from .deps import RuntimeDep
@@ -58,12 +59,19 @@ def _hit(hit: Hit) -> dict[str, Any]:
     }
 
 
+def _meta(meta: RecallMeta, notes: list[str]) -> dict[str, Any]:
+    answer = {**asdict(meta), "notes": notes + meta.notes}
+    for optional in ("reranker", "precious_overlap"):
+        if not answer[optional]:
+            del answer[optional]
+    return answer
+
+
 def _answer(result: RecallResult, include_prompt: bool, notes: list[str]) -> dict[str, Any]:
-    result.meta["notes"] = notes + result.meta["notes"]
     body: dict[str, Any] = {
         "hits": [_hit(h) for h in result.hits],
         "glossary_hits": result.glossary_hits,
-        "meta": result.meta,
+        "meta": _meta(result.meta, notes),
     }
     if include_prompt:
         body["prompt"] = memories_block(result.hits, result.glossary_hits)

@@ -60,10 +60,25 @@ class Hit:
 
 
 @dataclass
+class RecallMeta:
+    """How recall reached its hits: the ids it set aside at each gate, which reranker ran
+    (``off``, ``skipped``, ``failed`` or the model), and notes on what degraded."""
+
+    k: int
+    min_score: float
+    reranker: str | None = None
+    decayed: list[str] = field(default_factory=list)
+    deduped: list[str] = field(default_factory=list)
+    floored: list[str] = field(default_factory=list)
+    precious_overlap: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
 class RecallResult:
     hits: list[Hit]
     glossary_hits: list[dict[str, Any]]
-    meta: dict[str, Any]
+    meta: RecallMeta
 
 
 class Recall:
@@ -102,11 +117,11 @@ class Recall:
         settings = self.settings
         k = max(1, min(100, k if k is not None else settings.MEMORY_FILTER_MAX_OUTPUT))
         floor = settings.RECALL_MIN_SCORE if min_score is None else min_score
-        meta: dict[str, Any] = {"k": k, "min_score": floor, "decayed": [], "deduped": [], "floored": [], "notes": []}
+        meta = RecallMeta(k=k, min_score=floor)
         text = query.strip()[:_MAX_QUERY_CHARS]
         glossary_hits = await self._glossary_hits(namespace, text) if text else []
         if not text:
-            meta["notes"].append("empty query")
+            meta.notes.append("empty query")
             return RecallResult([], glossary_hits, meta)
 
         (vector_ranked, query_vector), lexical_ranked = await asyncio.gather(
@@ -121,7 +136,7 @@ class Recall:
         if rerank:
             await self._rerank(text, pool, meta)
         else:
-            meta["reranker"] = "skipped"
+            meta.reranker = "skipped"
         hits = (await self._gate(pool, namespace, floor, meta))[:k]
         if account and hits:
             now = iso(self.clock.now())
@@ -135,13 +150,13 @@ class Recall:
     # -- channels ---------------------------------------------------------------
 
     async def _vector_channel(
-        self, text: str, namespace: str, types: Sequence[str], meta: dict[str, Any]
+        self, text: str, namespace: str, types: Sequence[str], meta: RecallMeta
     ) -> tuple[dict[str, float], list[float] | None]:
         """id → cosine similarity, best first, and the query's vector; nothing (and a
         note) when the channel is down."""
         problem = await self.mirror.mismatch()
         if problem:
-            meta["notes"].append(f"vector search off: {problem}; lexical results only")
+            meta.notes.append(f"vector search off: {problem}; lexical results only")
             return {}, None
         try:
             vector = (await self.embedder.embed([text], kind="query"))[0]
@@ -150,13 +165,11 @@ class Recall:
                 where["type"] = {"$in": list(types)}
             matches = await self.vectors.query(vector, top_k=self.settings.MEMORY_TOP_K, filter=where)
         except Exception as error:  # noqa: BLE001 - recall still answers from the words alone
-            meta["notes"].append(f"vector search unavailable ({type(error).__name__}: {error}); lexical results only")
+            meta.notes.append(f"vector search unavailable ({type(error).__name__}: {error}); lexical results only")
             return {}, None
         return {m.id: m.score for m in matches}, vector
 
-    async def _lexical_channel(
-        self, text: str, namespace: str, types: Sequence[str], meta: dict[str, Any]
-    ) -> list[str]:
+    async def _lexical_channel(self, text: str, namespace: str, types: Sequence[str], meta: RecallMeta) -> list[str]:
         terms = query_terms(text)
         if not terms:
             return []
@@ -171,7 +184,7 @@ class Recall:
         namespace: str,
         types: Sequence[str],
         limit: int,
-        meta: dict[str, Any],
+        meta: RecallMeta,
     ) -> list[Hit]:
         """The best ``limit`` fused candidates that are live, above the similarity
         floor and not a repeat of a better one's text."""
@@ -190,7 +203,7 @@ class Recall:
                 for record in await self.vectors.get(lexical_only):
                     similarity[record.id] = self._relevance(_cosine(query_vector, record.values))
             except Exception as error:  # noqa: BLE001 - those hits go on without a similarity
-                meta["notes"].append(f"vector lookup failed ({type(error).__name__}); some scores unknown")
+                meta.notes.append(f"vector lookup failed ({type(error).__name__}); some scores unknown")
         rows = {m.id: m for m in await self.memories.get_many(ranked)}
         pool: list[Hit] = []
         seen_text: dict[str, str] = {}
@@ -201,11 +214,11 @@ class Recall:
                 continue
             raw = similarity.get(id_)
             if raw is not None and raw < self.settings.MEMORY_MIN_SCORE:
-                meta["floored"].append(id_)
+                meta.floored.append(id_)
                 continue
             key = normalised(memory.content)
             if key in seen_text:
-                meta["deduped"].append(id_)
+                meta.deduped.append(id_)
                 continue
             seen_text[key] = id_
             pool.append(Hit(memory=memory, score=fused[id_], raw_score=raw, channels=channels[id_]))
@@ -216,29 +229,29 @@ class Recall:
         unrelated, identical = self.embedder.similarity_range
         return min(1.0, max(0.0, (cosine - unrelated) / (identical - unrelated)))
 
-    async def _rerank(self, text: str, pool: list[Hit], meta: dict[str, Any]) -> None:
+    async def _rerank(self, text: str, pool: list[Hit], meta: RecallMeta) -> None:
         if self.reranker is None or not self.settings.ENABLE_MEMORY_RERANKER or not pool:
-            meta["reranker"] = "off"
+            meta.reranker = "off"
             return
         floor = self.settings.MEMORY_FILTER_MIN_SCORE
-        meta["floored"].extend(h.memory.id for h in pool if h.raw_score is not None and h.raw_score < floor)
+        meta.floored.extend(h.memory.id for h in pool if h.raw_score is not None and h.raw_score < floor)
         pool[:] = [h for h in pool if h.raw_score is None or h.raw_score >= floor]
         limit = self.settings.MEMORY_FILTER_MAX_CONTENT_CHARS
         try:
             scores = await self.reranker.rerank(text, [h.memory.content[:limit] for h in pool])
         except Exception as error:  # noqa: BLE001 - keep the fused order: a slow or failing reranker is not an empty answer
-            meta["reranker"] = "failed"
-            meta["notes"].append(f"reranker failed ({type(error).__name__}: {error}); fused order kept")
+            meta.reranker = "failed"
+            meta.notes.append(f"reranker failed ({type(error).__name__}: {error}); fused order kept")
             return
         by_index = {s.index: s.score for s in scores}
         for index, hit in enumerate(pool):
             hit.raw_score = hit.score = by_index.get(index, 0.0)
         pool.sort(key=lambda h: h.score, reverse=True)
-        meta["reranker"] = self.reranker.model
+        meta.reranker = self.reranker.model
 
     # -- gates ------------------------------------------------------------------
 
-    async def _gate(self, pool: list[Hit], namespace: str, floor: float, meta: dict[str, Any]) -> list[Hit]:
+    async def _gate(self, pool: list[Hit], namespace: str, floor: float, meta: RecallMeta) -> list[Hit]:
         precious = [gate_tokens(t) for t in await PreciousStore(self.db).newest_contents(namespace, _PRECIOUS_CHECKED)]
         window = timedelta(minutes=self.settings.MEMORY_INJECT_DECAY_WINDOW_MIN)
         now = self.clock.now()
@@ -246,16 +259,16 @@ class Recall:
         for hit in pool:
             tokens = gate_tokens(hit.memory.content) if precious else set()
             if any(jaccard(tokens, p) >= PRECIOUS_OVERLAP for p in precious):
-                meta.setdefault("precious_overlap", []).append(hit.memory.id)
+                meta.precious_overlap.append(hit.memory.id)
                 continue
             if hit.raw_score is not None and hit.raw_score < floor:
-                meta["floored"].append(hit.memory.id)
+                meta.floored.append(hit.memory.id)
                 continue
             injected = hit.memory.last_injected_at
             if injected and now - parse_iso(injected) < window:
                 hit.score *= DECAY_FACTOR
                 hit.decayed = True
-                meta["decayed"].append(hit.memory.id)
+                meta.decayed.append(hit.memory.id)
             kept.append(hit)
         kept.sort(key=lambda h: h.score, reverse=True)
         return kept
