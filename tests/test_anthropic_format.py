@@ -10,13 +10,11 @@ from typing import Any
 
 import pytest
 
+from companion_memory.adapters.chat.anthropic.cache import MAX_CACHE_BREAKPOINTS
+from companion_memory.adapters.chat.anthropic.request import to_anthropic
+from companion_memory.adapters.chat.anthropic.response import from_anthropic
+from companion_memory.adapters.chat.anthropic.stream import AnthropicStreamTranslator
 from companion_memory.ports import ChatCall, ChatUsage, UpstreamError
-from companion_memory.proxy.anthropic_format import (
-    MAX_CACHE_BREAKPOINTS,
-    AnthropicStreamTranslator,
-    from_anthropic,
-    to_anthropic,
-)
 from companion_memory.settings import Settings
 
 MODEL = "claude-sonnet-4-5"

@@ -11,10 +11,10 @@ import httpx
 import pytest
 import respx
 
+from companion_memory.adapters.chat.anthropic.model import AnthropicChatModel
+from companion_memory.adapters.chat.sse import DONE, SSEParser, format_sse, openai_events
 from companion_memory.ports import ChatCall, ChatUsage, UpstreamError
-from companion_memory.proxy.anthropic import AnthropicChatModel
 from companion_memory.proxy.routing import route
-from companion_memory.proxy.sse import DONE, SSEParser, format_sse
 from companion_memory.settings import Settings
 from tests.test_anthropic_format import STREAM_EVENTS
 
@@ -304,3 +304,23 @@ def test_format_sse() -> None:
     assert format_sse("one\ntwo", event="note") == b"event: note\ndata: one\ndata: two\n\n"
     parser = SSEParser()
     assert parser.feed(format_sse({"x": [1, 2]}) + DONE) == [("message", '{"x": [1, 2]}'), ("message", "[DONE]")]
+
+
+async def _pieces(*pieces: bytes) -> AsyncIterator[bytes]:
+    for piece in pieces:
+        yield piece
+
+
+async def test_openai_events_stop_at_done_and_a_stream_without_it_was_cut_off() -> None:
+    async def events(*pieces: bytes) -> list[dict[str, Any]]:
+        return [event async for event in openai_events("P", _pieces(*pieces))]
+
+    one = format_sse({"n": 1})
+    assert await events(one[:5], one[5:] + DONE + format_sse({"n": 2})) == [{"n": 1}]
+    assert await events(one + b"data: [DONE]") == [{"n": 1}]  # [DONE] without its blank line
+    with pytest.raises(UpstreamError) as caught:
+        await events(one)
+    assert caught.value.status == 502 and "ended the stream early" in caught.value.message
+    with pytest.raises(UpstreamError) as caught:
+        await events(b"data: [1]\n\n" + DONE)
+    assert caught.value.status == 502 and "malformed" in caught.value.message

@@ -11,9 +11,9 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.background import BackgroundTask
 
+from ..adapters.chat.sse import format_sse
 from ..ports import UpstreamError
 from ..proxy.gateway import ChatGateway, Turn
-from ..proxy.sse import format_sse
 from .auth import CHAT, GUIDE_DOG, Principal, requires
 from .deps import RuntimeDep
 from .json_body import JsonRoute

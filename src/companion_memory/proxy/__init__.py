@@ -1,1 +1,2 @@
-"""The chat gateway: routing, memory injection, provider adapters, streaming."""
+"""The chat gateway: a turn (``gateway``: route, recall, call, keep) and the one parser of
+model labels (``routing``). The chat models it calls are in ``adapters/chat``."""

@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 
+from ..adapters.chat.usage import usage_of
 from ..clock import iso
 from ..memory.ingest import IncomingMessage, MessageIngestor
 from ..memory.prompt import memories_block
@@ -25,7 +26,6 @@ from ..ports import ChatCall, ChatModel, ChatUsage, Clock, Database
 from ..settings import Settings
 from ..store.usage import UsageStore
 from .routing import Route, resolve_model, route
-from .usage import usage_of
 
 log = logging.getLogger("companion_memory.gateway")
 NAMESPACE = "default"

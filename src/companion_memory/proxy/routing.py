@@ -20,10 +20,10 @@ from typing import Any
 
 import httpx
 
+from ..adapters.chat.anthropic.model import AnthropicChatModel
+from ..adapters.chat.openai_compatible import OpenAICompatChatModel
 from ..ports import ChatModel, UpstreamError
 from ..settings import Settings
-from .anthropic import AnthropicChatModel
-from .openai_compat import OpenAICompatChatModel
 
 # Provider parts of a label (what comes before the first "/").
 WORKERS_AI = "workers-ai"

@@ -15,12 +15,14 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Mapping
+from contextlib import aclosing
 from typing import Any
 
 from ...ports import ChatCall, ChatUsage, UpstreamError
-from ...proxy.openai_compat import with_patch
-from ...proxy.sse import SSEParser
-from ...proxy.usage import usage_of
+from ..chat.completion import chunk, completion, usage_chunk
+from ..chat.openai_compatible import with_patch
+from ..chat.sse import openai_events
+from ..chat.usage import openai_usage, usage_of
 from . import ffi
 
 PROVIDER = "Workers AI"
@@ -39,11 +41,16 @@ _OPTIONS = (
 )
 
 
-def _openai_usage(usage: Mapping[str, Any] | None) -> dict[str, int]:
+def _openai_usage(usage: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Usage under either name the models report it by."""
     usage = usage or {}
     prompt = int(usage.get("prompt_tokens") or usage.get("input_tokens") or 0)
-    completion = int(usage.get("completion_tokens") or usage.get("output_tokens") or 0)
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    output = int(usage.get("completion_tokens") or usage.get("output_tokens") or 0)
+    return openai_usage(prompt, output)
+
+
+def _new_id() -> str:
+    return f"chatcmpl-{uuid.uuid4().hex}"
 
 
 def _tool_calls(calls: Any) -> list[dict[str, Any]]:
@@ -77,7 +84,7 @@ def completion_of(result: Any, model: str) -> dict[str, Any]:
     """An OpenAI chat completion from whatever shape the model answered in."""
     if isinstance(result, Mapping) and result.get("choices"):
         return {
-            "id": f"chatcmpl-{uuid.uuid4().hex}",
+            "id": _new_id(),
             "object": "chat.completion",
             "created": int(time.time()),
             "model": model,
@@ -98,14 +105,8 @@ def completion_of(result: Any, model: str) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": text or ("" if not calls else None)}
     if calls:
         message["tool_calls"] = [{k: v for k, v in c.items() if k != "index"} for c in calls]
-    return {
-        "id": f"chatcmpl-{uuid.uuid4().hex}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
-        "usage": _openai_usage(result.get("usage") if isinstance(result, Mapping) else None),
-    }
+    usage = _openai_usage(result.get("usage") if isinstance(result, Mapping) else None)
+    return completion(_new_id(), model, message, "tool_calls" if calls else "stop", usage)
 
 
 def _failure(error: Exception) -> UpstreamError:
@@ -143,62 +144,33 @@ class WorkersAIChat:
             raise _failure(error) from error
 
     async def complete(self, call: ChatCall) -> tuple[dict[str, Any], ChatUsage]:
-        completion = completion_of(ffi.to_py(await self._run(call, False)), call.model)
-        return completion, usage_of(completion["usage"])
+        answer = completion_of(ffi.to_py(await self._run(call, False)), call.model)
+        return answer, usage_of(answer["usage"])
 
     async def stream(self, call: ChatCall) -> AsyncIterator[dict[str, Any]]:
         stream = await self._run(call, True)
-        chunk_id, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
-        usage: dict[str, int] | None = None
-
-        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-            return {
-                "id": chunk_id,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": call.model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-            }
-
-        parser = SSEParser()
-        finished = closed = False
-        chunks = ffi.stream_chunks(stream)
+        chunk_id, created = _new_id(), int(time.time())
+        usage: dict[str, Any] | None = None
+        closed = False
+        pieces = ffi.stream_chunks(stream)
         try:
-            async for data in chunks:
-                for _, payload in parser.feed(data):
-                    if payload.strip() == "[DONE]":
-                        finished = True
-                        break
-                    try:
-                        event = json.loads(payload)
-                    except ValueError:
-                        raise UpstreamError(f"{PROVIDER} sent an event that is not JSON", status=502) from None
+            async with aclosing(openai_events(PROVIDER, pieces)) as events:
+                async for event in events:
                     if event.get("usage"):
                         usage = _openai_usage(event["usage"])
                     if event.get("choices"):
                         closed = closed or any(c.get("finish_reason") for c in event["choices"])
                         yield {**event, "id": chunk_id, "object": "chat.completion.chunk", "model": call.model}
                     elif event.get("response"):
-                        yield chunk({"content": event["response"]})
+                        yield chunk(chunk_id, created, call.model, {"content": event["response"]})
                     elif event.get("tool_calls"):
-                        yield chunk({"tool_calls": _tool_calls(event["tool_calls"])})
-                if finished:
-                    break
+                        yield chunk(chunk_id, created, call.model, {"tool_calls": _tool_calls(event["tool_calls"])})
         except UpstreamError:
             raise
         except Exception as error:
             raise _failure(error) from error
         finally:
-            await chunks.aclose()
-        if not finished:
-            raise UpstreamError(f"{PROVIDER} ended the stream early", status=502)
+            await pieces.aclose()
         if not closed:
-            yield chunk({}, "stop")
-        yield {
-            "id": chunk_id,
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": call.model,
-            "choices": [],
-            "usage": usage or _openai_usage(None),
-        }
+            yield chunk(chunk_id, created, call.model, {}, "stop")
+        yield usage_chunk(chunk_id, created, call.model, usage or _openai_usage(None))

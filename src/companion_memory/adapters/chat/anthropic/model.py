@@ -1,6 +1,6 @@
 """The ChatModel port over the Anthropic Messages API, through Cloudflare AI Gateway.
 
-Two routes reach it (``routing.py`` builds both):
+Two routes reach it (``proxy/routing.py`` builds both):
 
 - ``anthropic/claude-*`` goes to the gateway's Anthropic provider,
   ``{AI_GATEWAY_BASE_URL}/anthropic/v1/messages``;
@@ -23,11 +23,13 @@ from typing import Any
 
 import httpx
 
-from ..ports import ChatCall, ChatUsage, UpstreamError
-from ..settings import Settings
-from .anthropic_format import AnthropicStreamTranslator, error_from_event, from_anthropic, to_anthropic
-from .sse import SSEParser
-from .upstream import event_json, raise_for_upstream, upstream_failure
+from ....ports import ChatCall, ChatUsage, UpstreamError
+from ....settings import Settings
+from ..sse import SSEParser
+from ..upstream import event_json, raise_for_upstream, upstream_failure
+from .request import to_anthropic
+from .response import error_from_event, from_anthropic
+from .stream import AnthropicStreamTranslator
 
 
 def _encode(body: dict[str, Any]) -> bytes:

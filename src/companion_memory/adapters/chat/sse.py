@@ -12,7 +12,11 @@ from __future__ import annotations
 import codecs
 import json
 import re
+from collections.abc import AsyncGenerator, AsyncIterable
 from typing import Any
+
+from ...ports import UpstreamError
+from .upstream import event_json
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
@@ -96,6 +100,23 @@ class SSEParser:
         self._event = ""
         self._data = []
         return event
+
+
+async def openai_events(provider: str, pieces: AsyncIterable[bytes | str]) -> AsyncGenerator[dict[str, Any], None]:
+    """The JSON objects of an OpenAI-style stream (``data: {...}`` events ending with
+    ``data: [DONE]``), read from ``pieces`` as the network delivers them. A malformed
+    event, or a stream that ends without ``[DONE]`` (it was cut off), is a 502."""
+    parser = SSEParser()
+    async for piece in pieces:
+        for _, payload in parser.feed(piece):
+            if payload.strip() == "[DONE]":
+                return
+            yield event_json(provider, payload)
+    for _, payload in parser.flush():
+        if payload.strip() == "[DONE]":
+            return
+        yield event_json(provider, payload)
+    raise UpstreamError(f"{provider} ended the stream early", status=502)
 
 
 def format_sse(data: dict[str, Any] | str, *, event: str | None = None) -> bytes:

@@ -4,13 +4,14 @@ Gateway's ``/compat`` path, or a self-hosted server (Ollama, llama.cpp, vLLM).""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from typing import Any
 
 import httpx
 
-from ..ports import ChatCall, ChatUsage, UpstreamError
-from .sse import SSEParser
-from .upstream import event_json, raise_for_upstream, upstream_failure
+from ...ports import ChatCall, ChatUsage, UpstreamError
+from .sse import openai_events
+from .upstream import raise_for_upstream, upstream_failure
 from .usage import usage_of
 
 
@@ -63,8 +64,7 @@ class OpenAICompatChatModel:
             ) from None
         return completion, usage_of(completion.get("usage"))
 
-    def _chunk(self, payload: str) -> dict[str, Any]:
-        chunk = event_json(self.provider, payload)
+    def _checked(self, chunk: dict[str, Any]) -> dict[str, Any]:
         if "error" in chunk:
             error = chunk["error"]
             raise UpstreamError(
@@ -79,16 +79,8 @@ class OpenAICompatChatModel:
             ) as response:
                 if response.status_code >= 400:
                     raise_for_upstream(self.provider, response.status_code, await response.aread())
-                parser = SSEParser()
-                async for data in response.aiter_bytes():
-                    for _, payload in parser.feed(data):
-                        if payload.strip() == "[DONE]":
-                            return
-                        yield self._chunk(payload)
-                for _, payload in parser.flush():
-                    if payload.strip() != "[DONE]":
-                        yield self._chunk(payload)
-                # A stream that ends without [DONE] was cut off.
-                raise UpstreamError(f"{self.provider} ended the stream early", status=502)
+                async with aclosing(openai_events(self.provider, response.aiter_bytes())) as chunks:
+                    async for chunk in chunks:
+                        yield self._checked(chunk)
         except httpx.HTTPError as error:
             raise upstream_failure(self.provider, error) from error

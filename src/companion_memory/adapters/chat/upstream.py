@@ -6,7 +6,7 @@ import json
 
 import httpx
 
-from ..ports import UpstreamError
+from ...ports import UpstreamError
 
 # Upstream statuses that mean the same to our client; anything else upstream is a 502.
 _PASSED_THROUGH = {400, 401, 403, 404, 408, 413, 422, 429}
