@@ -23,7 +23,9 @@ def _draft(body: MemoryWrite | MemoryPatch, principal: Principal) -> MemoryDraft
     if body.authored_by:
         # Marking a memory as written by hand protects it from every other writer.
         principal.require(OWNER)
-    return MemoryDraft(**body.model_dump(exclude={"namespace", "status"}, exclude_none=True))
+    # Evidence stays as the validated objects; every other field is a plain value.
+    fields = body.model_dump(exclude={"namespace", "status", "evidence"}, exclude_none=True)
+    return MemoryDraft(**fields, evidence=body.evidence)
 
 
 def _split(values: list[str] | None) -> list[str]:

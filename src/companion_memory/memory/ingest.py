@@ -7,8 +7,6 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel
-
 from ..clock import iso, parse_iso
 from ..errors import InvalidInput
 from ..ports import Clock, Database
@@ -16,7 +14,8 @@ from ..store.messages import MessageRow, MessageStore
 from ..store.sql import to_json
 
 
-class IncomingMessage(BaseModel):
+@dataclass(frozen=True)
+class IncomingMessage:
     role: str
     content: str
     # A client's own id for the message; the strongest idempotency key when present.

@@ -110,7 +110,7 @@ class Nightly:
         for name, step in self.steps:
             try:
                 result = await step()
-            except Exception as error:  # noqa: BLE001 - a failed step is recorded; the others still run
+            except Exception as error:  # a failed step is recorded; the others still run
                 log.exception("nightly step %s failed", name)
                 steps.append(StepOutcome(name, ok=False, error=f"{type(error).__name__}: {error}"))
                 continue
@@ -122,11 +122,10 @@ class Nightly:
         try:
             record = json.dumps(report.summary(), default=str)
             await self.db.batch([CursorStore.put("nightly", "*", record, report.finished_at)])
-        except Exception:  # noqa: BLE001 - the job itself is done; only its record is lost
+        except Exception:  # the job itself is done; only its record is lost
             log.exception("could not record the nightly run")
         return report
 
     async def last_run(self) -> dict[str, Any] | None:
         text = await self.cursors.get("nightly")
         return json.loads(text) if text else None
-

@@ -12,8 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, field_validator
-
 from ..clock import iso
 from ..errors import Conflict, InvalidInput, NotFound, SensitiveContent
 from ..ports import Clock, ConstraintError, Database
@@ -26,8 +24,10 @@ from .types import RELATIONS, normalise_fact_key, normalise_type
 from .vector_mirror import VectorMirror
 
 
-class MemoryDraft(BaseModel):
-    """What a writer says about a memory; None means "not given"."""
+@dataclass
+class MemoryDraft:
+    """What a writer says about a memory; None means "not given". The edges validate the
+    values; the draft only gives the fact_key its one spelling."""
 
     content: str | None = None
     type: str | None = None
@@ -42,10 +42,9 @@ class MemoryDraft(BaseModel):
     # Set when a person wrote this by hand; automatic writers leave it empty.
     authored_by: str | None = None
 
-    @field_validator("fact_key")
-    @classmethod
-    def _one_spelling(cls, fact_key: str | None) -> str | None:
-        return None if fact_key is None else normalise_fact_key(fact_key)
+    def __post_init__(self) -> None:
+        if self.fact_key is not None:
+            self.fact_key = normalise_fact_key(self.fact_key)
 
 
 @dataclass(frozen=True)
