@@ -11,7 +11,7 @@ from pathlib import Path
 import uvicorn
 
 from companion_memory.adapters.local.runtime import build_local_runtime
-from companion_memory.adapters.local.server import create_local_app, server_options
+from companion_memory.adapters.local.server import create_local_app, redact_access_log, server_options
 from companion_memory.api.app import create_app
 from companion_memory.ports import Embedder
 from companion_memory.runtime import Runtime
@@ -36,6 +36,7 @@ class LiveServer:
         sock.bind(("127.0.0.1", 0))
         self.port = sock.getsockname()[1]
         app = create_local_app(self.runtime) if local_app else create_app(self.runtime)
+        redact_access_log()  # as `companion-memory serve` does
         config = uvicorn.Config(
             **server_options(app, settings), lifespan="on" if local_app else "off", log_config=None, log_level="warning"
         )

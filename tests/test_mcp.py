@@ -20,7 +20,7 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types.methods import validate_server_result
 
-from companion_memory.api.mcp_tools import RETIRED, TOOLS
+from companion_memory.api.mcp.tools import RETIRED, TOOLS
 from companion_memory.settings import Settings
 from tests.conftest import GUIDE_DOG_KEY, MCP_KEY, OWNER_KEY
 from tests.live_server import LiveServer

@@ -26,10 +26,10 @@ from typing import Any
 import httpx
 import pytest
 
-from companion_memory.api import mcp
 from companion_memory.api.app import create_app
 from companion_memory.api.json_body import MAX_BODY_DEPTH
-from companion_memory.api.mcp_tools import TOOLS, Tool
+from companion_memory.api.mcp import jsonrpc, rpc
+from companion_memory.api.mcp.tools import TOOLS, Tool
 from companion_memory.domain.json_value import json_problem
 from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
 from companion_memory.runtime import Runtime
@@ -223,11 +223,11 @@ def problem(response: httpx.Response, *, key: str, tool: str | None, strict_json
             return f"not a JSON-RPC answer: {str(answer)[:300]}"
         if "error" in answer:
             code = answer["error"].get("code")
-            if code == mcp.INTERNAL_ERROR:
+            if code == jsonrpc.INTERNAL_ERROR:
                 return f"JSON-RPC internal error: {answer['error']}"
-            if not strict_json and code == mcp.PARSE_ERROR:
+            if not strict_json and code == jsonrpc.PARSE_ERROR:
                 continue
-            if tool is not None and code != mcp.FORBIDDEN:
+            if tool is not None and code != jsonrpc.FORBIDDEN:
                 return f"a tools/call with an object of arguments answered with a JSON-RPC error: {answer['error']}"
             continue
         result = answer.get("result")
@@ -514,7 +514,7 @@ async def test_a_lone_surrogate_id_or_method_is_a_parse_error(http: httpx.AsyncC
         )
         assert response.status_code == 400, response.text
         error = response.json()["error"]
-        assert error["code"] == mcp.PARSE_ERROR and "surrogate" in error["message"]
+        assert error["code"] == jsonrpc.PARSE_ERROR and "surrogate" in error["message"]
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
@@ -524,18 +524,18 @@ async def test_a_failure_outside_the_tools_is_a_json_rpc_error_with_the_id(
     async def broken(*_: Any) -> dict[str, Any]:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(mcp, "_dispatch", broken)
+    monkeypatch.setattr(rpc, "_dispatch", broken)
     response = await mcp_call(http, MCP_KEY, "memory_list", {}, era=era, request_id="r1")
     assert response.status_code == 200, response.text
     error = response.json()["error"]
-    assert response.json()["id"] == "r1" and error["code"] == mcp.INTERNAL_ERROR and "boom" not in error["message"]
+    assert response.json()["id"] == "r1" and error["code"] == jsonrpc.INTERNAL_ERROR and "boom" not in error["message"]
     batch = await http.post(
         "/mcp",
         json=[{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {"jsonrpc": "2.0", "id": 2, "method": "ping"}],
         headers={**auth(MCP_KEY), "MCP-Protocol-Version": "2025-03-26"},
     )
     assert batch.status_code == 200
-    assert [(a["id"], a.get("error", {}).get("code")) for a in batch.json()] == [(1, mcp.INTERNAL_ERROR), (2, None)]
+    assert [(a["id"], a.get("error", {}).get("code")) for a in batch.json()] == [(1, jsonrpc.INTERNAL_ERROR), (2, None)]
 
 
 async def test_a_failure_before_the_request_id_is_known_is_still_json_rpc(
@@ -544,10 +544,10 @@ async def test_a_failure_before_the_request_id_is_known_is_still_json_rpc(
     def broken(*_: Any) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(mcp, "_is_modern", broken)
+    monkeypatch.setattr(rpc, "_is_modern", broken)
     response = await mcp_call(http, MCP_KEY, "memory_list", {})
     assert response.status_code == 500
-    assert response.json()["error"]["code"] == mcp.INTERNAL_ERROR and response.json()["id"] is None
+    assert response.json()["error"]["code"] == jsonrpc.INTERNAL_ERROR and response.json()["id"] is None
 
 
 # Rows written before values were checked (or by hand): every tool still answers in JSON-RPC.

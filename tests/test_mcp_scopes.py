@@ -25,7 +25,7 @@ from companion_memory.adapters.local.sqlite import SqliteDatabase
 from companion_memory.adapters.local.vector_index import LocalVectorIndex
 from companion_memory.api.app import create_app
 from companion_memory.api.auth import identify
-from companion_memory.api.mcp_tools import TOOLS
+from companion_memory.api.mcp.tools import TOOLS
 from companion_memory.clock import FixedClock
 from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
 from companion_memory.runtime import Runtime

@@ -124,7 +124,7 @@ def _serve(settings: Settings, data_dir: Path, host: str, port: int) -> int:
 
     from .adapters.local.keys import load_or_create_owner_key
     from .adapters.local.runtime import build_local_runtime
-    from .adapters.local.server import create_local_app, server_options
+    from .adapters.local.server import create_local_app, redact_access_log, server_options
 
     data_dir.mkdir(parents=True, exist_ok=True)
     if not settings.CHATBOX_API_KEY:
@@ -140,6 +140,7 @@ def _serve(settings: Settings, data_dir: Path, host: str, port: int) -> int:
     runtime = asyncio.run(build_local_runtime(settings, data_dir))
     print(f"companion-memory: data in {data_dir}, embedder {runtime.embedder.model} ({runtime.embedder.dimensions}-d)")
     print(f"Serving on http://{host}:{port}  (API docs at /docs)", flush=True)
+    redact_access_log()
     uvicorn.run(**server_options(create_local_app(runtime), settings), host=host, port=port, log_level="info")
     return 0
 

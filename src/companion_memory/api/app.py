@@ -22,7 +22,6 @@ from . import (
     health,
     ingest,
     maintenance,
-    mcp,
     memories,
     openapi,
     precious,
@@ -32,6 +31,7 @@ from . import (
 from .auth import Authentication
 from .content_type import JsonBodies
 from .limits import BodyLimit
+from .mcp import routes as mcp
 
 # Where the admin panel is served (by the local server, or the Worker's static assets).
 PANEL_PREFIXES = ("/admin", "/memory-admin")

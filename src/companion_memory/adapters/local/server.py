@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,29 @@ async def nightly_schedule(runtime: Runtime) -> None:
         due = next_run(now, runtime.settings.DREAM_TIME_ZONE)
         await asyncio.sleep((due - now).total_seconds())
         log.info("nightly job: %s", await runtime.nightly.run())
+
+
+class RedactToken(logging.Filter):
+    """Cuts ``token=…`` out of access-log lines (uvicorn logs the path with its query): the
+    MCP routes take the key as ``?token=``. They also cut it out of the request, so this is
+    the second guard, for a line logged before (or without) the route."""
+
+    pattern = re.compile(r"([?&]token=)[^&\s\"]*", re.IGNORECASE)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(self.pattern.sub(r"\1[redacted]", a) if isinstance(a, str) else a for a in record.args)
+        elif isinstance(record.msg, str):
+            record.msg = self.pattern.sub(r"\1[redacted]", record.msg)
+        return True
+
+
+def redact_access_log() -> None:
+    """Installs ``RedactToken`` on uvicorn's access log, once; the local server calls it
+    before it serves (the Worker has no access log of ours and never imports this)."""
+    access_log = logging.getLogger("uvicorn.access")
+    if not any(isinstance(f, RedactToken) for f in access_log.filters):
+        access_log.addFilter(RedactToken())
 
 
 def admin_dir() -> Path:

@@ -17,18 +17,18 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import NotFound
-from ..memory.ingest import IncomingMessage
-from ..memory.prompt import memories_block
-from ..memory.recall import RecallResult
-from ..memory.types import MEMORY_TYPES, STATUSES
-from ..memory.writes import MemoryDraft
-from ..runtime import Runtime
-from ..store.glossary import GlossaryStore, distinct_aliases
-from ..store.precious import PreciousStore
-from .auth import EXPORT, MEMORY_READ, MEMORY_WRITE, Principal
-from .deps import now
-from .schemas import FactKey, GlossaryTerm, Id, MemoryContent, Namespace, Score, ShortText, Tag
+from ...errors import NotFound
+from ...memory.ingest import IncomingMessage
+from ...memory.prompt import memories_block
+from ...memory.recall import RecallResult
+from ...memory.types import MEMORY_TYPES, STATUSES
+from ...memory.writes import MemoryDraft
+from ...runtime import Runtime
+from ...store.glossary import GlossaryStore, distinct_aliases
+from ...store.precious import PreciousStore
+from ..auth import EXPORT, MEMORY_READ, MEMORY_WRITE, Principal
+from ..deps import now
+from ..schemas import FactKey, GlossaryTerm, Id, MemoryContent, Namespace, Score, ShortText, Tag
 
 MemoryType = Literal[MEMORY_TYPES]  # type: ignore[valid-type]
 Status = Literal[STATUSES]  # type: ignore[valid-type]
