@@ -26,7 +26,7 @@ import numpy as np
 
 from companion_memory.adapters.local.runtime import build_local_runtime
 from companion_memory.clock import iso
-from companion_memory.memory.models import Memory
+from companion_memory.domain.memory import Memory
 from companion_memory.memory.vector_mirror import vector_metadata
 from companion_memory.ports import VectorRecord
 from companion_memory.runtime import Runtime

@@ -243,14 +243,9 @@ async def _rollup(settings: Settings, data_dir: Path, _: argparse.Namespace) -> 
 async def _nightly(settings: Settings, data_dir: Path, _: argparse.Namespace) -> int:
     runtime = await _runtime(settings, data_dir)
     run = await runtime.nightly.run(trigger="cli")
-    for name, step in run["steps"].items():
-        outcome = (
-            json.dumps(step["result"], ensure_ascii=False, default=str)
-            if step["ok"]
-            else step.get("error") or step["result"]
-        )
-        print(f"{'ok    ' if step['ok'] else 'FAILED'} {name}: {str(outcome)[:300]}")
-    return 0 if run["ok"] else 1
+    for step in run.steps:
+        print(f"{'ok    ' if step.ok else 'FAILED'} {step.name}: {step.describe()[:300]}")
+    return 0 if run.ok else 1
 
 
 async def _fill_index(runtime: Any, total: int | None = None) -> bool:

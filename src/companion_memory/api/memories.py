@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Response
 
+from ..domain.memory import Evidence
 from ..errors import InvalidInput, NotFound
 from ..memory.types import MEMORY_TYPES, STATUSES, normalise_type
 from ..memory.writes import MemoryDraft
@@ -13,6 +14,7 @@ from .auth import MEMORY_READ, MEMORY_WRITE, OWNER, Principal, requires
 from .deps import NamespaceQuery, RuntimeDep
 from .json_body import JsonRoute
 from .schemas import MemoryPatch, MemoryUpsert, MemoryWrite, RelationWrite
+from .views import write_view
 
 router = APIRouter(tags=["memories"], route_class=JsonRoute)
 Reader = Annotated[Principal, requires(MEMORY_READ)]
@@ -23,9 +25,9 @@ def _draft(body: MemoryWrite | MemoryPatch, principal: Principal) -> MemoryDraft
     if body.authored_by:
         # Marking a memory as written by hand protects it from every other writer.
         principal.require(OWNER)
-    # Evidence stays as the validated objects; every other field is a plain value.
     fields = body.model_dump(exclude={"namespace", "status", "evidence"}, exclude_none=True)
-    return MemoryDraft(**fields, evidence=body.evidence)
+    evidence = None if body.evidence is None else [Evidence(e.quote, e.message_id) for e in body.evidence]
+    return MemoryDraft(**fields, evidence=evidence)
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -60,7 +62,7 @@ async def list_memories(
     memories, next_cursor = await runtime.writer.store.page(
         namespace, types=types, statuses=statuses, limit=limit, cursor=cursor
     )
-    return {"memories": [m.model_dump() for m in memories], "count": len(memories), "next_cursor": next_cursor}
+    return {"memories": [m.as_dict() for m in memories], "count": len(memories), "next_cursor": next_cursor}
 
 
 @router.post("/v1/memories", status_code=201)
@@ -77,7 +79,7 @@ async def upsert_memory(
     result = await runtime.writer.upsert(body.namespace, _draft(body, principal), principal.actor)
     if not result.created:
         response.status_code = 200
-    return result.payload()
+    return write_view(result)
 
 
 @router.get("/v1/memories/{memory_id}")
@@ -88,7 +90,7 @@ async def get_memory(memory_id: str, runtime: RuntimeDep, _: Reader) -> dict[str
     if memory is None:
         raise NotFound(f"memory {memory_id} not found")
     return {
-        "memory": memory.model_dump(),
+        "memory": memory.as_dict(),
         "relations": await store.relations(memory_id),
         "events": await store.events(memory_id),
     }
@@ -98,7 +100,7 @@ async def get_memory(memory_id: str, runtime: RuntimeDep, _: Reader) -> dict[str
 @router.patch("/v1/memory/{memory_id}", include_in_schema=False)
 async def edit_memory(memory_id: str, body: MemoryPatch, runtime: RuntimeDep, principal: Writer) -> dict[str, Any]:
     result = await runtime.writer.edit(memory_id, _draft(body, principal), principal.actor, status=body.status)
-    return result.payload()
+    return write_view(result)
 
 
 @router.delete("/v1/memories/{memory_id}")
@@ -112,7 +114,7 @@ async def delete_memory(
     if hard:
         principal.require(OWNER)
     result = await runtime.writer.delete(memory_id, principal.actor, hard=hard)
-    return result.payload()
+    return write_view(result)
 
 
 @router.post("/v1/memories/{memory_id}/supersede", status_code=201)
@@ -120,13 +122,13 @@ async def delete_memory(
 async def supersede_memory(memory_id: str, body: MemoryWrite, runtime: RuntimeDep, principal: Writer) -> dict[str, Any]:
     """Write a new version; the old one becomes history (``superseded``)."""
     result = await runtime.writer.supersede(body.namespace, memory_id, _draft(body, principal), principal.actor)
-    return result.payload()
+    return write_view(result)
 
 
 @router.post("/v1/memories/{memory_id}/archive")
 @router.post("/v1/memory/{memory_id}/archive", include_in_schema=False)
 async def archive_memory(memory_id: str, runtime: RuntimeDep, principal: Writer) -> dict[str, Any]:
-    return (await runtime.writer.archive(memory_id, principal.actor)).payload()
+    return write_view(await runtime.writer.archive(memory_id, principal.actor))
 
 
 @router.post("/v1/memories/{memory_id}/relations", status_code=201)

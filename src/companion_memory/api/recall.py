@@ -49,7 +49,7 @@ def _types(names: list[str], notes: list[str]) -> list[str]:
 
 def _hit(hit: Hit) -> dict[str, Any]:
     return {
-        **hit.memory.model_dump(exclude={"evidence", "source_message_ids"}),
+        **hit.memory.as_dict(exclude=frozenset({"evidence", "source_message_ids"})),
         "score": round(hit.score, 6),
         "raw_score": None if hit.raw_score is None else round(hit.raw_score, 6),
         "decayed": hit.decayed,

@@ -6,7 +6,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from ..memory.models import Evidence
 from ..memory.types import RELATIONS
 
 Namespace = Annotated[
@@ -27,6 +26,13 @@ class Request(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+class EvidenceIn(Request):
+    """A verbatim quote from a source message that backs a memory."""
+
+    quote: Annotated[str, StringConstraints(min_length=1, max_length=2000)]
+    message_id: Annotated[str, StringConstraints(max_length=200)] | None = None
+
+
 class MemoryFields(Request):
     type: ShortText | None = None
     fact_key: FactKey | None = None
@@ -36,7 +42,7 @@ class MemoryFields(Request):
     pinned: bool | None = None
     source: ShortText | None = None
     source_message_ids: Annotated[list[Id], Field(max_length=200)] | None = None
-    evidence: Annotated[list[Evidence], Field(max_length=50)] | None = None
+    evidence: Annotated[list[EvidenceIn], Field(max_length=50)] | None = None
     authored_by: ShortText | None = None
 
 

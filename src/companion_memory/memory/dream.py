@@ -13,13 +13,13 @@ from datetime import date, timedelta
 from typing import Any
 
 from ..clock import day_bounds, iso, local_date
+from ..domain.memory import Evidence, Memory
 from ..errors import ServiceError
 from ..ports import Clock, Database
 from ..settings import Settings
 from ..store.candidates import CandidateStore
 from ..store.dream import DreamStore
 from .extraction import ExtractedChange, ExtractedMemory, Extractor
-from .models import Evidence, Memory
 from .sensitive import refused_classes
 from .types import normalise_type
 from .vector_mirror import VectorMirror
@@ -228,7 +228,7 @@ class Dream:
             confidence=target.confidence,
             source="dream",
             source_message_ids=row["source_message_ids"],
-            evidence=[Evidence(**e) for e in row["evidence"]],
+            evidence=[Evidence.from_dict(e) for e in row["evidence"]],
         )
         try:
             result = await self.writer.supersede(target.namespace, target.id, draft, Actor("dream"))

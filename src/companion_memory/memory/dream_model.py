@@ -14,9 +14,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..domain.memory import Memory
 from .extraction import Extraction
 from .model_call import JobModel
-from .models import Memory
 
 JSON_ATTEMPTS = 2
 

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Protocol
 
 from pydantic import BaseModel, Field, field_validator
 
-from .models import Memory
+from ..domain.memory import Memory
 
 Quote = Annotated[str, Field(min_length=2, max_length=1000)]
 

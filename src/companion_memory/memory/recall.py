@@ -20,12 +20,12 @@ from datetime import timedelta
 from typing import Any
 
 from ..clock import iso, parse_iso
+from ..domain.memory import Memory
 from ..ports import Clock, Database, Reranker
 from ..settings import Settings
 from ..store.glossary import GlossaryStore
 from ..store.memories import MemoryStore
 from ..store.precious import PreciousStore
-from .models import Memory
 from .search_text import gate_tokens, jaccard, normalised, query_terms
 from .vector_mirror import VectorMirror
 
@@ -142,9 +142,7 @@ class Recall:
             now = iso(self.clock.now())
             await self.db.batch(MemoryStore.mark_injected([h.memory.id for h in hits], now))
             for hit in hits:
-                hit.memory = hit.memory.model_copy(
-                    update={"last_injected_at": now, "recall_count": hit.memory.recall_count + 1}
-                )
+                hit.memory = hit.memory.replace(last_injected_at=now, recall_count=hit.memory.recall_count + 1)
         return RecallResult(hits, glossary_hits, meta)
 
     # -- channels ---------------------------------------------------------------

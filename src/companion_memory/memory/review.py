@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..clock import iso
+from ..domain.memory import Evidence, Memory
 from ..errors import Conflict, NotFound, ServiceError
 from ..ports import Clock, Database
 from ..settings import Settings
 from ..store.candidates import CandidateStore
-from .models import Evidence, Memory
 from .vector_mirror import VectorMirror
 from .writes import Actor, MemoryDraft, MemoryWriter, WriteResult
 
@@ -43,7 +43,7 @@ class ReviewQueue:
     async def merge(self, candidate_id: str, target_id: str, reviewer: str) -> dict[str, Any]:
         async def apply(candidate: dict[str, Any], actor: Actor) -> tuple[str, WriteResult | None, list[str]]:
             target = await self._active(target_id)
-            evidence = [Evidence(**e) for e in candidate["evidence"]]
+            evidence = [Evidence.from_dict(e) for e in candidate["evidence"]]
             known = {e.quote for e in target.evidence}
             draft = MemoryDraft(
                 importance=max(target.importance, candidate["importance"]),
@@ -78,7 +78,7 @@ class ReviewQueue:
         await self.store.settle(candidate_id, memory.id if memory else None, "; ".join(notes) or None)
         answer: dict[str, Any] = {"action": action, "candidate": await self.store.get(candidate_id)}
         if memory is not None:
-            answer["memory"] = memory.model_dump()
+            answer["memory"] = memory.as_dict()
         if notes:
             answer["notes"] = notes
         return answer
@@ -131,7 +131,7 @@ def _draft(candidate: dict[str, Any]) -> MemoryDraft:
         fact_key=candidate["fact_key"],
         importance=candidate["importance"],
         confidence=candidate["confidence"],
-        evidence=[Evidence(**e) for e in candidate["evidence"]],
+        evidence=[Evidence.from_dict(e) for e in candidate["evidence"]],
         source_message_ids=candidate["source_message_ids"],
         source="dream",
     )

@@ -5,15 +5,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from pydantic import ValidationError
-
 from ..clock import iso
 from ..domain.json_value import MAX_DEPTH, json_problem
 from ..errors import InvalidInput
 from ..ports import Clock, Database
 from ..store.outbox import OutboxStore
 from ..store.snapshot import TABLES, TABLES_BY_NAME, SnapshotStore, TableSpec
-from .models import Memory
 from .types import MEMORY_TYPES, STATUSES
 from .vector_mirror import VectorMirror
 
@@ -101,13 +98,7 @@ def _validate(document: Any) -> list[tuple[TableSpec, list[dict[str, Any]]]]:
                     f"{table.name}[{index}].{nested} must be a string, number, boolean or null", code="invalid_snapshot"
                 )
             if table.name == "memories":
-                try:
-                    memory = Memory.model_validate(row)
-                except ValidationError as error:
-                    first = error.errors()[0]
-                    field = ".".join(str(p) for p in first["loc"])
-                    raise InvalidInput(f"memories[{index}].{field}: {first['msg']}", code="invalid_snapshot") from None
-                problem = _memory_problem(memory)
+                problem = _memory_problem(row)
                 if problem:
                     raise InvalidInput(f"memories[{index}].{problem}", code="invalid_snapshot")
         tables.append((table, rows))
@@ -117,13 +108,46 @@ def _validate(document: Any) -> list[tuple[TableSpec, list[dict[str, Any]]]]:
     return tables
 
 
-def _memory_problem(memory: Memory) -> str | None:
-    """What the write paths would refuse in an imported memory, which skips them."""
-    if memory.type not in MEMORY_TYPES:
-        return f"type: {memory.type!r} is not one of {', '.join(MEMORY_TYPES)}"
-    if memory.status not in STATUSES:
-        return f"status: {memory.status!r} is not one of {', '.join(STATUSES)}"
+_TEXT = ("id", "namespace", "type", "content", "created_at", "updated_at")
+_OPTIONAL_TEXT = (
+    "fact_key",
+    "version_status",
+    "superseded_by",
+    "source",
+    "authored_by",
+    "last_injected_at",
+    "last_seen_at",
+)
+
+
+def _memory_problem(row: dict[str, Any]) -> str | None:
+    """What a memory row must be to be read back as a Memory, and what the write paths
+    would refuse (an import skips them)."""
+    for name in _TEXT:
+        if not isinstance(row.get(name), str):
+            return f"{name}: must be a string"
+    for name in _OPTIONAL_TEXT:
+        if row.get(name) is not None and not isinstance(row[name], str):
+            return f"{name}: must be a string or null"
+    if row["type"] not in MEMORY_TYPES:
+        return f"type: {row['type']!r} is not one of {', '.join(MEMORY_TYPES)}"
+    if row.get("status", "active") not in STATUSES:
+        return f"status: {row['status']!r} is not one of {', '.join(STATUSES)}"
     for name in ("importance", "confidence"):
-        if not 0 <= getattr(memory, name) <= 1:
-            return f"{name}: {getattr(memory, name)!r} is not between 0 and 1"
+        value = row.get(name, 0.5)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            return f"{name}: {value!r} is not a number between 0 and 1"
+    for name in ("seen_count", "recall_count"):
+        value = row.get(name, 0)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            return f"{name}: {value!r} is not a count"
+    if row.get("pinned", False) not in (True, False, 0, 1):
+        return "pinned: must be true or false"
+    for name in ("tags", "source_message_ids"):
+        value = row.get(name) or []
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            return f"{name}: must be a list of strings"
+    for position, evidence in enumerate(row.get("evidence") or []):
+        if not isinstance(evidence, dict) or not isinstance(evidence.get("quote"), str) or not evidence["quote"]:
+            return f"evidence[{position}]: must be an object with a non-empty quote"
     return None

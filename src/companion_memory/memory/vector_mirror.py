@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from ..clock import iso, parse_iso
+from ..domain.memory import Memory
 from ..ports import Clock, Database, Embedder, TaskQueue, VectorIndex, VectorRecord
 from ..store.memories import MemoryStore
 from ..store.outbox import OutboxEntry, OutboxStore
 from ..store.vector_state import VectorStateStore
-from .models import Memory
 
 log = logging.getLogger("companion_memory.vector_mirror")
 _MAX_BACKOFF = timedelta(hours=1)

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..clock import iso
+from ..domain.memory import Evidence, Memory
 from ..errors import Conflict, InvalidInput, NotFound, SensitiveContent
 from ..ports import Clock, ConstraintError, Database
 from ..settings import Settings
 from ..store.memories import MemoryStore
 from ..store.outbox import OutboxOp, OutboxStore
-from .models import Evidence, Memory
 from .sensitive import refused_classes
 from .types import RELATIONS, normalise_fact_key, normalise_type
 from .vector_mirror import VectorMirror
@@ -65,22 +65,6 @@ class WriteResult:
     previous: Memory | None = None
     old_status: str | None = None
     notes: list[str] = field(default_factory=list)
-
-    def payload(self) -> dict[str, Any]:
-        """What REST and MCP answer for a write."""
-        answer: dict[str, Any] = {
-            "memory": self.memory.model_dump(),
-            "action": self.action,
-            "created": self.created,
-            "vector": self.vector,
-        }
-        if self.previous is not None:
-            answer["previous"] = self.previous.model_dump()
-        if self.old_status is not None:
-            answer["oldStatus"] = self.old_status
-        if self.notes:
-            answer["notes"] = self.notes
-        return answer
 
 
 class MemoryWriter:
@@ -180,8 +164,8 @@ class MemoryWriter:
             ]
         )
         result = await self._finish(new, "superseded", created=True, also_sync=[old.id])
-        result.previous = old.model_copy(
-            update={"status": "superseded", "version_status": "historical", "superseded_by": new.id, "updated_at": now}
+        result.previous = old.replace(
+            **{"status": "superseded", "version_status": "historical", "superseded_by": new.id, "updated_at": now}
         )
         result.old_status = old.status
         return result
@@ -233,7 +217,7 @@ class MemoryWriter:
                 now,
             ),
         ]
-        updated = memory.model_copy(update=changes)
+        updated = memory.replace(**changes)
         if _vector_relevant(changes):
             statements.append(OutboxStore.enqueue(memory.id, memory.namespace, "upsert", now))
         await self.db.batch(statements)
@@ -398,7 +382,7 @@ class MemoryWriter:
         if _vector_relevant(changes):
             statements.append(OutboxStore.enqueue(existing.id, existing.namespace, "upsert", now))
         await self.db.batch(statements)
-        updated = existing.model_copy(update=changes)
+        updated = existing.replace(**changes)
         return await self._finish(updated, "updated", notes=notes)
 
     async def _retire(self, memory: Memory, status: str, actor: Actor, op: OutboxOp) -> WriteResult:
@@ -411,7 +395,7 @@ class MemoryWriter:
                 OutboxStore.enqueue(memory.id, memory.namespace, op, now),
             ]
         )
-        retired = memory.model_copy(update={"status": status, "updated_at": now})
+        retired = memory.replace(**{"status": status, "updated_at": now})
         return await self._finish(retired, event)
 
     async def _finish(

@@ -6,7 +6,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from ..memory.models import Evidence, Memory
+from ..domain.memory import MEMORY_FIELDS, Evidence, Memory
 from ..memory.search_text import match_expression, search_document
 from ..ports import Database, Statement
 from .pagination import decode_cursor, page_of
@@ -14,31 +14,8 @@ from .sql import chunks, from_json, placeholders, read_stored_json, to_json
 
 log = logging.getLogger("companion_memory.store")
 
-_COLUMNS = (
-    "id",
-    "namespace",
-    "type",
-    "content",
-    "search_text",
-    "fact_key",
-    "importance",
-    "confidence",
-    "status",
-    "version_status",
-    "superseded_by",
-    "pinned",
-    "tags",
-    "source",
-    "source_message_ids",
-    "evidence",
-    "authored_by",
-    "seen_count",
-    "recall_count",
-    "last_injected_at",
-    "last_seen_at",
-    "created_at",
-    "updated_at",
-)
+# What is stored is the Memory's fields, plus the text the full-text index reads.
+_COLUMNS = (*MEMORY_FIELDS, "search_text")
 # At most this many matches are scored by a full-text query (see lexical_search). 500
 # keeps a words-only recall of 10k memories under 2 ms (p50) with LoCoMo recall unchanged
 # (R@5 0.650 vs 0.654 at 1000, MRR 0.535 vs 0.533): bench/recall_latency.py, bench/locomo_recall.py.
@@ -50,7 +27,7 @@ _UPDATABLE = frozenset(_COLUMNS) - {"id", "namespace", "created_at", "search_tex
 
 def memory_from_row(row: dict[str, Any]) -> Memory:
     # Rows were validated on the way in; constructing without validation keeps reads cheap.
-    return Memory.model_construct(
+    return Memory(
         **{
             **row,
             "pinned": bool(row["pinned"]),
@@ -58,7 +35,9 @@ def memory_from_row(row: dict[str, Any]) -> Memory:
             "confidence": float(row["confidence"]),
             "tags": _list_column(row, "tags"),
             "source_message_ids": _list_column(row, "source_message_ids"),
-            "evidence": [Evidence.model_construct(**e) for e in _list_column(row, "evidence") if isinstance(e, dict)],
+            "evidence": [
+                Evidence.from_dict(e) for e in _list_column(row, "evidence") if isinstance(e, dict) and "quote" in e
+            ],
         }
     )
 
@@ -77,7 +56,9 @@ def _column_value(column: str, value: Any) -> Any:
     if column in ("tags", "source_message_ids"):
         return to_json(list(value))
     if column == "evidence":
-        return to_json([e.model_dump(exclude_none=True) if isinstance(e, Evidence) else e for e in value])
+        # Stored without the empty message_id, as it always was.
+        quotes = [e.as_dict() if isinstance(e, Evidence) else e for e in value]
+        return to_json([{k: v for k, v in q.items() if v is not None} for q in quotes])
     if column == "pinned":
         return 1 if value else 0
     return value
@@ -219,7 +200,7 @@ class MemoryStore:
 
     @staticmethod
     def insert(memory: Memory) -> Statement:
-        values = memory.model_dump()
+        values = memory.as_dict()
         values["search_text"] = search_document(memory.content)
         return Statement(
             f"INSERT INTO memories ({', '.join(_COLUMNS)}) VALUES ({placeholders(len(_COLUMNS))})",

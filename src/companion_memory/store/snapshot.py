@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..domain.memory import MEMORY_FIELDS
 from ..memory.search_text import search_document
 from ..ports import ConstraintError, Database, Statement
 from .sql import placeholders, read_stored_json, to_json
@@ -27,30 +28,7 @@ TABLES = (
     TableSpec(
         "memories",
         ("id",),
-        (
-            "id",
-            "namespace",
-            "type",
-            "content",
-            "fact_key",
-            "importance",
-            "confidence",
-            "status",
-            "version_status",
-            "superseded_by",
-            "pinned",
-            "tags",
-            "source",
-            "source_message_ids",
-            "evidence",
-            "authored_by",
-            "seen_count",
-            "recall_count",
-            "last_injected_at",
-            "last_seen_at",
-            "created_at",
-            "updated_at",
-        ),
+        MEMORY_FIELDS,
         ("tags", "source_message_ids", "evidence"),
         derived=(("search_text", lambda row: search_document(row["content"])),),
     ),

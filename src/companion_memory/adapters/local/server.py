@@ -60,7 +60,7 @@ async def nightly_schedule(runtime: Runtime) -> None:
         now = runtime.clock.now()
         due = next_run(now, runtime.settings.DREAM_TIME_ZONE)
         await asyncio.sleep((due - now).total_seconds())
-        log.info("nightly job: %s", await runtime.nightly.run())
+        log.info("nightly job: %s", (await runtime.nightly.run()).summary())
 
 
 class RedactToken(logging.Filter):

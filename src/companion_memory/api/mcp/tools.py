@@ -29,6 +29,7 @@ from ...store.precious import PreciousStore
 from ..auth import EXPORT, MEMORY_READ, MEMORY_WRITE, Principal
 from ..deps import now
 from ..schemas import FactKey, GlossaryTerm, Id, MemoryContent, Namespace, Score, ShortText, Tag
+from ..views import write_view
 
 MemoryType = Literal[MEMORY_TYPES]  # type: ignore[valid-type]
 Status = Literal[STATUSES]  # type: ignore[valid-type]
@@ -177,7 +178,7 @@ async def _list(runtime: Runtime, _: Principal, a: List) -> dict[str, Any]:
     memories, cursor = await runtime.writer.store.page(
         a.namespace, types=[a.type] if a.type else [], statuses=[a.status], limit=a.limit, cursor=a.cursor
     )
-    return {"memories": [m.model_dump() for m in memories], "next_cursor": cursor}
+    return {"memories": [m.as_dict() for m in memories], "next_cursor": cursor}
 
 
 async def _export(runtime: Runtime, _: Principal, a: Scope) -> dict[str, Any]:
@@ -188,15 +189,15 @@ async def _get(runtime: Runtime, _: Principal, a: ById) -> dict[str, Any]:
     memory = await runtime.writer.store.get(a.id)
     if memory is None:
         raise NotFound(f"memory {a.id} not found")
-    return {"memory": memory.model_dump(), "relations": await runtime.writer.store.relations(a.id)}
+    return {"memory": memory.as_dict(), "relations": await runtime.writer.store.relations(a.id)}
 
 
 async def _delete(runtime: Runtime, principal: Principal, a: ById) -> dict[str, Any]:
-    return (await runtime.writer.delete(a.id, principal.actor)).payload()
+    return write_view(await runtime.writer.delete(a.id, principal.actor))
 
 
 async def _archive(runtime: Runtime, principal: Principal, a: ById) -> dict[str, Any]:
-    return (await runtime.writer.archive(a.id, principal.actor)).payload()
+    return write_view(await runtime.writer.archive(a.id, principal.actor))
 
 
 async def _ingest(runtime: Runtime, _: Principal, a: Ingest) -> dict[str, Any]:
@@ -239,14 +240,13 @@ def _draft(a: Fields, **extra: Any) -> MemoryDraft:
 
 
 async def _upsert(runtime: Runtime, principal: Principal, a: Upsert) -> dict[str, Any]:
-    return (
-        await runtime.writer.upsert(a.namespace, _draft(a, content=a.content, fact_key=a.fact_key), principal.actor)
-    ).payload()
+    draft = _draft(a, content=a.content, fact_key=a.fact_key)
+    return write_view(await runtime.writer.upsert(a.namespace, draft, principal.actor))
 
 
 async def _supersede(runtime: Runtime, principal: Principal, a: Supersede) -> dict[str, Any]:
     draft = _draft(a, content=a.content, fact_key=a.fact_key)
-    return (await runtime.writer.supersede(a.namespace, a.old_id, draft, principal.actor)).payload()
+    return write_view(await runtime.writer.supersede(a.namespace, a.old_id, draft, principal.actor))
 
 
 TOOLS: dict[str, Tool] = {
