@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from companion_memory.memory.search_text import query_terms
+from companion_memory.domain.search_text import query_terms
 from companion_memory.runtime import Runtime
 from tests.conftest import IM_KEY, MCP_KEY, auth
 

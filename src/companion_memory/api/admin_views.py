@@ -7,8 +7,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
+from ..domain.types import MEMORY_TYPES, normalise_type
 from ..errors import InvalidInput
-from ..memory.types import MEMORY_TYPES, normalise_type
 from ..store.admin_views import AdminViews, Period
 from .auth import MEMORY_READ, Principal, requires
 from .deps import NamespaceQuery, RuntimeDep

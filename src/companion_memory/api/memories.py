@@ -7,8 +7,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Response
 
 from ..domain.memory import Evidence
+from ..domain.types import MEMORY_TYPES, STATUSES, normalise_type
 from ..errors import InvalidInput, NotFound
-from ..memory.types import MEMORY_TYPES, STATUSES, normalise_type
 from ..memory.writes import MemoryDraft
 from .auth import MEMORY_READ, MEMORY_WRITE, OWNER, Principal, requires
 from .deps import NamespaceQuery, RuntimeDep

@@ -8,9 +8,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter
 from pydantic import Field
 
+from ..domain.types import normalise_type
 from ..memory.prompt import memories_block
 from ..memory.recall import Hit, RecallMeta, RecallResult
-from ..memory.types import normalise_type
 from .auth import MEMORY_READ, Principal, requires
 from .deps import RuntimeDep
 from .json_body import JsonRoute

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from ..memory.types import RELATIONS
+from ..domain.types import RELATIONS
 
 Namespace = Annotated[
     str,

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..clock import day_bounds, iso, local_date
 from ..domain.memory import Evidence, Memory
+from ..domain.types import normalise_type
 from ..errors import ServiceError
 from ..ports import Clock, Database
 from ..settings import Settings
@@ -21,7 +22,6 @@ from ..store.candidates import CandidateStore
 from ..store.dream import DreamStore
 from .extraction import ExtractedChange, ExtractedMemory, Extractor
 from .sensitive import refused_classes
-from .types import normalise_type
 from .vector_mirror import VectorMirror
 from .writes import Actor, MemoryDraft, MemoryWriter
 

@@ -21,12 +21,12 @@ from typing import Any
 
 from ..clock import iso, parse_iso
 from ..domain.memory import Memory
+from ..domain.search_text import gate_tokens, jaccard, normalised, query_terms
 from ..ports import Clock, Database, Reranker
 from ..settings import Settings
 from ..store.glossary import GlossaryStore
 from ..store.memories import MemoryStore
 from ..store.precious import PreciousStore
-from .search_text import gate_tokens, jaccard, normalised, query_terms
 from .vector_mirror import VectorMirror
 
 # Reciprocal-rank fusion constant: small, so that the top ranks of each channel count

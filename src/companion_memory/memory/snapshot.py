@@ -7,11 +7,11 @@ from typing import Any
 
 from ..clock import iso
 from ..domain.json_value import MAX_DEPTH, json_problem
+from ..domain.types import MEMORY_TYPES, STATUSES
 from ..errors import InvalidInput
 from ..ports import Clock, Database
 from ..store.outbox import OutboxStore
 from ..store.snapshot import TABLES, TABLES_BY_NAME, SnapshotStore, TableSpec
-from .types import MEMORY_TYPES, STATUSES
 from .vector_mirror import VectorMirror
 
 log = logging.getLogger("companion_memory.snapshot")

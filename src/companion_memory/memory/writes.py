@@ -14,13 +14,13 @@ from typing import Any
 
 from ..clock import iso
 from ..domain.memory import Evidence, Memory
+from ..domain.types import RELATIONS, normalise_fact_key, normalise_type
 from ..errors import Conflict, InvalidInput, NotFound, SensitiveContent
 from ..ports import Clock, ConstraintError, Database
 from ..settings import Settings
 from ..store.memories import MemoryStore
 from ..store.outbox import OutboxOp, OutboxStore
 from .sensitive import refused_classes
-from .types import RELATIONS, normalise_fact_key, normalise_type
 from .vector_mirror import VectorMirror
 
 

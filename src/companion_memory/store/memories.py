@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..domain.memory import MEMORY_FIELDS, Evidence, Memory
-from ..memory.search_text import match_expression, search_document
+from ..domain.search_text import match_expression, search_document
 from ..ports import Database, Statement
 from .pagination import decode_cursor, page_of
 from .sql import chunks, from_json, placeholders, read_stored_json, to_json

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..domain.memory import MEMORY_FIELDS
-from ..memory.search_text import search_document
+from ..domain.search_text import search_document
 from ..ports import ConstraintError, Database, Statement
 from .sql import placeholders, read_stored_json, to_json
 

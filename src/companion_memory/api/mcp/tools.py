@@ -17,11 +17,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...domain.types import MEMORY_TYPES, STATUSES
 from ...errors import NotFound
 from ...memory.ingest import IncomingMessage
 from ...memory.prompt import memories_block
 from ...memory.recall import RecallResult
-from ...memory.types import MEMORY_TYPES, STATUSES
 from ...memory.writes import MemoryDraft
 from ...runtime import Runtime
 from ...store.glossary import GlossaryStore, distinct_aliases
