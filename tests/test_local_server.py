@@ -194,8 +194,8 @@ def test_cli_cleanup_runs_once_a_day(data_dir: Path, tmp_path: Path) -> None:
 
 
 def test_cli_dream_rollup_and_nightly_as_a_user_runs_them(data_dir: Path, tmp_path: Path) -> None:
-    def cli(*args: str, ok: bool = True) -> str:
-        result = subprocess.run(
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
             [sys.executable, "-m", "companion_memory.cli", *args, "--data-dir", str(data_dir)],
             cwd=tmp_path,
             env=clean_env(CHATBOX_API_KEY="cli-owner-key"),
@@ -204,7 +204,10 @@ def test_cli_dream_rollup_and_nightly_as_a_user_runs_them(data_dir: Path, tmp_pa
             timeout=180,
             check=False,
         )
-        assert (result.returncode == 0) == ok, result.stdout + result.stderr
+
+    def cli(*args: str) -> str:
+        result = run(*args)
+        assert result.returncode == 0, result.stdout + result.stderr
         return result.stdout
 
     server = Server(data_dir, tmp_path, CHATBOX_API_KEY="cli-owner-key")
@@ -243,25 +246,6 @@ def test_cli_dream_rollup_and_nightly_as_a_user_runs_them(data_dir: Path, tmp_pa
         "vector_mirror",
     ]
     assert all(line.startswith("ok") for line in nightly.splitlines())
-    assert (
-        "not a date"
-        in subprocess.run(
-            [sys.executable, "-m", "companion_memory.cli", "dream", "--date", "yesterday", "--data-dir", str(data_dir)],
-            cwd=tmp_path,
-            env=clean_env(),
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        ).stderr
-    )
-    edge = subprocess.run(
-        [sys.executable, "-m", "companion_memory.cli", "dream", "--date", "0001-01-01", "--data-dir", str(data_dir)],
-        cwd=tmp_path,
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    assert "not a date" in run("dream", "--date", "yesterday").stderr
+    edge = run("dream", "--date", "0001-01-01")
     assert edge.returncode == 2 and "0001-01-01 is out of range" in edge.stderr and "Traceback" not in edge.stderr

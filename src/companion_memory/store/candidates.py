@@ -8,7 +8,8 @@ from ..ports import Database, Statement
 from .pagination import decode_cursor, page_of
 from .sql import from_json, placeholders, to_json
 
-_COLUMNS = (
+# Also the columns an export carries (store/snapshot.py).
+CANDIDATE_COLUMNS = (
     "id",
     "namespace",
     "kind",
@@ -28,7 +29,7 @@ _COLUMNS = (
     "updated_at",
     "reviewed_at",
 )
-_SELECT = f"SELECT {', '.join(_COLUMNS)} FROM memory_candidates"
+_SELECT = f"SELECT {', '.join(CANDIDATE_COLUMNS)} FROM memory_candidates"
 
 
 def _candidate(row: dict[str, Any]) -> dict[str, Any]:
@@ -51,8 +52,8 @@ class CandidateStore:
             "source_message_ids": to_json(candidate.get("source_message_ids", [])),
         }
         return Statement(
-            f"INSERT INTO memory_candidates ({', '.join(_COLUMNS)}) VALUES ({placeholders(len(_COLUMNS))})",
-            tuple(values.get(c) for c in _COLUMNS),
+            f"INSERT INTO memory_candidates ({', '.join(CANDIDATE_COLUMNS)}) VALUES ({placeholders(len(CANDIDATE_COLUMNS))})",
+            tuple(values.get(c) for c in CANDIDATE_COLUMNS),
         )
 
     async def get(self, candidate_id: str) -> dict[str, Any] | None:

@@ -9,6 +9,7 @@ from typing import Any
 from ..domain.memory import MEMORY_FIELDS
 from ..domain.search_text import search_document
 from ..ports import ConstraintError, Database, Statement
+from .candidates import CANDIDATE_COLUMNS
 from .sql import placeholders, read_stored_json, to_json
 
 
@@ -40,26 +41,7 @@ TABLES = (
     TableSpec(
         "memory_candidates",
         ("id",),
-        (
-            "id",
-            "namespace",
-            "kind",
-            "type",
-            "content",
-            "fact_key",
-            "importance",
-            "confidence",
-            "evidence",
-            "source_message_ids",
-            "target_memory_id",
-            "result_memory_id",
-            "status",
-            "reason",
-            "dream_run_id",
-            "created_at",
-            "updated_at",
-            "reviewed_at",
-        ),
+        CANDIDATE_COLUMNS,
         ("evidence", "source_message_ids"),
     ),
     TableSpec("precious", ("id",), ("id", "namespace", "content", "note", "source", "created_at")),
