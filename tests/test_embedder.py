@@ -165,6 +165,7 @@ async def test_engine_errors_reach_the_caller() -> None:
     assert await embedder.embed([], kind="query") == []
 
 
+@pytest.mark.embedding_quality  # the bundled embedder's own cut, on the write path
 async def test_a_long_memory_is_stored_and_found_in_full(runtime: Runtime) -> None:
     content = LONG_ASCII + " At the very end: the zeppelin called Marguerite."
     result = await runtime.writer.upsert(

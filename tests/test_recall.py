@@ -1,4 +1,5 @@
-"""Recall and search through HTTP, on both adapters, with the real bundled embedder."""
+"""Recall and search through HTTP, on both adapters. Tests about what texts mean run on
+the real bundled embedder (``embedding_quality``); the rest on the word-hashing fake."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ async def recall(client: httpx.AsyncClient, query: str, path: str = "/v1/memory/
     return response.json()
 
 
+@pytest.mark.embedding_quality
 @pytest.mark.parametrize(
     "query, key",
     [
@@ -301,6 +303,7 @@ async def test_vector_outage_falls_back_to_words(client: httpx.AsyncClient, runt
     assert any("vector search unavailable" in n for n in result["meta"]["notes"])
 
 
+@pytest.mark.embedding_quality  # the model's similarity_range puts an unrelated question under the floor
 async def test_nothing_is_injected_when_nothing_is_relevant(client: httpx.AsyncClient) -> None:
     await seed(client)
     result = await recall(client, "what is the capital of France?", include_prompt=True)
