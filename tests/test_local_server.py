@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import socket
@@ -249,3 +250,24 @@ def test_cli_dream_rollup_and_nightly_as_a_user_runs_them(data_dir: Path, tmp_pa
     assert "not a date" in run("dream", "--date", "yesterday").stderr
     edge = run("dream", "--date", "0001-01-01")
     assert edge.returncode == 2 and "0001-01-01 is out of range" in edge.stderr and "Traceback" not in edge.stderr
+
+
+def test_the_access_log_filter_cuts_a_token_out_of_any_line() -> None:
+    """The second guard: a line logged with the token still in it (uvicorn's access log
+    formats the path with its query) reads [redacted] instead."""
+    from companion_memory.adapters.local.server import RedactToken
+
+    record = logging.LogRecord(
+        "uvicorn.access",
+        logging.INFO,
+        __file__,
+        1,
+        '%s - "%s %s HTTP/%s" %d',
+        ("127.0.0.1:5000", "POST", "/mcp?x=1&token=secret-key&y=2", "1.1", 200),
+        None,
+    )
+    assert RedactToken().filter(record) is True
+    assert "secret-key" not in record.getMessage() and "token=[redacted]&y=2" in record.getMessage()
+    plain = logging.LogRecord("x", logging.INFO, __file__, 1, "GET /mcp?TOKEN=abc", None, None)
+    RedactToken().filter(plain)
+    assert plain.getMessage() == "GET /mcp?TOKEN=[redacted]"
