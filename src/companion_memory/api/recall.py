@@ -9,12 +9,12 @@ from fastapi import APIRouter
 from pydantic import Field
 
 from ..domain.types import normalise_type
-from ..memory.prompt import memories_block
-from ..memory.recall import Hit, RecallMeta, RecallResult
+from ..memory.recall import RecallMeta, RecallResult
 from .auth import MEMORY_READ, Principal, requires
 from .deps import RuntimeDep
 from .json_body import JsonRoute
 from .schemas import Namespace, Request, Score, ShortText
+from .views import recall_view
 
 router = APIRouter(tags=["recall"], route_class=JsonRoute)
 Reader = Annotated[Principal, requires(MEMORY_READ)]
@@ -47,18 +47,6 @@ def _types(names: list[str], notes: list[str]) -> list[str]:
     return known
 
 
-def _hit(hit: Hit) -> dict[str, Any]:
-    return {
-        **hit.memory.as_dict(exclude=frozenset({"evidence", "source_message_ids"})),
-        "score": round(hit.score, 6),
-        "raw_score": None if hit.raw_score is None else round(hit.raw_score, 6),
-        "decayed": hit.decayed,
-        "channels": hit.channels,
-        "via": hit.via,
-        "contradicted_by": hit.contradicted_by,
-    }
-
-
 def _meta(meta: RecallMeta, notes: list[str]) -> dict[str, Any]:
     answer = {**asdict(meta), "notes": notes + meta.notes}
     for optional in ("reranker", "precious_overlap"):
@@ -68,14 +56,7 @@ def _meta(meta: RecallMeta, notes: list[str]) -> dict[str, Any]:
 
 
 def _answer(result: RecallResult, include_prompt: bool, notes: list[str]) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "hits": [_hit(h) for h in result.hits],
-        "glossary_hits": result.glossary_hits,
-        "meta": _meta(result.meta, notes),
-    }
-    if include_prompt:
-        body["prompt"] = memories_block(result.hits, result.glossary_hits)
-    return body
+    return {**recall_view(result, prompt=include_prompt), "meta": _meta(result.meta, notes)}
 
 
 def _k(body: RecallRequest) -> int | None:

@@ -20,8 +20,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from ...domain.types import MEMORY_TYPES, STATUSES
 from ...errors import NotFound
 from ...memory.ingest import IncomingMessage
-from ...memory.prompt import memories_block
-from ...memory.recall import RecallResult
 from ...memory.writes import MemoryDraft
 from ...runtime import Runtime
 from ...store.glossary import GlossaryStore, distinct_aliases
@@ -29,7 +27,7 @@ from ...store.precious import PreciousStore
 from ..auth import EXPORT, MEMORY_READ, MEMORY_WRITE, Principal
 from ..deps import now
 from ..schemas import FactKey, GlossaryTerm, Id, MemoryContent, Namespace, Score, ShortText, Tag
-from ..views import write_view
+from ..views import recall_view, write_view
 
 MemoryType = Literal[MEMORY_TYPES]  # type: ignore[valid-type]
 Status = Literal[STATUSES]  # type: ignore[valid-type]
@@ -140,38 +138,16 @@ class Tool:
         return self.arguments.model_json_schema()
 
 
-def _hits(result: RecallResult, prompt: bool) -> dict[str, Any]:
-    answer: dict[str, Any] = {
-        "hits": [
-            {
-                "id": h.memory.id,
-                "type": h.memory.type,
-                "content": h.memory.content,
-                "fact_key": h.memory.fact_key,
-                "score": round(h.score, 6),
-                "raw_score": None if h.raw_score is None else round(h.raw_score, 6),
-            }
-            for h in result.hits
-        ],
-        "glossary_hits": [
-            {"term": g["term"], "aliases": g["aliases"], "definition": g["definition"]} for g in result.glossary_hits
-        ],
-    }
-    if prompt:
-        answer["prompt"] = memories_block(result.hits, result.glossary_hits)
-    return answer
-
-
 async def _search(runtime: Runtime, _: Principal, a: Search) -> dict[str, Any]:
     result = await runtime.recall.run(a.query, namespace=a.namespace, k=a.k, min_score=a.min_score, types=a.types)
-    return _hits(result, prompt=False)
+    return recall_view(result, prompt=False)
 
 
 async def _recall(runtime: Runtime, _: Principal, a: Recall) -> dict[str, Any]:
     result = await runtime.recall.run(
         a.query, namespace=a.namespace, k=a.k, min_score=a.min_score, types=a.types, account=True
     )
-    return _hits(result, prompt=True)
+    return recall_view(result, prompt=True)
 
 
 async def _list(runtime: Runtime, _: Principal, a: List) -> dict[str, Any]:
