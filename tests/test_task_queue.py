@@ -148,9 +148,9 @@ async def test_retention_backlog_continues_in_a_new_task(runtime: Runtime, monke
     for i in range(3):
         await runtime.writer.create("default", MemoryDraft(content=f"old fact {i}"), Actor("t"))
     runtime.clock.advance(days=181)  # type: ignore[attr-defined]
-    first = await runtime.tasks.run(tasks.RetentionTask(task="retention"))
+    first = await runtime.tasks.run(tasks.RetentionTask())
     assert first["memories_expired"] == 2 and sent == [{"task": "retention", "force": True}]
-    second = await runtime.tasks.run(tasks.TASK.validate_python(sent[0]))
+    second = await runtime.tasks.run(tasks.parse_task(sent[0]))
     assert second["skipped"] is False and second["memories_expired"] == 1
     assert sent == [{"task": "retention", "force": True}]  # no backlog left: no third task
 
@@ -180,3 +180,27 @@ async def test_a_reindex_finishes_in_the_background_after_its_first_step(tmp_pat
     while await runtime.queue.deliver(runtime.tasks.handle):
         pass
     assert await runtime.vectors.count() == 250 and (await runtime.mirror.outbox.stats())["pending"] == 0
+
+
+@pytest.mark.parametrize(
+    "body, reason",
+    [
+        ("vector_mirror", "not an object"),
+        ({"task": "launch_rockets"}, "unknown task"),
+        ({}, "unknown task"),
+        ({"task": "retention", "force": "yes"}, "force must be true or false"),
+    ],
+)
+def test_a_body_that_is_not_a_task_says_why(body: object, reason: str) -> None:
+    from companion_memory.memory import tasks
+
+    with pytest.raises(ValueError, match=reason):
+        tasks.parse_task(body)
+
+
+def test_task_bodies_read_back_as_tasks() -> None:
+    from companion_memory.memory import tasks
+
+    assert tasks.parse_task({"task": "vector_mirror"}) == tasks.MirrorTask()
+    assert tasks.parse_task({"task": "reindex", "restart": True, "newer": 1}) == tasks.ReindexTask(restart=True)
+    assert tasks.parse_task({"task": "retention", "force": True}) == tasks.RetentionTask(force=True)

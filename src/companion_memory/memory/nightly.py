@@ -101,7 +101,7 @@ class Nightly:
             ("github_daily", github.pull),
             ("weekly_rollup", rollups.weekly),
             ("monthly_rollup", rollups.monthly),
-            ("vector_mirror", lambda: tasks.run(MirrorTask(task="vector_mirror"))),
+            ("vector_mirror", lambda: tasks.run(MirrorTask())),
         )
 
     async def run(self, trigger: str = "schedule") -> NightlyReport:

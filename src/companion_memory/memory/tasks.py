@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal
-
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from dataclasses import dataclass, fields
+from typing import Any, Literal
 
 from ..ports import QueueMessage, TaskQueue
 from .retention import PER_RUN, Retention
@@ -30,24 +29,44 @@ RETRY_BASE_SECONDS = 30
 RETRY_MAX_SECONDS = 3600
 
 
-class MirrorTask(BaseModel):
-    task: Literal["vector_mirror"]
+@dataclass(frozen=True)
+class MirrorTask:
+    task: Literal["vector_mirror"] = "vector_mirror"
 
 
-class ReindexTask(BaseModel):
-    task: Literal["reindex"]
+@dataclass(frozen=True)
+class ReindexTask:
+    task: Literal["reindex"] = "reindex"
     # Empty the index and queue every live memory even if the embedder did not change.
     restart: bool = False
 
 
-class RetentionTask(BaseModel):
-    task: Literal["retention"]
+@dataclass(frozen=True)
+class RetentionTask:
+    task: Literal["retention"] = "retention"
     # A continuation runs even though retention ran in the last 24 hours.
     force: bool = False
 
 
-Task = Annotated[MirrorTask | ReindexTask | RetentionTask, Field(discriminator="task")]
-TASK = TypeAdapter(Task)
+Task = MirrorTask | ReindexTask | RetentionTask
+_KINDS: dict[str, type[Task]] = {"vector_mirror": MirrorTask, "reindex": ReindexTask, "retention": RetentionTask}
+
+
+def parse_task(body: Any) -> Task:
+    """The task a queue message carries; a ValueError says why a body is none. Members
+    a task does not know are ignored (a newer version may add some)."""
+    if not isinstance(body, dict):
+        raise ValueError("the body is not an object")
+    kind = _KINDS.get(body.get("task"))  # type: ignore[arg-type]
+    if kind is None:
+        raise ValueError(f"unknown task {body.get('task')!r}; known: {', '.join(_KINDS)}")
+    flags = {}
+    for flag in (f.name for f in fields(kind) if f.name != "task"):
+        if flag in body:
+            if not isinstance(body[flag], bool):
+                raise ValueError(f"{flag} must be true or false")
+            flags[flag] = body[flag]
+    return kind(**flags)
 
 
 def retry_delay(attempts: int) -> int:
@@ -66,8 +85,8 @@ class TaskRunner:
         it failed. A body that is not a task is acked and logged: retrying cannot fix it."""
         for message in messages:
             try:
-                task = TASK.validate_python(message.body)
-            except ValidationError as error:
+                task = parse_task(message.body)
+            except ValueError as error:
                 log.error("dropping message %s, not a task: %r (%s)", message.id, message.body, error)
                 message.ack()
                 continue
@@ -80,7 +99,7 @@ class TaskRunner:
                 log.info("task %s: %s", task.task, result)
                 message.ack()
 
-    async def run(self, task: MirrorTask | ReindexTask | RetentionTask) -> dict[str, Any]:
+    async def run(self, task: Task) -> dict[str, Any]:
         if isinstance(task, MirrorTask):
             return await self._drain()
         if isinstance(task, ReindexTask):
