@@ -65,8 +65,8 @@ def clock() -> FixedClock:
     return FixedClock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
 
 
-@pytest.fixture
-def settings() -> Settings:
+def all_keys_settings() -> Settings:
+    """Settings with every key profile configured, each with its test key."""
     return Settings(
         CHATBOX_API_KEY=OWNER_KEY,
         MEMORY_MCP_API_KEY=MCP_KEY,
@@ -74,6 +74,11 @@ def settings() -> Settings:
         DEBUG_API_KEY=DEBUG_KEY,
         GUIDE_DOG_API_KEY=GUIDE_DOG_KEY,
     )
+
+
+@pytest.fixture
+def settings() -> Settings:
+    return all_keys_settings()
 
 
 @pytest.fixture(params=["sqlite", "d1"])

@@ -30,7 +30,7 @@ from companion_memory.clock import FixedClock
 from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
-from tests.conftest import DEBUG_KEY, GUIDE_DOG_KEY, IM_KEY, MCP_KEY, OWNER_KEY, auth
+from tests.conftest import DEBUG_KEY, GUIDE_DOG_KEY, IM_KEY, MCP_KEY, OWNER_KEY, all_keys_settings, auth
 from tests.fakes.embedder import HashEmbedder
 
 MODERN = "2026-07-28"
@@ -41,16 +41,6 @@ META = {
 }
 KEYS = {"owner": OWNER_KEY, "im": IM_KEY, "debug": DEBUG_KEY, "mcp": MCP_KEY, "guide_dog": GUIDE_DOG_KEY}
 ERAS = ("legacy", "modern", "query")  # 2025 handshake era, 2026-07-28, and the key as ?token=
-
-
-def all_keys_settings() -> Settings:
-    return Settings(
-        CHATBOX_API_KEY=OWNER_KEY,
-        MEMORY_MCP_API_KEY=MCP_KEY,
-        IM_API_KEY=IM_KEY,
-        DEBUG_API_KEY=DEBUG_KEY,
-        GUIDE_DOG_API_KEY=GUIDE_DOG_KEY,
-    )
 
 
 async def fast_runtime(settings: Settings | None = None) -> Runtime:

@@ -21,14 +21,18 @@ def nested(depth: int) -> object:
     return value
 
 
-def post_raw(client: httpx.AsyncClient, url: str, body: str, **kwargs: object):  # type: ignore[no-untyped-def]
-    return client.post(
-        url, content=body.encode("utf-8"), headers={**auth(), "content-type": "application/json"}, **kwargs
-    )
+async def post_raw(client: httpx.AsyncClient, url: str, body: str) -> httpx.Response:
+    return await client.post(url, content=body.encode("utf-8"), headers={**auth(), "content-type": "application/json"})
 
 
 def message(metadata: object) -> dict[str, object]:
     return {"messages": [{"role": "user", "content": "hello", "metadata": metadata}]}
+
+
+async def import_(client: httpx.AsyncClient, **tables: list[dict[str, object]]) -> httpx.Response:
+    """POST an export document holding ``tables`` to the import."""
+    document = {"format": "companion-memory-export", "version": 1, **tables}
+    return await client.post("/api/memories/import", json=document, headers=auth())
 
 
 async def error(response: httpx.Response, status: int = 400) -> str:
@@ -146,24 +150,18 @@ async def test_a_cache_entry_stored_unreadable_is_reported_not_a_500(
 
 
 async def test_an_import_with_unstorable_values_is_refused_whole(client: httpx.AsyncClient) -> None:
-    document = {
-        "format": "companion-memory-export",
-        "version": 1,
-        "messages": [
-            {
-                "id": "m1",
-                "namespace": "default",
-                "role": "user",
-                "content": "x",
-                "client_hash": "h",
-                "source": "import",
-                "metadata": nested(MAX_DEPTH + 1),
-                "created_at": "2026-11-30T10:00:00.000Z",
-                "stored_at": "2026-11-30T10:00:00.000Z",
-            }
-        ],
+    row = {
+        "id": "m1",
+        "namespace": "default",
+        "role": "user",
+        "content": "x",
+        "client_hash": "h",
+        "source": "import",
+        "metadata": nested(MAX_DEPTH + 1),
+        "created_at": "2026-11-30T10:00:00.000Z",
+        "stored_at": "2026-11-30T10:00:00.000Z",
     }
-    assert "messages[0]" in await error(await client.post("/api/memories/import", json=document, headers=auth()))
+    assert "messages[0]" in await error(await import_(client, messages=[row]))
 
 
 # -- smaller 500s --------------------------------------------------------------------------
@@ -254,33 +252,21 @@ async def test_rest_and_mcp_store_an_unknown_type_alike(client: httpx.AsyncClien
 
 
 async def test_an_imported_row_with_a_structure_in_a_plain_column_is_a_400(client: httpx.AsyncClient) -> None:
-    document = {
-        "format": "companion-memory-export",
-        "version": 1,
-        "messages": [{"id": "m1", "namespace": "default", "created_at": "2026-01-01T00:00:00Z", "stored_at": {}}],
-    }
-    assert "messages[0].stored_at" in await error(
-        await client.post("/api/memories/import", json=document, headers=auth())
-    )
+    row = {"id": "m1", "namespace": "default", "created_at": "2026-01-01T00:00:00Z", "stored_at": {}}
+    assert "messages[0].stored_at" in await error(await import_(client, messages=[row]))
 
 
 async def test_an_imported_row_that_leaves_out_defaulted_columns_takes_the_defaults(client: httpx.AsyncClient) -> None:
-    document = {
-        "format": "companion-memory-export",
-        "version": 1,
-        "memory_candidates": [
-            {
-                "id": "c1",
-                "namespace": "default",
-                "kind": "add",
-                "type": "fact",
-                "content": "Likes tea",
-                "created_at": "2026-01-01T00:00:00.000Z",
-                "updated_at": "2026-01-01T00:00:00.000Z",
-            }
-        ],
+    row = {
+        "id": "c1",
+        "namespace": "default",
+        "kind": "add",
+        "type": "fact",
+        "content": "Likes tea",
+        "created_at": "2026-01-01T00:00:00.000Z",
+        "updated_at": "2026-01-01T00:00:00.000Z",
     }
-    response = await client.post("/api/memories/import", json=document, headers=auth())
+    response = await import_(client, memory_candidates=[row])
     assert response.status_code == 200 and response.json() == {
         "imported": {**{t: 0 for t in response.json()["imported"]}, "memory_candidates": 1},
         "refused": {},

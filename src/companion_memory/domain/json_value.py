@@ -52,6 +52,8 @@ def json_problem(value: Any, *, max_depth: int = MAX_DEPTH) -> str | None:
 
 def is_text(value: str) -> bool:
     """True when ``value`` is valid Unicode text (encodable as UTF-8)."""
+    if value.isascii():  # most text, and every base64 image in a chat body, without a copy
+        return True
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:

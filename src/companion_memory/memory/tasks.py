@@ -57,9 +57,10 @@ def parse_task(body: Any) -> Task:
     a task does not know are ignored (a newer version may add some)."""
     if not isinstance(body, dict):
         raise ValueError("the body is not an object")
-    kind = _KINDS.get(body.get("task"))  # type: ignore[arg-type]
+    name = body.get("task")
+    kind = _KINDS.get(name) if isinstance(name, str) else None
     if kind is None:
-        raise ValueError(f"unknown task {body.get('task')!r}; known: {', '.join(_KINDS)}")
+        raise ValueError(f"unknown task {name!r}; known: {', '.join(_KINDS)}")
     flags = {}
     for flag in (f.name for f in fields(kind) if f.name != "task"):
         if flag in body:
