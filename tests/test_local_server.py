@@ -32,6 +32,19 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def run_cli(cwd: Path, *args: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess[str]:
+    """``companion-memory`` as a user runs it, in its own process; ``env`` adds settings."""
+    return subprocess.run(
+        [sys.executable, "-m", "companion_memory.cli", *args],
+        cwd=cwd,
+        env=clean_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
 class Server:
     def __init__(self, data_dir: Path, cwd: Path, **env: str) -> None:
         self.port = free_port()
@@ -134,14 +147,7 @@ def test_cli_export_and_import_round_trip(data_dir: Path, tmp_path: Path) -> Non
         server.stop()
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "companion_memory.cli", *args],
-            cwd=tmp_path,
-            env=clean_env(),
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        return run_cli(tmp_path, *args)
 
     dump = tmp_path / "export.json"
     assert cli("--data-dir", str(data_dir), "export", "-o", str(dump)).returncode == 0
@@ -162,30 +168,14 @@ def test_cli_export_and_import_round_trip(data_dir: Path, tmp_path: Path) -> Non
 
 
 def test_an_invalid_setting_stops_with_a_clear_message(data_dir: Path, tmp_path: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "companion_memory.cli", "migrate", "--data-dir", str(data_dir)],
-        cwd=tmp_path,
-        env=clean_env(DEDUP_COSINE="very"),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = run_cli(tmp_path, "migrate", "--data-dir", str(data_dir), timeout=60, DEDUP_COSINE="very")
     assert result.returncode == 1
     assert "invalid setting (DEDUP_COSINE" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_cli_cleanup_runs_once_a_day(data_dir: Path, tmp_path: Path) -> None:
     def cleanup(*extra: str) -> str:
-        result = subprocess.run(
-            [sys.executable, "-m", "companion_memory.cli", "cleanup", "--data-dir", str(data_dir), *extra],
-            cwd=tmp_path,
-            env=clean_env(),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        result = run_cli(tmp_path, "cleanup", "--data-dir", str(data_dir), *extra)
         assert result.returncode == 0, result.stderr
         return result.stdout
 
@@ -196,15 +186,7 @@ def test_cli_cleanup_runs_once_a_day(data_dir: Path, tmp_path: Path) -> None:
 
 def test_cli_dream_rollup_and_nightly_as_a_user_runs_them(data_dir: Path, tmp_path: Path) -> None:
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "companion_memory.cli", *args, "--data-dir", str(data_dir)],
-            cwd=tmp_path,
-            env=clean_env(CHATBOX_API_KEY="cli-owner-key"),
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=False,
-        )
+        return run_cli(tmp_path, *args, "--data-dir", str(data_dir), timeout=180, CHATBOX_API_KEY="cli-owner-key")
 
     def cli(*args: str) -> str:
         result = run(*args)
