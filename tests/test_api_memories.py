@@ -101,11 +101,11 @@ async def test_supersede_and_archive_over_rest(client: httpx.AsyncClient) -> Non
     assert response.status_code == 201
     body = response.json()
     assert body["previous"]["status"] == "superseded" and body["memory"]["fact_key"] == "city"
-    assert body["oldStatus"] == "active"
+    assert body["old_status"] == "active"
     missing = await client.post(
         "/v1/memory/ghost/supersede", json={"content": "brand new", "fact_key": "n"}, headers=auth()
     )
-    assert missing.json()["oldStatus"] == "missing"
+    assert missing.json()["old_status"] == "missing"
     archived = await client.post(f"/v1/memories/{body['memory']['id']}/archive", headers=auth())
     assert archived.status_code == 200 and archived.json()["memory"]["status"] == "archived"
     again = await client.post(f"/v1/memories/{old['id']}/supersede", json={"content": "x"}, headers=auth())

@@ -25,11 +25,14 @@ from typing import Any
 
 import httpx
 import pytest
+from pydantic import BaseModel, ConfigDict
 
 from companion_memory.api.app import create_app
 from companion_memory.api.json_body import MAX_BODY_DEPTH
 from companion_memory.api.mcp import jsonrpc, rpc
 from companion_memory.api.mcp.tools import TOOLS, Tool
+from companion_memory.application.principal import MEMORY_READ
+from companion_memory.application.use_case import Input, UseCase
 from companion_memory.domain.json_value import json_problem
 from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
 from companion_memory.runtime import Runtime
@@ -454,6 +457,22 @@ def _circular() -> dict[str, Any]:
     return value
 
 
+class Anything(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+def answering(monkeypatch: pytest.MonkeyPatch, result: dict[str, Any]) -> None:
+    """memory_list answers ``result``, unchecked, as a use case with a bug might."""
+
+    async def run(*_: Any) -> Anything:
+        return Anything.model_construct(**result)
+
+    case = UseCase(name="test.anything", scope=MEMORY_READ, input=Input, output=Anything, run=run)
+    monkeypatch.setitem(
+        TOOLS, "memory_list", dataclasses.replace(TOOLS["memory_list"], translate=lambda _: (case, Input()))
+    )
+
+
 @pytest.mark.parametrize(
     "result", [_nested(5000), _circular(), {"x": Unserialisable()}], ids=["deep", "circular", "object"]
 )
@@ -463,10 +482,7 @@ async def test_a_result_that_cannot_be_serialised_is_an_internal_error_result(
 ) -> None:
     """Serialising the result is part of the call: its failure is the tool's, never a 500."""
 
-    async def bad(*_: Any) -> dict[str, Any]:
-        return result
-
-    monkeypatch.setitem(TOOLS, "memory_list", dataclasses.replace(TOOLS["memory_list"], handler=bad))
+    answering(monkeypatch, result)
     response = await mcp_call(http, MCP_KEY, "memory_list", {}, era=era, request_id=9)
     assert response.status_code == 200, response.text
     answer = response.json()
@@ -478,10 +494,7 @@ async def test_a_result_that_cannot_be_serialised_is_an_internal_error_result(
 async def test_nan_and_infinity_in_a_result_are_null_as_on_rest(
     http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch, era: str
 ) -> None:
-    async def not_finite(*_: Any) -> dict[str, Any]:
-        return {"scores": [float("nan"), float("inf"), float("-inf"), 0.5]}
-
-    monkeypatch.setitem(TOOLS, "memory_list", dataclasses.replace(TOOLS["memory_list"], handler=not_finite))
+    answering(monkeypatch, {"scores": [float("nan"), float("inf"), float("-inf"), 0.5]})
     response = await mcp_call(http, MCP_KEY, "memory_list", {}, era=era)
     assert response.status_code == 200, response.text
     result = response.json()["result"]
@@ -492,10 +505,7 @@ async def test_nan_and_infinity_in_a_result_are_null_as_on_rest(
 async def test_a_lone_surrogate_in_a_result_is_escaped_not_a_500(
     http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def surrogate(*_: Any) -> dict[str, Any]:
-        return {"content": "half a pair: \ud83d"}
-
-    monkeypatch.setitem(TOOLS, "memory_list", dataclasses.replace(TOOLS["memory_list"], handler=surrogate))
+    answering(monkeypatch, {"content": "half a pair: \ud83d"})
     response = await mcp_call(http, MCP_KEY, "memory_list", {})
     assert response.status_code == 200 and b"\\ud83d" in response.content
     assert response.json()["result"]["structuredContent"] == {"content": "half a pair: \ud83d"}

@@ -117,8 +117,10 @@ async def test_dedupe_floor_types_and_clamping(client: httpx.AsyncClient) -> Non
     assert {a["id"], b["id"]} == {result["hits"][0]["id"], *result["meta"]["deduped"]}
     floored = await recall(client, "green tea", min_score=0.99)
     assert floored["hits"] == [] and floored["meta"]["floored"]
-    typed = await recall(client, "green tea", types=["event", "wibble"])
-    assert typed["hits"] == [] and "unknown type 'wibble' ignored" in typed["meta"]["notes"]
+    assert (await recall(client, "green tea", types=["event", "Preferences"]))["hits"]
+    assert (await recall(client, "green tea", types=["event"]))["hits"] == []
+    unknown = await client.post("/v1/memory/recall", json={"query": "green tea", "types": ["wibble"]}, headers=auth())
+    assert unknown.status_code == 400 and unknown.json()["error"]["code"] == "invalid_type"
     assert (await recall(client, "green tea", top_k=0))["meta"]["k"] == 1
 
 

@@ -3,28 +3,21 @@
 from __future__ import annotations
 
 import hmac
-from dataclasses import dataclass
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..errors import PermissionDenied, Unauthenticated
-from ..memory.writes import Actor
+from ..application.principal import CHAT, DEBUG, EXPORT, GUIDE_DOG, MEMORY_READ, MEMORY_WRITE, OWNER, Principal
+from ..application.use_case import UseCase
+from ..errors import Unauthenticated
 from ..settings import Settings
 from .errors import error_response
 
-CHAT = "chat"
-MEMORY_READ = "memory:read"
-MEMORY_WRITE = "memory:write"
-EXPORT = "export"
-DEBUG = "debug"
-OWNER = "owner"
-GUIDE_DOG = "guide_dog"
-
-_MEMBER = frozenset({CHAT, MEMORY_READ, MEMORY_WRITE})
 # (setting, profile name, scopes), as the reference defines the keys.
+_MEMBER = frozenset({CHAT, MEMORY_READ, MEMORY_WRITE})
 PROFILES: tuple[tuple[str, str, frozenset[str]], ...] = (
     ("CHATBOX_API_KEY", "chatbox", _MEMBER | {EXPORT, DEBUG, OWNER, GUIDE_DOG}),
     ("IM_API_KEY", "im", _MEMBER),
@@ -32,20 +25,6 @@ PROFILES: tuple[tuple[str, str, frozenset[str]], ...] = (
     ("MEMORY_MCP_API_KEY", "mcp", frozenset({MEMORY_READ, MEMORY_WRITE})),
     ("GUIDE_DOG_API_KEY", "guide_dog", frozenset({GUIDE_DOG})),
 )
-
-
-@dataclass(frozen=True)
-class Principal:
-    profile: str
-    scopes: frozenset[str]
-
-    @property
-    def actor(self) -> Actor:
-        return Actor(name=self.profile, owner=OWNER in self.scopes)
-
-    def require(self, scope: str) -> None:
-        if scope not in self.scopes:
-            raise PermissionDenied(f"the {self.profile} key may not do this (needs {scope!r})")
 
 
 def identify(settings: Settings, presented: str) -> Principal | None:
@@ -111,7 +90,7 @@ class Authentication:
         await self.app(scope, receive, send)
 
 
-def requires(scope: str):
+def requires(scope: str) -> Any:
     """A dependency that authenticates the request and checks one scope."""
 
     def check(principal: Annotated[Principal, Depends(authenticate)]) -> Principal:
@@ -119,3 +98,21 @@ def requires(scope: str):
         return principal
 
     return Depends(check)
+
+
+def allowed(case: UseCase[Any, Any]) -> Any:
+    """The caller, once the use case behind the route has checked its scope: as a
+    dependency this runs before the body is read, so a key without the scope learns
+    nothing, not even whether its input was valid. The check carries the use case, so
+    the tests can see which one each route calls."""
+
+    def check(principal: Annotated[Principal, Depends(authenticate)]) -> Principal:
+        case.authorize(principal)
+        return principal
+
+    CHECKS[check] = case
+    return Depends(check)
+
+
+# Each route's scope check → the use case behind it.
+CHECKS: dict[Callable[..., Principal], UseCase[Any, Any]] = {}

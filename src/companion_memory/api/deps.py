@@ -6,9 +6,9 @@ from typing import Annotated
 
 from fastapi import Depends, Query, Request
 
+from ..application.fields import Namespace
 from ..clock import iso
 from ..runtime import Runtime
-from .schemas import Namespace
 
 
 def get_runtime(request: Request) -> Runtime:

@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.routing import Match
@@ -70,10 +71,14 @@ def install(app: FastAPI) -> None:
         extra = {"details": error.details} if error.details else {}
         return error_response(status, error.message, type_=type_, code=error.code, **extra)
 
-    @app.exception_handler(RequestValidationError)
-    async def validation_error(_: Request, error: RequestValidationError) -> JSONResponse:
-        problems = [_describe(e) for e in error.errors()]
+    async def validation_error(_: Request, error: Exception) -> JSONResponse:
+        assert isinstance(error, RequestValidationError | ValidationError)
+        problems = [_describe(dict(e)) for e in error.errors()]
         return error_response(400, "; ".join(problems[:5]), type_="invalid_request_error", code="invalid_request")
+
+    app.add_exception_handler(RequestValidationError, validation_error)
+    # A route's path or query values that the use case's input model refuses.
+    app.add_exception_handler(ValidationError, validation_error)
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, error: HTTPException) -> JSONResponse:

@@ -2,68 +2,73 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Response
 
-from ..errors import Conflict, InvalidInput, NotFound
-from ..ports import ConstraintError
-from ..store.glossary import GlossaryStore, distinct_aliases
-from .auth import MEMORY_READ, MEMORY_WRITE, Principal, requires
-from .deps import NamespaceQuery, RuntimeDep, now
+from ..application import glossary
+from ..application.glossary import (
+    GlossaryAnswer,
+    GlossaryEdit,
+    GlossaryId,
+    GlossaryList,
+    GlossaryPatch,
+    GlossaryQuery,
+    GlossarySetAnswer,
+    GlossaryWrite,
+)
+from ..application.principal import Principal
+from ..application.records import Deleted
+from .auth import allowed
+from .deps import NamespaceQuery, RuntimeDep
 from .json_body import JsonRoute
-from .schemas import GlossaryPatch, GlossaryWrite
 
 router = APIRouter(tags=["glossary"], route_class=JsonRoute)
-Reader = Annotated[Principal, requires(MEMORY_READ)]
-Writer = Annotated[Principal, requires(MEMORY_WRITE)]
 
 
 @router.get("/v1/glossary")
-async def list_glossary(runtime: RuntimeDep, _: Reader, namespace: NamespaceQuery = "default") -> dict[str, Any]:
-    entries = await GlossaryStore(runtime.db).entries(namespace)
-    return {"glossary": entries, "count": len(entries)}
+async def list_glossary(
+    runtime: RuntimeDep,
+    principal: Annotated[Principal, allowed(glossary.list_glossary)],
+    namespace: NamespaceQuery = "default",
+) -> GlossaryList:
+    return await glossary.list_glossary(runtime, principal, GlossaryQuery(namespace=namespace))
 
 
 @router.post("/v1/glossary", status_code=201)
-async def set_glossary(body: GlossaryWrite, response: Response, runtime: RuntimeDep, _: Writer) -> dict[str, Any]:
+async def set_glossary(
+    body: GlossaryWrite,
+    response: Response,
+    runtime: RuntimeDep,
+    principal: Annotated[Principal, allowed(glossary.set_glossary)],
+) -> GlossarySetAnswer:
     """Create a term (201) or replace an existing term's aliases and definition (200)."""
-    entry, created = await GlossaryStore(runtime.db).set(
-        body.namespace, body.term, distinct_aliases(body.term, body.aliases), body.definition, now(runtime)
-    )
-    if not created:
+    answer = await glossary.set_glossary(runtime, principal, body)
+    if not answer.created:
         response.status_code = 200
-    return {"entry": entry, "created": created}
+    return answer
 
 
 @router.get("/v1/glossary/{entry_id}")
-async def get_glossary(entry_id: str, runtime: RuntimeDep, _: Reader) -> dict[str, Any]:
-    entry = await GlossaryStore(runtime.db).get(entry_id)
-    if entry is None:
-        raise NotFound(f"glossary entry {entry_id} not found")
-    return {"entry": entry}
+async def get_glossary(
+    entry_id: str, runtime: RuntimeDep, principal: Annotated[Principal, allowed(glossary.get_glossary)]
+) -> GlossaryAnswer:
+    return await glossary.get_glossary(runtime, principal, GlossaryId(id=entry_id))
 
 
 @router.patch("/v1/glossary/{entry_id}")
-async def edit_glossary(entry_id: str, body: GlossaryPatch, runtime: RuntimeDep, _: Writer) -> dict[str, Any]:
-    store = GlossaryStore(runtime.db)
-    entry = await store.get(entry_id)
-    if entry is None:
-        raise NotFound(f"glossary entry {entry_id} not found")
-    changes = body.model_dump(exclude_none=True)
-    if not changes:
-        raise InvalidInput("nothing to change: send term, aliases or definition", code="empty_patch")
-    if "aliases" in changes:
-        changes["aliases"] = distinct_aliases(changes.get("term", entry["term"]), changes["aliases"])
-    try:
-        await store.update(entry_id, changes, now(runtime))
-    except ConstraintError:
-        raise Conflict(f"the term {changes['term']!r} already exists", code="term_taken") from None
-    return {"entry": await store.get(entry_id)}
+async def edit_glossary(
+    entry_id: str,
+    body: GlossaryPatch,
+    runtime: RuntimeDep,
+    principal: Annotated[Principal, allowed(glossary.edit_glossary)],
+) -> GlossaryAnswer:
+    edit = GlossaryEdit(**body.model_dump(exclude_unset=True), id=entry_id)
+    return await glossary.edit_glossary(runtime, principal, edit)
 
 
 @router.delete("/v1/glossary/{entry_id}")
-async def delete_glossary(entry_id: str, runtime: RuntimeDep, _: Writer) -> dict[str, Any]:
-    if not await GlossaryStore(runtime.db).delete(entry_id):
-        raise NotFound(f"glossary entry {entry_id} not found")
-    return {"deleted": True, "id": entry_id}
+async def delete_glossary(
+    entry_id: str, runtime: RuntimeDep, principal: Annotated[Principal, allowed(glossary.delete_glossary)]
+) -> Deleted:
+    return await glossary.delete_glossary(runtime, principal, GlossaryId(id=entry_id))

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from ..errors import NotFound
-from ..store.precious import PreciousStore
-from .auth import MEMORY_READ, MEMORY_WRITE, OWNER, Principal, requires
-from .deps import NamespaceQuery, RuntimeDep, now
+from ..application import precious
+from ..application.precious import PreciousAnswer, PreciousId, PreciousPage, PreciousQuery, PreciousWrite
+from ..application.principal import Principal
+from ..application.records import Deleted
+from .auth import allowed
+from .deps import NamespaceQuery, RuntimeDep
 from .json_body import JsonRoute
-from .schemas import PreciousWrite
 
 router = APIRouter(tags=["precious"], route_class=JsonRoute)
 
@@ -19,38 +20,31 @@ router = APIRouter(tags=["precious"], route_class=JsonRoute)
 @router.get("/v1/precious")
 async def list_precious(
     runtime: RuntimeDep,
-    _: Annotated[Principal, requires(MEMORY_READ)],
+    principal: Annotated[Principal, allowed(precious.list_precious)],
     namespace: NamespaceQuery = "default",
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=500)] = None,
-) -> dict[str, Any]:
-    items, next_cursor = await PreciousStore(runtime.db).page(namespace, limit=limit, cursor=cursor)
-    return {"precious": items, "count": len(items), "next_cursor": next_cursor}
+) -> PreciousPage:
+    query = PreciousQuery(namespace=namespace, limit=limit, cursor=cursor)
+    return await precious.list_precious(runtime, principal, query)
 
 
 @router.post("/v1/precious", status_code=201)
 async def add_precious(
-    body: PreciousWrite, runtime: RuntimeDep, _: Annotated[Principal, requires(MEMORY_WRITE)]
-) -> dict[str, Any]:
-    # Kept verbatim: no trimming, no filtering; precious words are the owner's own.
-    item = await PreciousStore(runtime.db).add(body.namespace, body.content, body.note, body.source, now(runtime))
-    return {"precious": item}
+    body: PreciousWrite, runtime: RuntimeDep, principal: Annotated[Principal, allowed(precious.add_precious)]
+) -> PreciousAnswer:
+    return await precious.add_precious(runtime, principal, body)
 
 
 @router.get("/v1/precious/{precious_id}")
 async def get_precious(
-    precious_id: str, runtime: RuntimeDep, _: Annotated[Principal, requires(MEMORY_READ)]
-) -> dict[str, Any]:
-    item = await PreciousStore(runtime.db).get(precious_id)
-    if item is None:
-        raise NotFound(f"precious {precious_id} not found")
-    return {"precious": item}
+    precious_id: str, runtime: RuntimeDep, principal: Annotated[Principal, allowed(precious.get_precious)]
+) -> PreciousAnswer:
+    return await precious.get_precious(runtime, principal, PreciousId(id=precious_id))
 
 
 @router.delete("/v1/precious/{precious_id}")
 async def delete_precious(
-    precious_id: str, runtime: RuntimeDep, _: Annotated[Principal, requires(OWNER)]
-) -> dict[str, Any]:
-    if not await PreciousStore(runtime.db).delete(precious_id):
-        raise NotFound(f"precious {precious_id} not found")
-    return {"deleted": True, "id": precious_id}
+    precious_id: str, runtime: RuntimeDep, principal: Annotated[Principal, allowed(precious.delete_precious)]
+) -> Deleted:
+    return await precious.delete_precious(runtime, principal, PreciousId(id=precious_id))

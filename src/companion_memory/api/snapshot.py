@@ -6,48 +6,33 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query
 
-from ..memory.snapshot import FORMAT, VERSION
-from ..store.snapshot import TABLES
-from .auth import EXPORT, OWNER, Principal, requires
+from ..application import snapshot
+from ..application.fields import Namespace
+from ..application.principal import Principal
+from ..application.snapshot import ExportDocument, ExportScope, ImportAnswer, ImportDocument, document_schema
+from .auth import allowed
 from .deps import RuntimeDep
 from .json_body import JsonRoute
-from .schemas import Namespace
 
 router = APIRouter(tags=["export"], route_class=JsonRoute)
-
-
-def _document_schema() -> dict[str, Any]:
-    """What an import must look like (memory/snapshot.py checks it): an export document,
-    each table a list of rows whose key, namespace and created_at are not empty."""
-    present = {"not": {"enum": [None, ""]}}
-
-    def rows(table: Any) -> dict[str, Any]:
-        required = sorted(set(table.key) | {"namespace", "created_at"} & set(table.columns))
-        properties = {column: present if column in required else {} for column in table.columns}
-        return {"type": "array", "items": {"type": "object", "required": required, "properties": properties}}
-
-    return {
-        "type": "object",
-        "required": ["format", "version"],
-        "properties": {"format": {"const": FORMAT}, "version": {"const": VERSION}, **{t.name: rows(t) for t in TABLES}},
-    }
 
 
 @router.get("/api/memories/export")
 async def export_memories(
     runtime: RuntimeDep,
-    _: Annotated[Principal, requires(EXPORT)],
+    principal: Annotated[Principal, allowed(snapshot.export)],
     namespace: Annotated[Namespace | None, Query(description="Defaults to the default namespace.")] = None,
     all_namespaces: Annotated[bool, Query(alias="all")] = False,
-) -> dict[str, Any]:
-    return await runtime.snapshots.export(None if all_namespaces else namespace or "default")
+) -> ExportDocument:
+    scope = ExportScope(namespace=None if all_namespaces else namespace or "default")
+    return await snapshot.export(runtime, principal, scope)
 
 
 @router.post("/api/memories/import")
 async def import_memories(
     runtime: RuntimeDep,
-    _: Annotated[Principal, requires(OWNER)],
-    document: Annotated[Any, Body(json_schema_extra=_document_schema())],
-) -> dict[str, Any]:
+    principal: Annotated[Principal, allowed(snapshot.import_document)],
+    document: Annotated[Any, Body(json_schema_extra=document_schema())],
+) -> ImportAnswer:
     """Upsert every row of an export by id; vectors are rebuilt in the background."""
-    return await runtime.snapshots.import_(document)
+    return await snapshot.import_document(runtime, principal, ImportDocument(document=document))

@@ -16,7 +16,8 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
-from ..auth import Principal, identify, presented_key
+from ...application.principal import Principal
+from ..auth import identify, presented_key
 from ..limits import BodyTooLarge
 from .jsonrpc import FORBIDDEN, INVALID_REQUEST, UNAUTHORIZED, error_body
 from .rpc import Reply, answer, failed

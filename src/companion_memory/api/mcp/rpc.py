@@ -15,13 +15,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
 from ... import __version__
+from ...application.principal import EXPORT, MEMORY_READ, Principal
 from ...errors import PermissionDenied, ServiceError
 from ...runtime import Runtime
-from ..auth import EXPORT, MEMORY_READ, Principal
 from ..json_body import parse_json
 from .eras import (
     BATCH_VERSIONS,
@@ -331,6 +331,7 @@ def _build_definition(tool: Tool) -> dict[str, Any]:
         "name": tool.name,
         "description": tool.description,
         "inputSchema": tool.input_schema,
+        "outputSchema": tool.output_schema,
         "annotations": {
             "readOnlyHint": reads,
             "destructiveHint": tool.name == "memory_delete",
@@ -364,7 +365,10 @@ async def _call_tool(call: Call, params: dict[str, Any]) -> dict[str, Any]:
         # 2025-11-25 and later: input validation errors are tool execution errors.
         return _failure("invalid_arguments", f"Invalid arguments for {name}: {_describe(invalid.errors())}")
     try:
-        return _success(await tool.handler(call.runtime, call.principal, args))
+        return _success(await tool.call(call.runtime, call.principal, args))
+    except ValidationError as invalid:
+        # The arguments fit the tool but not its use case's input.
+        return _failure("invalid_arguments", f"Invalid arguments for {name}: {_describe(invalid.errors())}")
     except ServiceError as refused:
         return _failure(refused.code, refused.message, refused.details)
     except Exception:
@@ -372,12 +376,12 @@ async def _call_tool(call: Call, params: dict[str, Any]) -> dict[str, Any]:
         return _failure("internal_error", f"{name} failed because of an internal error; try again later")
 
 
-def _success(result: dict[str, Any]) -> dict[str, Any]:
+def _success(result: BaseModel) -> dict[str, Any]:
     """A tool's result as text and as structuredContent. Serialised here, inside the tool's
     failure handling, so that a result JSON cannot carry (a value nested past the recursion
     limit, a circular or unknown object) is a failed call, not a 500. NaN and infinities
     become null, as REST's answers have them."""
-    structured = to_jsonable_python(result, inf_nan_mode="null")
+    structured = to_jsonable_python(result.model_dump(), inf_nan_mode="null")
     text = json.dumps(structured, ensure_ascii=False, allow_nan=False)
     return {"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": False}
 

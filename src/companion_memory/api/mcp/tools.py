@@ -11,26 +11,20 @@ what it may do. None of the tools offers what REST keeps for the owner (hard del
 from __future__ import annotations
 
 import datetime
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...application import boot, glossary, ingest, memories, precious, recall, snapshot
+from ...application.fields import FactKey, GlossaryTerm, Id, MemoryContent, Namespace, Score, ShortText, Tag, TypeFilter
+from ...application.principal import Principal
+from ...application.use_case import Input, UseCase
 from ...domain.types import MEMORY_TYPES, STATUSES
-from ...errors import NotFound
-from ...memory.ingest import IncomingMessage
-from ...memory.writes import MemoryDraft
 from ...runtime import Runtime
-from ...store.glossary import GlossaryStore, distinct_aliases
-from ...store.precious import PreciousStore
-from ..auth import EXPORT, MEMORY_READ, MEMORY_WRITE, Principal
-from ..deps import now
-from ..schemas import FactKey, GlossaryTerm, Id, MemoryContent, Namespace, Score, ShortText, Tag
-from ..views import recall_view, write_view
 
-MemoryType = Literal[MEMORY_TYPES]  # type: ignore[valid-type]
-Status = Literal[STATUSES]  # type: ignore[valid-type]
+Status = Annotated[ShortText, Field(json_schema_extra={"enum": list(STATUSES)})]
 
 
 class Arguments(BaseModel):
@@ -42,7 +36,9 @@ class Search(Arguments):
     namespace: Namespace = "default"
     k: Annotated[int, Field(ge=1, le=100, description="How many memories to return.")] = 10
     min_score: Annotated[Score, Field(description="Relevance floor, 0–1.")] = 0.15
-    types: Annotated[list[MemoryType], Field(max_length=10, description="Only these memory types.")] = []
+    types: Annotated[
+        list[TypeFilter], Field(default_factory=list, max_length=10, description="Only these memory types.")
+    ]
 
 
 class Recall(Search):
@@ -51,7 +47,7 @@ class Recall(Search):
 
 class List(Arguments):
     namespace: Namespace = "default"
-    type: MemoryType | None = None
+    type: TypeFilter | None = None
     status: Status = "active"
     limit: Annotated[int, Field(ge=1, le=200)] = 50
     cursor: Annotated[str | None, Field(max_length=500, description="next_cursor from the previous page.")] = None
@@ -93,7 +89,7 @@ class Pin(Arguments):
 
 class GlossarySet(Arguments):
     term: GlossaryTerm
-    aliases: Annotated[list[GlossaryTerm], Field(max_length=50)] = []
+    aliases: Annotated[list[GlossaryTerm], Field(default_factory=list, max_length=50)]
     definition: Annotated[str, Field(max_length=5000)] = ""
     namespace: Namespace = "default"
 
@@ -122,107 +118,76 @@ class Supersede(Fields):
     namespace: Namespace = "default"
 
 
-Handler = Callable[[Runtime, Principal, Any], Awaitable[dict[str, Any]]]
+# What a tool's arguments ask for: the use case to run and its input.
+Translation = Callable[[Any], tuple[UseCase[Any, Any], Input]]
 
 
 @dataclass(frozen=True)
 class Tool:
+    """A tool is a use case (or, for diary_get, one of two) under MCP's names: its own
+    argument model (strict, and without what REST keeps for the owner), translated into
+    the use case's input. Scope and answer are the use case's."""
+
     name: str
     description: str
     arguments: type[Arguments]
-    scope: str
-    handler: Handler
+    use_cases: tuple[UseCase[Any, Any], ...]
+    translate: Translation
+
+    @property
+    def scope(self) -> str:
+        return self.use_cases[0].scope
 
     @property
     def input_schema(self) -> dict[str, Any]:
         return self.arguments.model_json_schema()
 
+    @property
+    def output_schema(self) -> dict[str, Any]:
+        schemas = [case.output.model_json_schema(mode="serialization") for case in self.use_cases]
+        if len(schemas) == 1:
+            return schemas[0]
+        # MCP asks for an object schema at the root: one of the answers, their
+        # definitions merged.
+        definitions = {name: d for schema in schemas for name, d in schema.pop("$defs", {}).items()}
+        return {"type": "object", "anyOf": schemas, "$defs": definitions}
 
-async def _search(runtime: Runtime, _: Principal, a: Search) -> dict[str, Any]:
-    result = await runtime.recall.run(a.query, namespace=a.namespace, k=a.k, min_score=a.min_score, types=a.types)
-    return recall_view(result, prompt=False)
-
-
-async def _recall(runtime: Runtime, _: Principal, a: Recall) -> dict[str, Any]:
-    result = await runtime.recall.run(
-        a.query, namespace=a.namespace, k=a.k, min_score=a.min_score, types=a.types, account=True
-    )
-    return recall_view(result, prompt=True)
-
-
-async def _list(runtime: Runtime, _: Principal, a: List) -> dict[str, Any]:
-    memories, cursor = await runtime.writer.store.page(
-        a.namespace, types=[a.type] if a.type else [], statuses=[a.status], limit=a.limit, cursor=a.cursor
-    )
-    return {"memories": [m.as_dict() for m in memories], "next_cursor": cursor}
+    async def call(self, runtime: Runtime, principal: Principal, arguments: Arguments) -> BaseModel:
+        case, given = self.translate(arguments)
+        answer: BaseModel = await case(runtime, principal, given)
+        return answer
 
 
-async def _export(runtime: Runtime, _: Principal, a: Scope) -> dict[str, Any]:
-    return await runtime.snapshots.export(a.namespace)
-
-
-async def _get(runtime: Runtime, _: Principal, a: ById) -> dict[str, Any]:
-    memory = await runtime.writer.store.get(a.id)
-    if memory is None:
-        raise NotFound(f"memory {a.id} not found")
-    return {"memory": memory.as_dict(), "relations": await runtime.writer.store.relations(a.id)}
-
-
-async def _delete(runtime: Runtime, principal: Principal, a: ById) -> dict[str, Any]:
-    return write_view(await runtime.writer.delete(a.id, principal.actor))
-
-
-async def _archive(runtime: Runtime, principal: Principal, a: ById) -> dict[str, Any]:
-    return write_view(await runtime.writer.archive(a.id, principal.actor))
-
-
-async def _ingest(runtime: Runtime, _: Principal, a: Ingest) -> dict[str, Any]:
-    messages = [IncomingMessage(role=m.role, content=m.content, id=m.id, created_at=m.created_at) for m in a.messages]
-    outcomes = await runtime.ingestor.ingest(a.namespace, messages, conversation_id=a.conversation_id, source="mcp")
-    stored = sum(not o.duplicate for o in outcomes)
-    return {"stored": stored, "duplicates": len(outcomes) - stored}
-
-
-async def _boot(runtime: Runtime, _: Principal, a: Scope) -> dict[str, Any]:
-    return await runtime.boot.package(a.namespace)
-
-
-async def _diary(runtime: Runtime, _: Principal, a: Diary) -> dict[str, Any]:
-    if a.date is None:
-        return {"diaries": await runtime.boot.recent_diary(a.namespace)}
-    entry = await runtime.boot.diary(a.namespace, a.date.isoformat())
-    if entry is None:
-        raise NotFound(f"no diary for {a.date.isoformat()}")
-    return {"diary": entry}
-
-
-async def _pin(runtime: Runtime, _: Principal, a: Pin) -> dict[str, Any]:
-    return {"precious": await PreciousStore(runtime.db).add(a.namespace, a.content, a.note, "mcp", now(runtime))}
-
-
-async def _glossary(runtime: Runtime, _: Principal, a: GlossarySet) -> dict[str, Any]:
-    entry, created = await GlossaryStore(runtime.db).set(
-        a.namespace, a.term, distinct_aliases(a.term, a.aliases), a.definition, now(runtime)
-    )
-    return {"entry": entry, "created": created}
-
-
-def _draft(a: Fields, **extra: Any) -> MemoryDraft:
-    return MemoryDraft(
+def _fields(a: Fields) -> dict[str, Any]:
+    return {
         **a.model_dump(include={"type", "importance", "confidence", "tags", "pinned"}, exclude_none=True),
-        source="mcp",
-        **extra,
+        "source": "mcp",
+    }
+
+
+def _list(a: List) -> tuple[UseCase[Any, Any], Input]:
+    query = memories.MemoryQuery(
+        namespace=a.namespace, types=[a.type] if a.type else [], statuses=[a.status], limit=a.limit, cursor=a.cursor
+    )
+    return memories.list_memories, query
+
+
+def _diary(a: Diary) -> tuple[UseCase[Any, Any], Input]:
+    if a.date is None:
+        return boot.recent_diary, boot.Scope(namespace=a.namespace)
+    return boot.diary, boot.DiaryDay(namespace=a.namespace, date=a.date)
+
+
+def _upsert(a: Upsert) -> tuple[UseCase[Any, Any], Input]:
+    return memories.upsert_memory, memories.MemoryUpsert(
+        **_fields(a), namespace=a.namespace, content=a.content, fact_key=a.fact_key
     )
 
 
-async def _upsert(runtime: Runtime, principal: Principal, a: Upsert) -> dict[str, Any]:
-    draft = _draft(a, content=a.content, fact_key=a.fact_key)
-    return write_view(await runtime.writer.upsert(a.namespace, draft, principal.actor))
-
-
-async def _supersede(runtime: Runtime, principal: Principal, a: Supersede) -> dict[str, Any]:
-    draft = _draft(a, content=a.content, fact_key=a.fact_key)
-    return write_view(await runtime.writer.supersede(a.namespace, a.old_id, draft, principal.actor))
+def _supersede(a: Supersede) -> tuple[UseCase[Any, Any], Input]:
+    return memories.supersede_memory, memories.MemorySupersede(
+        **_fields(a), namespace=a.namespace, content=a.content, fact_key=a.fact_key, old_id=a.old_id
+    )
 
 
 TOOLS: dict[str, Tool] = {
@@ -233,46 +198,52 @@ TOOLS: dict[str, Tool] = {
             "Search long-term memories by meaning and words. Use it to look something up; "
             "unlike memory_recall it does not count as using the memories.",
             Search,
-            MEMORY_READ,
-            _search,
+            (recall.search,),
+            lambda a: (recall.search, recall.SearchQuery(**a.model_dump())),
         ),
         Tool(
             "memory_recall",
             "Recall the few memories relevant to the user's current message, with a ready "
             "<memories> block to put in context. Use it once per user turn.",
             Recall,
-            MEMORY_READ,
-            _recall,
+            (recall.recall,),
+            lambda a: (recall.recall, recall.RecallQuery(**a.model_dump(), include_prompt=True)),
         ),
         Tool(
             "memory_list",
             "List memories, newest first, by type and status; page with cursor.",
             List,
-            MEMORY_READ,
+            (memories.list_memories,),
             _list,
         ),
-        Tool("memory_get", "Read one memory by id, with its relations.", ById, MEMORY_READ, _get),
+        Tool(
+            "memory_get",
+            "Read one memory by id, with its relations and history.",
+            ById,
+            (memories.get_memory,),
+            lambda a: (memories.get_memory, memories.MemoryId(id=a.id)),
+        ),
         Tool(
             "memory_export",
             "Export everything in a namespace (memories, history, precious, glossary, diary, "
             "messages) as one JSON document.",
             Scope,
-            EXPORT,
-            _export,
+            (snapshot.export,),
+            lambda a: (snapshot.export, snapshot.ExportScope(namespace=a.namespace)),
         ),
         Tool(
             "memory_boot",
             "The boot package for a new conversation: recent diary impressions, precious words, "
             "glossary, today's messages, counts by type. Use it at the start of a session.",
             Scope,
-            MEMORY_READ,
-            _boot,
+            (boot.boot,),
+            lambda a: (boot.boot, boot.Scope(namespace=a.namespace)),
         ),
         Tool(
             "diary_get",
             "Read the diary: one day (date) or, without a date, today's and yesterday's.",
             Diary,
-            MEMORY_READ,
+            (boot.diary, boot.recent_diary),
             _diary,
         ),
         Tool(
@@ -280,51 +251,51 @@ TOOLS: dict[str, Tool] = {
             "Save a lasting fact, preference, boundary or decision under a stable fact_key; "
             "the same key updates the memory instead of duplicating it.",
             Upsert,
-            MEMORY_WRITE,
+            (memories.upsert_memory,),
             _upsert,
         ),
         Tool(
             "memory_supersede",
             "Replace a memory that is no longer true with a new version; the old one is kept as history.",
             Supersede,
-            MEMORY_WRITE,
+            (memories.supersede_memory,),
             _supersede,
         ),
         Tool(
             "memory_archive",
             "Archive a memory that no longer matters (kept, but never recalled).",
             ById,
-            MEMORY_WRITE,
-            _archive,
+            (memories.archive_memory,),
+            lambda a: (memories.archive_memory, memories.MemoryId(id=a.id)),
         ),
         Tool(
             "memory_delete",
             "Delete a memory (it stops being recalled; the owner can purge it).",
             ById,
-            MEMORY_WRITE,
-            _delete,
+            (memories.delete_memory,),
+            lambda a: (memories.delete_memory, memories.MemoryDelete(id=a.id)),
         ),
         Tool(
             "memory_ingest",
             "Store raw chat messages (they become memories in the nightly dream). Sending the same "
             "messages again stores nothing twice.",
             Ingest,
-            MEMORY_WRITE,
-            _ingest,
+            (ingest.ingest,),
+            lambda a: (ingest.ingest, ingest.IngestRequest(**a.model_dump(), source="mcp")),
         ),
         Tool(
             "memory_pin",
             "Keep the user's exact words as a precious memory (append-only, never edited).",
             Pin,
-            MEMORY_WRITE,
-            _pin,
+            (precious.add_precious,),
+            lambda a: (precious.add_precious, precious.PreciousWrite(**a.model_dump(), source="mcp")),
         ),
         Tool(
             "glossary_set",
             "Define the user's own term (with aliases), so it is understood when it comes up.",
             GlossarySet,
-            MEMORY_WRITE,
-            _glossary,
+            (glossary.set_glossary,),
+            lambda a: (glossary.set_glossary, glossary.GlossaryWrite(**a.model_dump())),
         ),
     )
 }

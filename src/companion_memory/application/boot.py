@@ -1,0 +1,101 @@
+"""The boot package for a new conversation, and the diary."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..errors import NotFound
+from ..runtime import Runtime
+from .fields import Namespace
+from .principal import MEMORY_READ, Principal
+from .records import GlossaryEntry, PreciousRecord
+from .use_case import Input, Output, use_case
+
+
+class DiaryEntry(BaseModel):
+    id: str
+    namespace: str
+    date: str
+    title: str
+    summary: str
+    message_count: int
+    created_at: str
+    updated_at: str
+
+
+class Rollup(BaseModel):
+    """A weekly or monthly summary row (week, start_date, end_date or month)."""
+
+    model_config = ConfigDict(extra="allow")
+    title: str
+    summary: str
+
+
+class Impressions(BaseModel):
+    text: str = Field(description="Yesterday, the newest week and month, as one short ladder.")
+    daily: DiaryEntry | None
+    weekly: Rollup | None
+    monthly: Rollup | None
+
+
+class TodayMessage(BaseModel):
+    id: str
+    conversation_id: str | None
+    role: str
+    content: str
+    source: str
+    model: str | None
+    created_at: str
+
+
+class BootPackage(Output):
+    namespace: str
+    date: str
+    time_zone: str
+    impressions: Impressions
+    precious: list[PreciousRecord]
+    glossary: list[GlossaryEntry]
+    today_messages: list[TodayMessage]
+    counts: dict[str, int] = Field(description="Active memories by type.")
+
+
+class Scope(Input):
+    namespace: Namespace = "default"
+
+
+class DiaryDay(Scope):
+    date: Annotated[datetime.date, Field(description="YYYY-MM-DD")]
+
+
+class DiaryAnswer(Output):
+    diary: DiaryEntry
+
+
+class DiaryList(Output):
+    diaries: list[DiaryEntry]
+    count: int
+
+
+@use_case("boot.package", MEMORY_READ)
+async def boot(runtime: Runtime, _: Principal, scope: Scope) -> BootPackage:
+    """Impressions ladder, newest precious words, glossary, today's messages, counts by type."""
+    return BootPackage.model_validate(await runtime.boot.package(scope.namespace))
+
+
+@use_case("diary.get", MEMORY_READ)
+async def diary(runtime: Runtime, _: Principal, day: DiaryDay) -> DiaryAnswer:
+    """One day's diary entry."""
+    entry = await runtime.boot.diary(day.namespace, day.date.isoformat())
+    if entry is None:
+        raise NotFound(f"no diary for {day.date.isoformat()} in {day.namespace!r}")
+    return DiaryAnswer.model_validate({"diary": entry})
+
+
+@use_case("diary.recent", MEMORY_READ)
+async def recent_diary(runtime: Runtime, _: Principal, scope: Scope) -> DiaryList:
+    """Today's and yesterday's entries, those that exist, newest first."""
+    entries = await runtime.boot.recent_diary(scope.namespace)
+    return DiaryList.model_validate({"diaries": entries, "count": len(entries)})

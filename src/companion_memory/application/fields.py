@@ -1,0 +1,26 @@
+"""Bounded field types every input model uses: every string capped, every name checked."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, StringConstraints
+
+from ..domain.types import MEMORY_TYPES
+
+Namespace = Annotated[
+    str,
+    StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,63}$"),
+    Field(description="Letters, digits and . _ : - ; at most 64 characters."),
+]
+MemoryContent = Annotated[str, StringConstraints(min_length=1, max_length=20_000)]
+FactKey = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+ShortText = Annotated[str, StringConstraints(max_length=100)]
+Tag = Annotated[str, StringConstraints(max_length=64)]
+Id = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+Score = Annotated[float, Field(ge=0, le=1)]
+GlossaryTerm = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+Cursor = Annotated[str, StringConstraints(max_length=500), Field(description="next_cursor from the previous page.")]
+# A type filter: the document offers the known types, and the use case answers
+# ``invalid_type`` for any other (the same on every surface), naming the known ones.
+TypeFilter = Annotated[ShortText, Field(json_schema_extra={"enum": list(MEMORY_TYPES)})]

@@ -1,0 +1,81 @@
+"""Raw chat messages in, each stored once; the nightly dream reads them."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from ..memory.ingest import IncomingMessage
+from ..runtime import Runtime
+from .fields import Id, Namespace, ShortText
+from .principal import MEMORY_WRITE, Principal
+from .use_case import Input, Output, use_case
+
+
+class ContentPart(Input):
+    type: ShortText
+    text: str | None = None
+
+
+class IngestMessage(Input):
+    role: Literal["system", "user", "assistant", "tool"]
+    content: Annotated[str, Field(max_length=200_000)] | Annotated[list[ContentPart], Field(max_length=100)]
+    id: Id | None = None
+    created_at: Annotated[
+        str | None, Field(max_length=40, description="When it was said.", json_schema_extra={"format": "date-time"})
+    ] = None
+    model: ShortText | None = None
+    metadata: dict[str, Any] | None = None
+
+    def incoming(self) -> IncomingMessage:
+        # OpenAI-style content parts become their text; other parts are noted, not kept.
+        content = (
+            self.content
+            if isinstance(self.content, str)
+            else "\n".join(p.text if p.type == "text" and p.text else f"[{p.type}]" for p in self.content)
+        )
+        return IncomingMessage(
+            role=self.role,
+            content=content,
+            id=self.id,
+            created_at=self.created_at,
+            model=self.model,
+            metadata=self.metadata,
+        )
+
+
+class IngestRequest(Input):
+    namespace: Namespace = "default"
+    conversation_id: Id | None = None
+    source: ShortText = "ingest"
+    messages: Annotated[list[IngestMessage], Field(min_length=1, max_length=1000)]
+
+
+class IngestedMessage(Output):
+    id: str
+    duplicate: bool
+
+
+class IngestAnswer(Output):
+    stored: int
+    duplicates: int
+    messages: list[IngestedMessage]
+
+
+@use_case("messages.ingest", MEMORY_WRITE)
+async def ingest(runtime: Runtime, _: Principal, request: IngestRequest) -> IngestAnswer:
+    """Idempotent: a message already stored (same client id, or same conversation, role,
+    content and timestamp) is reported as a duplicate, not stored again."""
+    outcomes = await runtime.ingestor.ingest(
+        request.namespace,
+        [m.incoming() for m in request.messages],
+        conversation_id=request.conversation_id,
+        source=request.source,
+    )
+    stored = sum(not o.duplicate for o in outcomes)
+    return IngestAnswer(
+        stored=stored,
+        duplicates=len(outcomes) - stored,
+        messages=[IngestedMessage(id=o.id, duplicate=o.duplicate) for o in outcomes],
+    )

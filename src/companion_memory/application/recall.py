@@ -1,0 +1,63 @@
+"""Recall (every chat turn: counts as using the memories) and search (a plain look-up)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from ..runtime import Runtime
+from .fields import Namespace, Score, TypeFilter
+from .memories import known_types
+from .principal import MEMORY_READ, Principal
+from .records import RecallAnswer
+from .use_case import Input, use_case
+
+
+class RecallQuery(Input):
+    # Long input is accepted and cut by the pipeline: a pasted page must not be an error.
+    query: Annotated[str, Field(description="The user's message, or what to look for, in their words.")] = ""
+    namespace: Namespace = "default"
+    k: Annotated[int | None, Field(description="How many memories to return (1–100).")] = None
+    top_k: Annotated[int | None, Field(description="Another name for k.")] = None
+    min_score: Annotated[Score | None, Field(description="Relevance floor, 0–1.")] = None
+    types: Annotated[
+        list[TypeFilter], Field(default_factory=list, max_length=20, description="Only these memory types.")
+    ]
+    include_prompt: Annotated[bool, Field(description="Also answer the ready <memories> block.")] = False
+
+    def count(self) -> int | None:
+        k = self.k if self.k is not None else self.top_k
+        return None if k is None else max(1, min(100, k))
+
+
+class SearchQuery(RecallQuery):
+    filter: Annotated[bool, Field(description="false skips the reranker (the raw fused order).")] = True
+
+
+@use_case("recall.run", MEMORY_READ)
+async def recall(runtime: Runtime, _: Principal, query: RecallQuery) -> RecallAnswer:
+    """The memories to inject for this message; records them as injected."""
+    result = await runtime.recall.run(
+        query.query,
+        namespace=query.namespace,
+        k=query.count(),
+        min_score=query.min_score,
+        types=known_types(query.types),
+        account=True,
+    )
+    return RecallAnswer.of(result, prompt=query.include_prompt)
+
+
+@use_case("recall.search", MEMORY_READ)
+async def search(runtime: Runtime, _: Principal, query: SearchQuery) -> RecallAnswer:
+    """Raw search: the same pipeline, no injection bookkeeping."""
+    result = await runtime.recall.run(
+        query.query,
+        namespace=query.namespace,
+        k=query.count() or 10,
+        min_score=query.min_score,
+        types=known_types(query.types),
+        rerank=query.filter,
+    )
+    return RecallAnswer.of(result, prompt=query.include_prompt)

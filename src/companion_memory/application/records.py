@@ -1,0 +1,206 @@
+"""The records answers are made of, one model each, so every surface serialises a
+memory, a hit or a write result the same way and ``/openapi.json`` and MCP's
+``outputSchema`` describe them exactly."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..domain.memory import Memory
+from ..memory.prompt import memories_block
+from ..memory.recall import Hit, RecallMeta, RecallResult
+from ..memory.writes import WriteResult
+
+
+class EvidenceRecord(BaseModel):
+    quote: str
+    message_id: str | None = None
+
+
+class MemoryRecord(BaseModel):
+    id: str
+    namespace: str
+    type: str
+    content: str
+    fact_key: str | None
+    importance: float
+    confidence: float
+    status: str
+    version_status: str
+    superseded_by: str | None
+    pinned: bool
+    tags: list[str]
+    source: str
+    source_message_ids: list[str]
+    evidence: list[EvidenceRecord]
+    authored_by: str | None
+    seen_count: int
+    recall_count: int
+    last_injected_at: str | None
+    last_seen_at: str | None
+    created_at: str
+    updated_at: str
+
+    @classmethod
+    def of(cls, memory: Memory) -> MemoryRecord:
+        return cls.model_validate(memory.as_dict())
+
+
+class HitRecord(BaseModel):
+    """A recalled memory (without its evidence and sources) and how it was found."""
+
+    id: str
+    namespace: str
+    type: str
+    content: str
+    fact_key: str | None
+    importance: float
+    confidence: float
+    status: str
+    version_status: str
+    superseded_by: str | None
+    pinned: bool
+    tags: list[str]
+    source: str
+    authored_by: str | None
+    seen_count: int
+    recall_count: int
+    last_injected_at: str | None
+    last_seen_at: str | None
+    created_at: str
+    updated_at: str
+    score: float
+    raw_score: float | None = Field(description="Relevance before decay; null when no similarity could be had.")
+    decayed: bool
+    channels: dict[str, int] = Field(description="Retrieval channel → 1-based rank in it.")
+    via: str | None = Field(description="The hit whose relation brought this one in.")
+    contradicted_by: list[str]
+
+    @classmethod
+    def of(cls, hit: Hit) -> HitRecord:
+        return cls.model_validate(
+            {
+                **hit.memory.as_dict(exclude=frozenset({"evidence", "source_message_ids"})),
+                "score": round(hit.score, 6),
+                "raw_score": None if hit.raw_score is None else round(hit.raw_score, 6),
+                "decayed": hit.decayed,
+                "channels": hit.channels,
+                "via": hit.via,
+                "contradicted_by": hit.contradicted_by,
+            }
+        )
+
+
+class GlossaryEntry(BaseModel):
+    id: str
+    namespace: str
+    term: str
+    aliases: list[str]
+    definition: str
+    created_at: str
+    updated_at: str
+
+
+class GlossaryHit(GlossaryEntry):
+    matched: str = Field(description="The term or alias the text mentioned.")
+
+
+class RecallMetaRecord(BaseModel):
+    """How recall reached its hits: what each gate set aside and what degraded."""
+
+    k: int
+    min_score: float
+    reranker: str | None = Field(description="off, skipped, failed or the reranking model; null when none ran.")
+    decayed: list[str]
+    deduped: list[str]
+    floored: list[str]
+    precious_overlap: list[str]
+    notes: list[str]
+
+    @classmethod
+    def of(cls, meta: RecallMeta) -> RecallMetaRecord:
+        return cls(
+            k=meta.k,
+            min_score=meta.min_score,
+            reranker=meta.reranker,
+            decayed=meta.decayed,
+            deduped=meta.deduped,
+            floored=meta.floored,
+            precious_overlap=meta.precious_overlap,
+            notes=meta.notes,
+        )
+
+
+class RecallAnswer(BaseModel):
+    hits: list[HitRecord]
+    glossary_hits: list[GlossaryHit]
+    prompt: str | None = Field(
+        None, description="The ready <memories> block to put in context (when asked for); empty when nothing passed."
+    )
+    meta: RecallMetaRecord
+
+    @classmethod
+    def of(cls, result: RecallResult, *, prompt: bool) -> RecallAnswer:
+        return cls(
+            hits=[HitRecord.of(h) for h in result.hits],
+            glossary_hits=[GlossaryHit.model_validate(g) for g in result.glossary_hits],
+            prompt=memories_block(result.hits, result.glossary_hits) if prompt else None,
+            meta=RecallMetaRecord.of(result.meta),
+        )
+
+
+class WriteAnswer(BaseModel):
+    """What a write did: the memory as it now is, and how it got there."""
+
+    memory: MemoryRecord
+    action: str = Field(description="created, updated, unchanged, superseded, archived, deleted, …")
+    created: bool
+    vector: str = Field(description="synced, or pending when the index is behind (the outbox catches up).")
+    previous: MemoryRecord | None = Field(description="The version this write replaced, if any.")
+    old_status: str | None = Field(description="The status before a status change.")
+    notes: list[str]
+
+    @classmethod
+    def of(cls, result: WriteResult) -> WriteAnswer:
+        return cls(
+            memory=MemoryRecord.of(result.memory),
+            action=result.action,
+            created=result.created,
+            vector=result.vector,
+            previous=None if result.previous is None else MemoryRecord.of(result.previous),
+            old_status=result.old_status,
+            notes=result.notes,
+        )
+
+
+class Relation(BaseModel):
+    id: str
+    source_id: str
+    target_id: str
+    relation: str
+    weight: float
+    created_at: str
+
+
+class MemoryEvent(BaseModel):
+    id: int
+    event: str
+    actor: str
+    detail: dict[str, Any]
+    created_at: str
+
+
+class Deleted(BaseModel):
+    deleted: bool = True
+    id: str
+
+
+class PreciousRecord(BaseModel):
+    id: str
+    namespace: str
+    content: str
+    note: str | None
+    source: str
+    created_at: str
