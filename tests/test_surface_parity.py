@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import jsonschema
 
-from tests.conftest import OWNER_KEY, auth
+from tests.conftest import MCP_KEY, OWNER_KEY, auth
 from tests.test_mcp_scopes import mcp_call
 
 
@@ -54,3 +55,90 @@ async def test_a_search_answers_alike(client: httpx.AsyncClient) -> None:
     mcp = await tool(client, "memory_search", query)
     assert rest["hits"] and rest["glossary_hits"]
     assert mcp == rest
+
+
+async def test_every_tool_answers_what_its_output_schema_says(client: httpx.AsyncClient) -> None:
+    """MCP clients check structuredContent against the tool's outputSchema (the official
+    SDK refuses a result that does not match): every tool's answer must fit it."""
+    listed = await client.post(
+        "/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers=auth() | {"Accept": "application/json"},
+    )
+    schemas = {t["name"]: t["outputSchema"] for t in listed.json()["result"]["tools"]}
+    written = await tool(client, "memory_upsert", {"fact_key": "drink", "content": "Takes her coffee with oat milk"})
+    memory_id = written["memory"]["id"]
+    await client.post(
+        "/v1/ingest/messages", json={"messages": [{"role": "user", "content": "coffee time"}]}, headers=auth()
+    )
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("memory_search", {"query": "coffee"}),
+        ("memory_recall", {"query": "coffee"}),
+        ("memory_list", {}),
+        ("memory_get", {"id": memory_id}),
+        ("memory_export", {}),
+        ("memory_boot", {}),
+        ("diary_get", {}),
+        ("memory_supersede", {"old_id": memory_id, "content": "Drinks it black now"}),
+        ("memory_ingest", {"messages": [{"role": "user", "content": "hello"}]}),
+        ("memory_pin", {"content": "You are my favourite person"}),
+        ("glossary_set", {"term": "bbt", "aliases": ["boba"]}),
+        ("memory_upsert", {"fact_key": "pet", "content": "Has a cat"}),
+    ]
+    pet = None
+    for name, arguments in calls:
+        answer = await tool(client, name, arguments)
+        jsonschema.validate(answer, schemas[name])
+        if name == "memory_upsert":
+            pet = answer["memory"]["id"]
+    for name in ("memory_archive", "memory_delete"):
+        jsonschema.validate(await tool(client, name, {"id": pet}), schemas[name])
+    assert set(schemas) == {name for name, _ in calls} | {"memory_archive", "memory_delete"}
+
+
+async def refusal(client: httpx.AsyncClient, name: str, arguments: dict[str, Any], key: str = OWNER_KEY) -> str:
+    answer = (await mcp_call(client, key, name, arguments)).json()["result"]
+    assert answer["isError"] is True, answer
+    return str(answer["structuredContent"]["error"]["code"])
+
+
+def rest_refusal(response: httpx.Response) -> tuple[int, str]:
+    return response.status_code, response.json()["error"]["code"]
+
+
+async def test_the_same_mistake_is_the_same_error_on_both_surfaces(client: httpx.AsyncClient) -> None:
+    cases = [
+        (
+            await client.get("/v1/memories/nope", headers=auth()),
+            await refusal(client, "memory_get", {"id": "nope"}),
+            (404, "not_found"),
+        ),
+        (
+            await client.post("/v1/memories/nope/archive", headers=auth()),
+            await refusal(client, "memory_archive", {"id": "nope"}),
+            (404, "not_found"),
+        ),
+        (
+            await client.get("/v1/memories", params={"type": "wibble"}, headers=auth()),
+            await refusal(client, "memory_list", {"type": "wibble"}),
+            (400, "invalid_type"),
+        ),
+        (
+            await client.post("/v1/memory/search", json={"query": "x", "types": ["wibble"]}, headers=auth()),
+            await refusal(client, "memory_search", {"query": "x", "types": ["wibble"]}),
+            (400, "invalid_type"),
+        ),
+        (
+            await client.get("/v1/memories", params={"status": "lost"}, headers=auth()),
+            await refusal(client, "memory_list", {"status": "lost"}),
+            (400, "invalid_status"),
+        ),
+        (
+            await client.get("/api/memories/export", headers=auth(MCP_KEY)),
+            await refusal(client, "memory_export", {}, MCP_KEY),
+            (403, "forbidden"),
+        ),
+    ]
+    for rest, mcp, expected in cases:
+        assert rest_refusal(rest) == expected
+        assert mcp == expected[1]
