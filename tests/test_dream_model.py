@@ -11,7 +11,8 @@ import httpx
 import pytest
 
 from companion_memory.memory.dream import Dream
-from companion_memory.memory.dream_model import ModelExtractor
+from companion_memory.memory.dream_model import ModelExtractor, parse
+from companion_memory.memory.extraction import read_extraction
 from companion_memory.memory.model_call import JobModel
 from companion_memory.proxy.routing import route
 from companion_memory.runtime import Runtime
@@ -42,6 +43,41 @@ def answer(**extraction: object) -> str:
         + json.dumps({"title": "A long day at the park", "summary": "Walked Mochi.", **extraction})
         + "\n```"
     )
+
+
+def test_an_answer_is_read_with_defaults_and_tolerance() -> None:
+    extraction = parse(
+        answer(
+            title="  Tea  ",
+            add=[{"content": "Likes tea", "evidence": ["I like tea"], "importance": "0.8", "fact_key": None, "x": 1}],
+            delete=[{"target_id": "m1", "evidence": ["no more tea"]}],
+        )
+    )
+    assert extraction.title == "Tea" and extraction.summary == "Walked Mochi." and extraction.update == []
+    added = extraction.add[0]
+    assert (added.type, added.fact_key, added.importance, added.confidence) == ("note", None, 0.8, 0.6)
+    assert extraction.delete[0].target_id == "m1" and extraction.delete[0].content is None
+
+
+def test_an_answer_that_does_not_fit_names_every_problem() -> None:
+    bad = answer(
+        title=None,
+        add=[{"content": "x", "evidence": "I like tea", "confidence": 2}, "tea"],
+        update=[{"content": "Likes coffee"}],
+    )
+    with pytest.raises(ValueError, match="the extraction does not fit") as raised:
+        parse(bad)
+    assert str(raised.value).split(": ", 1)[1].split("; ") == [
+        "title: expected a string, got null",
+        "add.0.content: 1 characters, at least 2 expected",
+        "add.0.confidence: 2.0 is not between 0 and 1",
+        "add.0.evidence: expected a list, got a string",
+        "add.1: expected an object, got a string",
+        "update.0.target_id: missing",
+        "update.0.evidence: missing",
+    ]
+    with pytest.raises(ValueError, match="the answer: expected an object, got a list"):
+        read_extraction([{"title": "Tea"}])
 
 
 async def test_model_answers_become_checked_candidates(
@@ -127,7 +163,7 @@ async def test_rate_limits_back_off_then_succeed(
         dreaming.writer,
         dreaming.mirror,
         dreaming.clock,
-        dreaming.settings,
+        dreaming.config,
         ModelExtractor(JobModel(chosen.chat_model, chosen.model, sleep=sleep), 1000),
     )
     upstream.fail_with(429, times=2)

@@ -1,6 +1,7 @@
-"""The domain and the stores run without any web or validation framework: everything
-they import, followed through the package, is the standard library, our own pure
-modules, or the pure packages Pyodide ships (snowballstemmer, tzdata)."""
+"""The domain, the stores and the services (``memory/``) run without any web or
+validation framework: everything they import, followed through the package, is the
+standard library, our own pure modules, or the pure packages Pyodide ships
+(snowballstemmer, tzdata)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "companion_memory"
 FRAMEWORKS = ("pydantic", "pydantic_core", "fastapi", "starlette", "httpx")
-CORE = ("domain", "store")
+CORE = ("domain", "store", "memory")
 
 
 def module_path(name: str) -> Path:
@@ -79,6 +80,6 @@ def test_the_core_imports_no_framework(module: str) -> None:
 
 
 def test_the_check_sees_a_framework() -> None:
-    """The walk follows imports through our own modules (writes → settings → pydantic)."""
+    """The walk follows imports through our own modules (runtime → settings → pydantic)."""
     assert "pydantic" in reachable("companion_memory.settings")
-    assert "pydantic" in {m.split(".")[0] for m in reachable("companion_memory.memory.tasks")}
+    assert "pydantic" in {m.split(".")[0] for m in reachable("companion_memory.runtime")}

@@ -212,3 +212,28 @@ class ChatModel(Protocol):
         """``chat.completion.chunk`` objects as they arrive; the last one carries
         ``usage`` (and no choices) whatever the client asked for."""
         ...
+
+
+@dataclass(frozen=True)
+class HttpResponse:
+    status: int
+    # Names lower-cased, so a lookup need not know how the server spelled them.
+    headers: Mapping[str, str]
+    body: bytes
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", errors="replace")
+
+
+class HttpUnanswered(Exception):
+    """The request got no answer (no connection, a timeout, a broken transfer); the
+    message starts with the failure's kind, e.g. ``ConnectTimeout: timed out``."""
+
+
+class HttpClient(Protocol):
+    """Plain HTTP GETs to services that are not model providers (the GitHub contents API)."""
+
+    async def get(self, url: str, *, headers: Mapping[str, str], timeout_seconds: float) -> HttpResponse:
+        """Any status is an answer; ``HttpUnanswered`` when there is none."""
+        ...

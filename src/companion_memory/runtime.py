@@ -7,7 +7,9 @@ from functools import cached_property
 
 import httpx
 
+from .adapters.remote.http_client import HttpxClient
 from .memory.boot import Boot
+from .memory.config import MemoryConfig
 from .memory.dream import Dream
 from .memory.dream_model import ModelExtractor
 from .memory.extraction import Extractor, RequestExtractor
@@ -46,13 +48,18 @@ class Runtime:
     # The Worker's AI binding as a chat model, for workers-ai/ models (REST elsewhere).
     workers_ai_chat: ChatModel | None = None
 
+    @property
+    def config(self) -> MemoryConfig:
+        """What the services read of the settings, taken when each service is first built."""
+        return self.settings.memory_config()
+
     @cached_property
     def mirror(self) -> VectorMirror:
         return VectorMirror(self.db, self.vectors, self.embedder, self.clock, self.queue)
 
     @cached_property
     def writer(self) -> MemoryWriter:
-        return MemoryWriter(self.db, self.mirror, self.clock, self.settings)
+        return MemoryWriter(self.db, self.mirror, self.clock, self.config)
 
     @cached_property
     def ingestor(self) -> MessageIngestor:
@@ -64,11 +71,11 @@ class Runtime:
 
     @cached_property
     def recall(self) -> Recall:
-        return Recall(self.db, self.mirror, self.clock, self.settings, self.reranker)
+        return Recall(self.db, self.mirror, self.clock, self.config, self.reranker)
 
     @cached_property
     def boot(self) -> Boot:
-        return Boot(self.db, self.clock, self.settings)
+        return Boot(self.db, self.clock, self.config)
 
     @cached_property
     def http_client(self) -> httpx.AsyncClient:
@@ -84,15 +91,15 @@ class Runtime:
 
     @cached_property
     def github_daily(self) -> GithubDaily:
-        return GithubDaily(self.db, self.ingestor, self.clock, self.settings, self.http_client)
+        return GithubDaily(self.db, self.ingestor, self.clock, self.config, HttpxClient(self.http_client))
 
     @cached_property
     def review(self) -> ReviewQueue:
-        return ReviewQueue(self.db, self.writer, self.mirror, self.clock, self.settings)
+        return ReviewQueue(self.db, self.writer, self.mirror, self.clock, self.config)
 
     @cached_property
     def retention(self) -> Retention:
-        return Retention(self.db, self.mirror, self.clock, self.settings)
+        return Retention(self.db, self.mirror, self.clock, self.config)
 
     @cached_property
     def dream_model(self) -> JobModel | None:
@@ -107,14 +114,14 @@ class Runtime:
     @cached_property
     def rollups(self) -> Rollups:
         summarizer = ModelSummaries(self.dream_model) if self.dream_model else JoinedSummaries()
-        return Rollups(self.db, self.clock, self.settings, summarizer)
+        return Rollups(self.db, self.clock, self.config, summarizer)
 
     @cached_property
     def dream(self) -> Dream:
         extractor: Extractor = (
             ModelExtractor(self.dream_model, self.settings.DREAM_MAX_TOKENS) if self.dream_model else RequestExtractor()
         )
-        return Dream(self.db, self.writer, self.mirror, self.clock, self.settings, extractor)
+        return Dream(self.db, self.writer, self.mirror, self.clock, self.config, extractor)
 
     @cached_property
     def tasks(self) -> TaskRunner:

@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .memory.config import MemoryConfig
+
 # The embedder each runtime uses when EMBEDDING_MODEL is not set: the Worker follows the
 # reference (Workers AI bge-m3), the local server uses the model bundled with the install.
 WORKER_DEFAULT_EMBEDDING_MODEL = "workers-ai/@cf/baai/bge-m3"
@@ -116,3 +118,32 @@ class Settings(BaseModel):
 
     def embedding_model(self, runtime_default: str) -> str:
         return self.EMBEDDING_MODEL or runtime_default
+
+    def memory_config(self) -> MemoryConfig:
+        """The values the memory services read."""
+        return MemoryConfig(
+            dream_time_zone=self.DREAM_TIME_ZONE,
+            messages_retention_days=self.MESSAGES_RETENTION_DAYS,
+            memory_sensitive_allow=self.MEMORY_SENSITIVE_ALLOW,
+            dedup_cosine=self.DEDUP_COSINE,
+            memory_top_k=self.MEMORY_TOP_K,
+            memory_min_score=self.MEMORY_MIN_SCORE,
+            memory_filter_max_candidates=self.MEMORY_FILTER_MAX_CANDIDATES,
+            memory_filter_max_output=self.MEMORY_FILTER_MAX_OUTPUT,
+            memory_filter_min_score=self.MEMORY_FILTER_MIN_SCORE,
+            memory_filter_max_content_chars=self.MEMORY_FILTER_MAX_CONTENT_CHARS,
+            recall_min_score=self.RECALL_MIN_SCORE,
+            memory_inject_decay_window_min=self.MEMORY_INJECT_DECAY_WINDOW_MIN,
+            enable_memory_reranker=self.ENABLE_MEMORY_RERANKER,
+            dream_namespace=self.DREAM_NAMESPACE,
+            dream_max_messages=self.DREAM_MAX_MESSAGES,
+            dream_max_runs=self.DREAM_MAX_RUNS,
+            dream_memory_context_limit=self.DREAM_MEMORY_CONTEXT_LIMIT,
+            impression_ladder_max_chars=self.IMPRESSION_LADDER_MAX_CHARS,
+            empty_memory_min_chars=self.EMPTY_MEMORY_MIN_CHARS,
+            github_daily_repo=self.GITHUB_DAILY_REPO,
+            github_daily_path=self.GITHUB_DAILY_PATH,
+            github_daily_namespace=self.GITHUB_DAILY_NAMESPACE,
+            github_api_url=self.GITHUB_API_URL,
+            github_daily_token=self.GITHUB_DAILY_TOKEN,
+        )

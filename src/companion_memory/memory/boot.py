@@ -11,12 +11,12 @@ from typing import Any
 
 from ..clock import day_bounds, local_date
 from ..ports import Clock, Database
-from ..settings import Settings
 from ..store.glossary import GlossaryStore
 from ..store.logs import LogStore
 from ..store.memories import MemoryStore
 from ..store.messages import MessageStore
 from ..store.precious import PreciousStore
+from .config import MemoryConfig
 
 NEWEST_PRECIOUS = 10
 TODAY_MESSAGES = 200
@@ -53,13 +53,13 @@ def impressions_ladder(
 
 
 class Boot:
-    def __init__(self, db: Database, clock: Clock, settings: Settings) -> None:
+    def __init__(self, db: Database, clock: Clock, config: MemoryConfig) -> None:
         self.db = db
         self.clock = clock
-        self.settings = settings
+        self.config = config
 
     async def package(self, namespace: str) -> dict[str, Any]:
-        time_zone = self.settings.DREAM_TIME_ZONE
+        time_zone = self.config.dream_time_zone
         today = local_date(self.clock.now(), time_zone)
         yesterday = today - timedelta(days=1)
         logs = LogStore(self.db)
@@ -73,7 +73,7 @@ class Boot:
             "date": today.isoformat(),
             "time_zone": time_zone,
             "impressions": {
-                "text": impressions_ladder(daily, weekly, monthly, self.settings.IMPRESSION_LADDER_MAX_CHARS),
+                "text": impressions_ladder(daily, weekly, monthly, self.config.impression_ladder_max_chars),
                 "daily": daily,
                 "weekly": weekly,
                 "monthly": monthly,
@@ -91,6 +91,6 @@ class Boot:
 
     async def recent_diary(self, namespace: str) -> list[dict[str, Any]]:
         """Today's and yesterday's entries, those that exist, newest first."""
-        today = local_date(self.clock.now(), self.settings.DREAM_TIME_ZONE)
+        today = local_date(self.clock.now(), self.config.dream_time_zone)
         days = [today.isoformat(), (today - timedelta(days=1)).isoformat()]
         return await LogStore(self.db).dailies(namespace, days)

@@ -17,9 +17,9 @@ from ..domain.memory import Evidence, Memory
 from ..domain.types import normalise_type
 from ..errors import ServiceError
 from ..ports import Clock, Database
-from ..settings import Settings
 from ..store.candidates import CandidateStore
 from ..store.dream import DreamStore
+from .config import MemoryConfig
 from .extraction import ExtractedChange, ExtractedMemory, Extractor
 from .sensitive import refused_classes
 from .vector_mirror import VectorMirror
@@ -41,19 +41,19 @@ class Dream:
         writer: MemoryWriter,
         mirror: VectorMirror,
         clock: Clock,
-        settings: Settings,
+        config: MemoryConfig,
         extractor: Extractor,
     ) -> None:
         self.db = db
         self.writer = writer
         self.mirror = mirror
         self.clock = clock
-        self.settings = settings
+        self.config = config
         self.extractor = extractor
         self.store = DreamStore(db)
 
     def yesterday(self) -> date:
-        return local_date(self.clock.now(), self.settings.DREAM_TIME_ZONE) - timedelta(days=1)
+        return local_date(self.clock.now(), self.config.dream_time_zone) - timedelta(days=1)
 
     async def night(self, day: date | None = None, *, dry_run: bool = False) -> list[dict[str, Any]]:
         """Dream every namespace that has messages on ``day``. Without a day: every local
@@ -61,7 +61,7 @@ class Dream:
         has not read, oldest first; so a missed night, or messages that arrive late (the
         GitHub daily pull, an import), are caught up, and a second run finds nothing new.
         At most DREAM_MAX_RUNS batches in all: what is left waits for the next run."""
-        budget = self.settings.DREAM_MAX_RUNS
+        budget = self.config.dream_max_runs
         reports = []
         for namespace, unread_day in await self._unread(day):
             if budget <= 0:
@@ -74,13 +74,13 @@ class Dream:
     async def _unread(self, day: date | None) -> list[tuple[str, date]]:
         """(namespace, day) pairs to dream: the given day's, or the recent days with unread messages."""
         if day is not None:
-            since, until = day_bounds(day, self.settings.DREAM_TIME_ZONE)
+            since, until = day_bounds(day, self.config.dream_time_zone)
             return [(ns, day) for ns in await self.store.namespaces_with_messages(since, until)]
         found = []
         yesterday = self.yesterday()
-        for back in range(self.settings.MESSAGES_RETENTION_DAYS - 1, -1, -1):
+        for back in range(self.config.messages_retention_days - 1, -1, -1):
             past = yesterday - timedelta(days=back)
-            since, until = day_bounds(past, self.settings.DREAM_TIME_ZONE)
+            since, until = day_bounds(past, self.config.dream_time_zone)
             for namespace in await self.store.namespaces_with_messages(since, until):
                 position = await self.store.cursor(self._cursor_name(namespace, past))
                 if await self.store.messages_after(namespace, since, until, position, 1):
@@ -96,7 +96,7 @@ class Dream:
     ) -> dict[str, Any]:
         """One namespace's day, up to ``max_batches`` batches (DREAM_MAX_RUNS); the report's
         ``more_to_read`` says the day has messages left for the next run."""
-        since, until = day_bounds(day, self.settings.DREAM_TIME_ZONE)
+        since, until = day_bounds(day, self.config.dream_time_zone)
         cursor_name = self._cursor_name(namespace, day)
         position = await self.store.cursor(cursor_name)
         report: dict[str, Any] = {
@@ -122,13 +122,13 @@ class Dream:
             "more_to_read": False,
         }
         try:
-            for _ in range(max_batches or self.settings.DREAM_MAX_RUNS):
+            for _ in range(max_batches or self.config.dream_max_runs):
                 batch = await self.store.messages_after(
-                    namespace, since, until, position, self.settings.DREAM_MAX_MESSAGES
+                    namespace, since, until, position, self.config.dream_max_messages
                 )
                 if not batch:
                     break
-                shown, _ = await self.writer.store.page(namespace, limit=self.settings.DREAM_MEMORY_CONTEXT_LIMIT)
+                shown, _ = await self.writer.store.page(namespace, limit=self.config.dream_memory_context_limit)
                 extraction = await self.extractor.extract(batch, day.isoformat(), shown)
                 candidates = [
                     c for memory in extraction.add if (c := await self._addition(namespace, batch, memory, report))
@@ -249,7 +249,7 @@ class Dream:
         if not all(any(q in m["content"] for m in batch) for q in quotes):
             report["counts"]["rejected_no_evidence"] += 1
             return False
-        if refused_classes(content, self.settings.MEMORY_SENSITIVE_ALLOW):
+        if refused_classes(content, self.config.memory_sensitive_allow):
             report["counts"]["rejected_sensitive"] += 1
             return False
         return True
@@ -296,6 +296,6 @@ class Dream:
             if same:
                 return same.id
         try:
-            return await self.mirror.near_duplicate(namespace, memory.content, self.settings.DEDUP_COSINE)
+            return await self.mirror.near_duplicate(namespace, memory.content, self.config.dedup_cosine)
         except Exception:  # noqa: BLE001 - a hint only: without it the reviewer still sees the candidate
             return None

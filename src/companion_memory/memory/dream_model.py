@@ -12,10 +12,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import ValidationError
-
 from ..domain.memory import Memory
-from .extraction import Extraction
+from .extraction import Extraction, read_extraction
 from .model_call import JobModel
 
 JSON_ATTEMPTS = 2
@@ -49,7 +47,7 @@ def parse(text: str) -> Extraction:
     match = re.search(r"\{.*\}", text, re.DOTALL)
     if match is None:
         raise ValueError("no JSON object in the answer")
-    return Extraction.model_validate(json.loads(match.group(0)))
+    return read_extraction(json.loads(match.group(0)))
 
 
 class ModelExtractor:
@@ -72,7 +70,7 @@ class ModelExtractor:
             answer = await self.model.ask(body)
             try:
                 return parse(answer.text)
-            except (ValueError, ValidationError) as error:
+            except ValueError as error:
                 problem = (
                     "the answer was cut off"
                     if answer.truncated

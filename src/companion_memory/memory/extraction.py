@@ -4,46 +4,188 @@ model at all: explicit requests ("remember …", "记住…", "以后不要…",
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Annotated, Any, Protocol
-
-from pydantic import BaseModel, Field, field_validator
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
 
 from ..domain.memory import Memory
 
-Quote = Annotated[str, Field(min_length=2, max_length=1000)]
+# The diary shows at most this many characters of a title; a longer one is cut, not refused.
+TITLE_CHARS = 12
 
 
-class ExtractedMemory(BaseModel):
-    content: Annotated[str, Field(min_length=2, max_length=2000)]
-    type: str = "note"
-    fact_key: Annotated[str | None, Field(max_length=200)] = None
-    importance: Annotated[float, Field(ge=0, le=1)] = 0.5
-    confidence: Annotated[float, Field(ge=0, le=1)] = 0.6
+@dataclass(frozen=True)
+class ExtractedMemory:
+    content: str
     # Verbatim quotes from the batch's messages that back the memory.
-    evidence: Annotated[list[Quote], Field(min_length=1, max_length=10)]
+    evidence: list[str]
+    type: str = "note"
+    fact_key: str | None = None
+    importance: float = 0.5
+    confidence: float = 0.6
 
 
-class ExtractedChange(BaseModel):
+@dataclass(frozen=True)
+class ExtractedChange:
     """An update to (or, without content, the deletion of) a memory the model was shown."""
 
-    target_id: Annotated[str, Field(min_length=1, max_length=200)]
-    content: Annotated[str | None, Field(max_length=2000)] = None
-    evidence: Annotated[list[Quote], Field(min_length=1, max_length=10)]
+    target_id: str
+    evidence: list[str]
+    content: str | None = None
 
 
-class Extraction(BaseModel):
+@dataclass(frozen=True)
+class Extraction:
     title: str = ""
-    summary: Annotated[str, Field(max_length=4000)] = ""
-    add: list[ExtractedMemory] = []
-    update: list[ExtractedChange] = []
-    delete: list[ExtractedChange] = []
+    summary: str = ""
+    add: list[ExtractedMemory] = field(default_factory=list)
+    update: list[ExtractedChange] = field(default_factory=list)
+    delete: list[ExtractedChange] = field(default_factory=list)
 
-    @field_validator("title")
-    @classmethod
-    def _short_title(cls, title: str) -> str:
-        # The diary shows at most 12 characters; a longer title is cut, not refused.
-        return title.strip()[:12]
+
+def read_extraction(value: Any) -> Extraction:
+    """The extraction in a model's decoded JSON answer. A ValueError lists every problem
+    with its place (``add.0.evidence: missing``); members the shape does not know are
+    ignored."""
+    reader = _Reader()
+    extraction = reader.extraction(value)
+    if reader.problems:
+        raise ValueError(f"the extraction does not fit: {'; '.join(reader.problems)}")
+    return extraction
+
+
+_ABSENT = object()
+T = TypeVar("T")
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+class _Reader:
+    """Checks one decoded answer against the extraction's shape. It notes every problem
+    rather than stopping at the first, so a failed run's error shows all of them."""
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+
+    def extraction(self, value: Any) -> Extraction:
+        if not isinstance(value, dict):
+            self.problems.append(f"the answer: expected an object, got {_kind(value)}")
+            return Extraction()
+        return Extraction(
+            title=self.text(value, "", "title", default="").strip()[:TITLE_CHARS],
+            summary=self.text(value, "", "summary", default="", max_length=4000),
+            add=self.objects(value, "add", self.memory),
+            update=self.objects(value, "update", self.change),
+            delete=self.objects(value, "delete", self.change),
+        )
+
+    def memory(self, value: Mapping[str, Any], at: str) -> ExtractedMemory:
+        return ExtractedMemory(
+            content=self.text(value, at, "content", min_length=2, max_length=2000),
+            type=self.text(value, at, "type", default="note"),
+            fact_key=self.optional_text(value, at, "fact_key", max_length=200),
+            importance=self.score(value, at, "importance", default=0.5),
+            confidence=self.score(value, at, "confidence", default=0.6),
+            evidence=self.quotes(value, at),
+        )
+
+    def change(self, value: Mapping[str, Any], at: str) -> ExtractedChange:
+        return ExtractedChange(
+            target_id=self.text(value, at, "target_id", min_length=1, max_length=200),
+            content=self.optional_text(value, at, "content", max_length=2000),
+            evidence=self.quotes(value, at),
+        )
+
+    def _member(self, value: Mapping[str, Any], at: str, key: str, *, required: bool) -> tuple[str, Any]:
+        place = f"{at}.{key}" if at else key
+        if required and key not in value:
+            self.problems.append(f"{place}: missing")
+        return place, value.get(key, _ABSENT)
+
+    def _string(self, value: Any, place: str, min_length: int, max_length: int | None) -> str:
+        if not isinstance(value, str):
+            self.problems.append(f"{place}: expected a string, got {_kind(value)}")
+            return ""
+        if len(value) < min_length:
+            self.problems.append(f"{place}: {len(value)} characters, at least {min_length} expected")
+        elif max_length is not None and len(value) > max_length:
+            self.problems.append(f"{place}: {len(value)} characters, at most {max_length} expected")
+        return value
+
+    def text(
+        self,
+        value: Mapping[str, Any],
+        at: str,
+        key: str,
+        *,
+        default: str | None = None,
+        min_length: int = 0,
+        max_length: int | None = None,
+    ) -> str:
+        """A string member; without a default it is required."""
+        place, member = self._member(value, at, key, required=default is None)
+        if member is _ABSENT:
+            return default or ""
+        return self._string(member, place, min_length, max_length)
+
+    def optional_text(self, value: Mapping[str, Any], at: str, key: str, *, max_length: int) -> str | None:
+        place, member = self._member(value, at, key, required=False)
+        if member is _ABSENT or member is None:
+            return None
+        return self._string(member, place, 0, max_length)
+
+    def score(self, value: Mapping[str, Any], at: str, key: str, *, default: float) -> float:
+        """A number from 0 to 1. Models sometimes quote their numbers ("0.8"); those count."""
+        place, member = self._member(value, at, key, required=False)
+        if member is _ABSENT:
+            return default
+        try:
+            number = float(member) if isinstance(member, int | float | str) else None
+        except (ValueError, OverflowError):
+            number = None
+        if number is None:
+            self.problems.append(f"{place}: expected a number, got {_kind(member)}")
+            return default
+        if not 0 <= number <= 1:
+            self.problems.append(f"{place}: {number} is not between 0 and 1")
+        return number
+
+    def quotes(self, value: Mapping[str, Any], at: str) -> list[str]:
+        place, member = self._member(value, at, "evidence", required=True)
+        if member is _ABSENT:
+            return []
+        if not isinstance(member, list):
+            self.problems.append(f"{place}: expected a list, got {_kind(member)}")
+            return []
+        if not 1 <= len(member) <= 10:
+            self.problems.append(f"{place}: {len(member)} quotes, 1 to 10 expected")
+        return [self._string(quote, f"{place}.{index}", 2, 1000) for index, quote in enumerate(member)]
+
+    def objects(self, value: Mapping[str, Any], key: str, read: Callable[[Mapping[str, Any], str], T]) -> list[T]:
+        """An optional list member, each of its objects read at its place."""
+        _, member = self._member(value, "", key, required=False)
+        if member is _ABSENT:
+            return []
+        if not isinstance(member, list):
+            self.problems.append(f"{key}: expected a list, got {_kind(member)}")
+            return []
+        found: list[T] = []
+        for index, item in enumerate(member):
+            if isinstance(item, dict):
+                found.append(read(item, f"{key}.{index}"))
+            else:
+                self.problems.append(f"{key}.{index}: expected an object, got {_kind(item)}")
+        return found
 
 
 class Extractor(Protocol):
@@ -65,7 +207,7 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
 
 def _title(messages: Sequence[dict[str, Any]]) -> str:
     first = next((m["content"] for m in messages if m["role"] == "user" and m["content"].strip()), "")
-    return " ".join(first.split())[:12] or "Quiet day"
+    return " ".join(first.split())[:TITLE_CHARS].rstrip() or "Quiet day"
 
 
 class RequestExtractor:

@@ -20,12 +20,10 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 from urllib.parse import quote
 
-import httpx
-
 from ..clock import iso, local_date, zone
-from ..ports import Clock, Database
-from ..settings import Settings
+from ..ports import Clock, Database, HttpClient, HttpUnanswered
 from ..store.cursors import CursorStore
+from .config import MemoryConfig
 from .ingest import IncomingMessage, MessageIngestor
 
 MAX_ENTRY_CHARS = 4000
@@ -80,29 +78,29 @@ def parse_daily(markdown: str) -> list[DailyEntry]:
 
 class GithubDaily:
     def __init__(
-        self, db: Database, ingestor: MessageIngestor, clock: Clock, settings: Settings, http: httpx.AsyncClient
+        self, db: Database, ingestor: MessageIngestor, clock: Clock, config: MemoryConfig, http: HttpClient
     ) -> None:
         self.db = db
         self.ingestor = ingestor
         self.clock = clock
-        self.settings = settings
+        self.config = config
         self.http = http
         self.cursors = CursorStore(db)
 
     @property
     def namespace(self) -> str:
-        return self.settings.GITHUB_DAILY_NAMESPACE or self.settings.DREAM_NAMESPACE or "default"
+        return self.config.github_daily_namespace or self.config.dream_namespace or "default"
 
     async def pull(self) -> dict[str, Any]:
         """Pull the days of the last MESSAGES_RETENTION_DAYS (up to yesterday) not pulled yet."""
-        repo, token = self.settings.GITHUB_DAILY_REPO.strip(), self.settings.GITHUB_DAILY_TOKEN.strip()
+        repo, token = self.config.github_daily_repo.strip(), self.config.github_daily_token.strip()
         if not repo:
             return {"skipped": "GITHUB_DAILY_REPO is not set"}
         if not token:
             return {"skipped": "GITHUB_DAILY_TOKEN is not set", "errors": ["GITHUB_DAILY_TOKEN is not set"]}
-        yesterday = local_date(self.clock.now(), self.settings.DREAM_TIME_ZONE) - timedelta(days=1)
+        yesterday = local_date(self.clock.now(), self.config.dream_time_zone) - timedelta(days=1)
         report: dict[str, Any] = {"repo": repo, "namespace": self.namespace, "days": {}, "messages": 0, "errors": []}
-        for back in range(self.settings.MESSAGES_RETENTION_DAYS - 1, -1, -1):
+        for back in range(self.config.messages_retention_days - 1, -1, -1):
             day = yesterday - timedelta(days=back)
             if await self.cursors.get(self._cursor(repo, day)) is not None:
                 continue
@@ -118,10 +116,8 @@ class GithubDaily:
         return report
 
     async def _pull_day(self, repo: str, token: str, day: date) -> tuple[str, dict[str, Any]]:
-        path = f"{self.settings.GITHUB_DAILY_PATH.strip('/')}/{day.isoformat()}.md".lstrip("/")
-        url = (
-            f"{self.settings.GITHUB_API_URL.rstrip('/')}/repos/{quote(repo, safe='/')}/contents/{quote(path, safe='/')}"
-        )
+        path = f"{self.config.github_daily_path.strip('/')}/{day.isoformat()}.md".lstrip("/")
+        url = f"{self.config.github_api_url.rstrip('/')}/repos/{quote(repo, safe='/')}/contents/{quote(path, safe='/')}"
         headers = {
             "Authorization": f"Bearer {token}",
             "Accept": "application/vnd.github.raw+json",
@@ -129,21 +125,21 @@ class GithubDaily:
             "User-Agent": "companion-memory",
         }
         try:
-            response = await self.http.get(url, headers=headers, timeout=30.0)
-        except httpx.HTTPError as error:
-            return "error", {"error": f"GitHub did not answer: {type(error).__name__}: {error}"}
-        if response.status_code == 404:
+            response = await self.http.get(url, headers=headers, timeout_seconds=30.0)
+        except HttpUnanswered as error:
+            return "error", {"error": f"GitHub did not answer: {error}"}
+        if response.status == 404:
             return "missing", {"missing": path}
-        if response.status_code in (401, 403):
+        if response.status in (401, 403):
             limited = response.headers.get("x-ratelimit-remaining") == "0"
             why = (
                 "rate limit reached"
                 if limited
                 else "bad GITHUB_DAILY_TOKEN, or it may not read this repository's contents"
             )
-            return ("error" if limited else "refused"), {"error": f"GitHub answered {response.status_code}: {why}"}
-        if response.status_code != 200:
-            return "error", {"error": f"GitHub answered {response.status_code} for {path}"}
+            return ("error" if limited else "refused"), {"error": f"GitHub answered {response.status}: {why}"}
+        if response.status != 200:
+            return "error", {"error": f"GitHub answered {response.status} for {path}"}
         entries = parse_daily(response.text)
         outcomes = await self.ingestor.ingest(
             self.namespace,
@@ -152,12 +148,12 @@ class GithubDaily:
             source=SOURCE,
         )
         now = iso(self.clock.now())
-        digest = hashlib.sha256(response.content).hexdigest()
+        digest = hashlib.sha256(response.body).hexdigest()
         await self.db.batch([CursorStore.put(self._cursor(repo, day), self.namespace, digest, now)])
         return "ok", {"entries": len(entries), "new_messages": sum(not o.duplicate for o in outcomes)}
 
     def _messages(self, repo: str, day: date, entries: list[DailyEntry]) -> list[IncomingMessage]:
-        local = zone(self.settings.DREAM_TIME_ZONE)
+        local = zone(self.config.dream_time_zone)
         messages = []
         for entry in entries:
             hour, minute = (int(part) for part in entry.at.split(":"))

@@ -23,10 +23,10 @@ from ..clock import iso, parse_iso
 from ..domain.memory import Memory
 from ..domain.search_text import gate_tokens, jaccard, normalised, query_terms
 from ..ports import Clock, Database, Reranker
-from ..settings import Settings
 from ..store.glossary import GlossaryStore
 from ..store.memories import MemoryStore
 from ..store.precious import PreciousStore
+from .config import MemoryConfig
 from .vector_mirror import VectorMirror
 
 # Reciprocal-rank fusion constant: small, so that the top ranks of each channel count
@@ -87,7 +87,7 @@ class Recall:
         db: Database,
         mirror: VectorMirror,
         clock: Clock,
-        settings: Settings,
+        config: MemoryConfig,
         reranker: Reranker | None = None,
     ) -> None:
         self.db = db
@@ -95,7 +95,7 @@ class Recall:
         self.vectors = mirror.vectors
         self.embedder = mirror.embedder
         self.clock = clock
-        self.settings = settings
+        self.config = config
         self.reranker = reranker
         self.memories = MemoryStore(db)
 
@@ -114,9 +114,8 @@ class Recall:
     ) -> RecallResult:
         """``account`` is recall's bookkeeping (injection time and count); search leaves it
         off. ``vector=False`` answers from the full-text index alone."""
-        settings = self.settings
-        k = max(1, min(100, k if k is not None else settings.MEMORY_FILTER_MAX_OUTPUT))
-        floor = settings.RECALL_MIN_SCORE if min_score is None else min_score
+        k = max(1, min(100, k if k is not None else self.config.memory_filter_max_output))
+        floor = self.config.recall_min_score if min_score is None else min_score
         meta = RecallMeta(k=k, min_score=floor)
         text = query.strip()[:_MAX_QUERY_CHARS]
         glossary_hits = await self._glossary_hits(namespace, text) if text else []
@@ -128,7 +127,7 @@ class Recall:
             self._vector_channel(text, namespace, types, meta) if vector else _nothing(),
             self._lexical_channel(text, namespace, types, meta),
         )
-        size = max(settings.MEMORY_FILTER_MAX_CANDIDATES, k)
+        size = max(self.config.memory_filter_max_candidates, k)
         pool = await self._pool(vector_ranked, query_vector, lexical_ranked, namespace, types, POOL_FACTOR * size, meta)
         if expand and pool:
             pool = await self._expand(pool, namespace, types)
@@ -161,7 +160,7 @@ class Recall:
             where: dict[str, Any] = {"namespace": namespace, "status": "active"}
             if types:
                 where["type"] = {"$in": list(types)}
-            matches = await self.vectors.query(vector, top_k=self.settings.MEMORY_TOP_K, filter=where)
+            matches = await self.vectors.query(vector, top_k=self.config.memory_top_k, filter=where)
         except Exception as error:  # noqa: BLE001 - recall still answers from the words alone
             meta.notes.append(f"vector search unavailable ({type(error).__name__}: {error}); lexical results only")
             return {}, None
@@ -171,7 +170,7 @@ class Recall:
         terms = query_terms(text)
         if not terms:
             return []
-        found = await self.memories.lexical_search(namespace, terms, types=types, limit=self.settings.MEMORY_TOP_K)
+        found = await self.memories.lexical_search(namespace, terms, types=types, limit=self.config.memory_top_k)
         return [id_ for id_, _ in found]
 
     async def _pool(
@@ -211,7 +210,7 @@ class Recall:
             if memory is None or not _live(memory, namespace, types):
                 continue
             raw = similarity.get(id_)
-            if raw is not None and raw < self.settings.MEMORY_MIN_SCORE:
+            if raw is not None and raw < self.config.memory_min_score:
                 meta.floored.append(id_)
                 continue
             key = normalised(memory.content)
@@ -228,13 +227,13 @@ class Recall:
         return min(1.0, max(0.0, (cosine - unrelated) / (identical - unrelated)))
 
     async def _rerank(self, text: str, pool: list[Hit], meta: RecallMeta) -> None:
-        if self.reranker is None or not self.settings.ENABLE_MEMORY_RERANKER or not pool:
+        if self.reranker is None or not self.config.enable_memory_reranker or not pool:
             meta.reranker = "off"
             return
-        floor = self.settings.MEMORY_FILTER_MIN_SCORE
+        floor = self.config.memory_filter_min_score
         meta.floored.extend(h.memory.id for h in pool if h.raw_score is not None and h.raw_score < floor)
         pool[:] = [h for h in pool if h.raw_score is None or h.raw_score >= floor]
-        limit = self.settings.MEMORY_FILTER_MAX_CONTENT_CHARS
+        limit = self.config.memory_filter_max_content_chars
         try:
             scores = await self.reranker.rerank(text, [h.memory.content[:limit] for h in pool])
         except Exception as error:  # noqa: BLE001 - keep the fused order: a slow or failing reranker is not an empty answer
@@ -251,7 +250,7 @@ class Recall:
 
     async def _gate(self, pool: list[Hit], namespace: str, floor: float, meta: RecallMeta) -> list[Hit]:
         precious = [gate_tokens(t) for t in await PreciousStore(self.db).newest_contents(namespace, _PRECIOUS_CHECKED)]
-        window = timedelta(minutes=self.settings.MEMORY_INJECT_DECAY_WINDOW_MIN)
+        window = timedelta(minutes=self.config.memory_inject_decay_window_min)
         now = self.clock.now()
         kept: list[Hit] = []
         for hit in pool:

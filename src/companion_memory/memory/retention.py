@@ -11,10 +11,10 @@ from typing import Any
 
 from ..clock import iso, parse_iso
 from ..ports import Clock, Database
-from ..settings import Settings
 from ..store.memories import MemoryStore
 from ..store.outbox import OutboxStore
 from ..store.retention import RetentionStore
+from .config import MemoryConfig
 from .vector_mirror import VectorMirror
 
 LOG_DAYS = 30
@@ -27,11 +27,11 @@ PER_RUN = 10_000
 
 
 class Retention:
-    def __init__(self, db: Database, mirror: VectorMirror, clock: Clock, settings: Settings) -> None:
+    def __init__(self, db: Database, mirror: VectorMirror, clock: Clock, config: MemoryConfig) -> None:
         self.db = db
         self.mirror = mirror
         self.clock = clock
-        self.settings = settings
+        self.config = config
         self.store = RetentionStore(db)
 
     async def run(self, *, force: bool = False) -> dict[str, Any]:
@@ -45,7 +45,7 @@ class Retention:
 
         results = await self.db.batch(
             [
-                RetentionStore.delete_older("messages", "created_at", before(self.settings.MESSAGES_RETENTION_DAYS)),
+                RetentionStore.delete_older("messages", "created_at", before(self.config.messages_retention_days)),
                 RetentionStore.delete_older("usage_logs", "created_at", before(LOG_DAYS)),
                 RetentionStore.delete_older("memory_events", "created_at", before(LOG_DAYS)),
                 RetentionStore.delete_older("idempotency_keys", "created_at", before(IDEMPOTENCY_DAYS)),
@@ -59,9 +59,9 @@ class Retention:
             await self.store.stale_memories(before(EXPIRE_AFTER_DAYS), PER_RUN), "expired", iso(now)
         )
         too_short = 0
-        if self.settings.EMPTY_MEMORY_MIN_CHARS:
+        if self.config.empty_memory_min_chars:
             too_short = await self._retire(
-                await self.store.short_memories(self.settings.EMPTY_MEMORY_MIN_CHARS, PER_RUN), "expired", iso(now)
+                await self.store.short_memories(self.config.empty_memory_min_chars, PER_RUN), "expired", iso(now)
             )
         await self.db.batch([RetentionStore.record_run(iso(now))])
         report = await self.mirror.drain(limit=max(200, expired + purged))

@@ -13,21 +13,21 @@ from ..clock import iso
 from ..domain.memory import Evidence, Memory
 from ..errors import Conflict, NotFound, ServiceError
 from ..ports import Clock, Database
-from ..settings import Settings
 from ..store.candidates import CandidateStore
+from .config import MemoryConfig
 from .vector_mirror import VectorMirror
 from .writes import Actor, MemoryDraft, MemoryWriter, WriteResult
 
 
 class ReviewQueue:
     def __init__(
-        self, db: Database, writer: MemoryWriter, mirror: VectorMirror, clock: Clock, settings: Settings
+        self, db: Database, writer: MemoryWriter, mirror: VectorMirror, clock: Clock, config: MemoryConfig
     ) -> None:
         self.db = db
         self.writer = writer
         self.mirror = mirror
         self.clock = clock
-        self.settings = settings
+        self.config = config
         self.store = CandidateStore(db)
 
     async def approve(self, candidate_id: str, reviewer: str) -> dict[str, Any]:
@@ -112,7 +112,7 @@ class ReviewQueue:
     async def _near_duplicate(self, namespace: str, content: str, notes: list[str]) -> str | None:
         """A live memory at cosine ≥ DEDUP_COSINE, or None; a vector failure fails open."""
         try:
-            return await self.mirror.near_duplicate(namespace, content, self.settings.DEDUP_COSINE)
+            return await self.mirror.near_duplicate(namespace, content, self.config.dedup_cosine)
         except Exception as error:  # noqa: BLE001 - the duplicate check fails open
             notes.append(f"duplicate check skipped ({type(error).__name__})")
             return None

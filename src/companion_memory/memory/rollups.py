@@ -15,8 +15,8 @@ from typing import Any
 
 from ..clock import iso, local_date
 from ..ports import Clock, Database
-from ..settings import Settings
 from ..store.logs import LogStore
+from .config import MemoryConfig
 from .summaries import Summarizer
 
 WEEK_GRACE_DAYS = 7
@@ -24,15 +24,15 @@ MONTH_AFTER_DAYS = 35
 
 
 class Rollups:
-    def __init__(self, db: Database, clock: Clock, settings: Settings, summarizer: Summarizer) -> None:
+    def __init__(self, db: Database, clock: Clock, config: MemoryConfig, summarizer: Summarizer) -> None:
         self.db = db
         self.clock = clock
-        self.settings = settings
+        self.config = config
         self.summarizer = summarizer
         self.logs = LogStore(db)
 
     def _today(self) -> date:
-        return local_date(self.clock.now(), self.settings.DREAM_TIME_ZONE)
+        return local_date(self.clock.now(), self.config.dream_time_zone)
 
     async def weekly(self) -> int:
         today, written = self._today(), 0

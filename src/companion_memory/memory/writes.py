@@ -17,9 +17,9 @@ from ..domain.memory import Evidence, Memory
 from ..domain.types import RELATIONS, normalise_fact_key, normalise_type
 from ..errors import Conflict, InvalidInput, NotFound, SensitiveContent
 from ..ports import Clock, ConstraintError, Database
-from ..settings import Settings
 from ..store.memories import MemoryStore
 from ..store.outbox import OutboxOp, OutboxStore
+from .config import MemoryConfig
 from .sensitive import refused_classes
 from .vector_mirror import VectorMirror
 
@@ -73,13 +73,13 @@ class MemoryWriter:
         db: Database,
         mirror: VectorMirror,
         clock: Clock,
-        settings: Settings,
+        config: MemoryConfig,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
     ) -> None:
         self.db = db
         self.mirror = mirror
         self.clock = clock
-        self.settings = settings
+        self.config = config
         self.new_id = new_id
         self.store = MemoryStore(db)
 
@@ -428,7 +428,7 @@ class MemoryWriter:
         if draft.authored_by or actor.owner:
             # The owner decides what to keep; the filter stops agents and the dream.
             return
-        found = refused_classes(draft.content, self.settings.MEMORY_SENSITIVE_ALLOW)
+        found = refused_classes(draft.content, self.config.memory_sensitive_allow)
         if found:
             raise SensitiveContent(
                 f"content looks like it holds sensitive data ({', '.join(found)}); automatic writers may not "

@@ -1,0 +1,49 @@
+"""The settings the memory services read, as plain values.
+
+The edge builds one from its ``Settings`` (``Settings.memory_config()``), so the services
+never import the settings model or its validation framework. Each field is the setting
+of the same name, lower-cased, with the same meaning; the defaults and bounds live on
+``Settings`` alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class MemoryConfig:
+    # Local days (the dream's, the diary's, the boot package's, GitHub daily's) are in this zone.
+    dream_time_zone: str
+    messages_retention_days: int
+
+    # Writes, the dream and the review queue.
+    memory_sensitive_allow: frozenset[str]
+    dedup_cosine: float
+
+    # Recall.
+    memory_top_k: int
+    memory_min_score: float
+    memory_filter_max_candidates: int
+    memory_filter_max_output: int
+    memory_filter_min_score: float
+    memory_filter_max_content_chars: int
+    recall_min_score: float
+    memory_inject_decay_window_min: int
+    enable_memory_reranker: bool
+
+    # The dream, the boot package and retention.
+    dream_namespace: str
+    dream_max_messages: int
+    dream_max_runs: int
+    dream_memory_context_limit: int
+    impression_ladder_max_chars: int
+    empty_memory_min_chars: int
+
+    # GitHub daily.
+    github_daily_repo: str
+    github_daily_path: str
+    github_daily_namespace: str
+    github_api_url: str
+    # Kept out of the repr, which may end up in a log.
+    github_daily_token: str = field(repr=False)
