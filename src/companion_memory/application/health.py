@@ -14,6 +14,8 @@ from .use_case import Input, Output, use_case
 
 # Counting rows missing from the mirror reads the index in pages; stop after this many.
 MISSING_COUNT_LIMIT = 5000
+# Memories embedded per reindex call: one call must end well within a request's time.
+MAX_BATCH = 500
 
 
 class Health(BaseModel):
@@ -62,7 +64,7 @@ class ReindexRequest(Input):
             "continues the rebuild in progress (or starts one if the embedder changed)."
         ),
     ] = False
-    batch: Annotated[int, Field(ge=1, le=500)] = 100
+    batch: Annotated[int, Field(ge=1, le=MAX_BATCH)] = 100
 
 
 class ReindexProgress(Output):
