@@ -29,7 +29,7 @@ class CacheValue(Input):
 
 
 class CacheWrite(CacheValue, CacheKey):
-    pass
+    """The entry to set: REST takes the key from the path and the value from the body."""
 
 
 class CacheEntry(Output):

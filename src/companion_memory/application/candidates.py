@@ -52,7 +52,7 @@ class Target(Input):
 
 
 class CandidateTarget(Target, CandidateId):
-    pass
+    """A candidate and the memory it is applied to: REST takes the candidate from the path."""
 
 
 class CandidatePage(Output):
