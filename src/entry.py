@@ -2,9 +2,10 @@
 
 - ``fetch``: the admin panel's files come from the static assets; every other request
   goes to the FastAPI app through the ASGI bridge of the Python Workers SDK.
-- ``scheduled``: the Cron trigger (``10 20 * * *``) runs the nightly job.
+- ``scheduled``: the Cron trigger (``10 20 * * *``) runs the nightly job (``nightly.run``).
 - ``queue``: the task queue's deliveries (vector-mirror retries, reindex, retention
-  backlog), acked or retried one by one.
+  backlog), acked or retried one by one (``tasks.handle``). Both act as the owner
+  (``SYSTEM``), as the local scheduler and the command line do.
 
 The runtime and the app are built once per isolate and reused. The handlers take
 ``env``/``ctx`` as optional arguments because SDK versions differ in passing them; the
@@ -72,8 +73,12 @@ class Default(WorkerEntrypoint):
         return await asgi.fetch(app, request, self.env)
 
     async def scheduled(self, controller: Any, env: Any = None, ctx: Any = None) -> None:
+        from companion_memory.application.dream import NightlyTrigger, nightly
+        from companion_memory.application.principal import SYSTEM
+
         runtime = await _get_runtime(self.env)
-        run = await runtime.nightly.run(trigger=f"cron {getattr(controller, 'cron', '')}".strip())
+        trigger = NightlyTrigger(trigger=f"cron {getattr(controller, 'cron', '')}".strip())
+        run = await nightly(runtime, SYSTEM, trigger)
         print(
             f"nightly job {'succeeded' if run.ok else 'had failures'}: "
             + ", ".join(f"{step.name} {'ok' if step.ok else 'FAILED'}" for step in run.steps)
@@ -81,6 +86,8 @@ class Default(WorkerEntrypoint):
 
     async def queue(self, batch: Any, env: Any = None, ctx: Any = None) -> None:
         from companion_memory.adapters.cloudflare.queue import batch_messages
+        from companion_memory.application.principal import SYSTEM
+        from companion_memory.application.tasks import Deliveries, handle
 
         runtime = await _get_runtime(self.env)
-        await runtime.tasks.handle(batch_messages(batch))
+        await handle(runtime, SYSTEM, Deliveries(messages=batch_messages(batch)))

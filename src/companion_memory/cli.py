@@ -158,12 +158,15 @@ async def _migrate(settings: Settings, data_dir: Path, _: argparse.Namespace) ->
 
 
 async def _export(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
+    from .application import snapshot
+    from .application.principal import SYSTEM
+
     runtime = await _runtime(settings, data_dir)
-    document = await runtime.snapshots.export(args.namespace)
-    text = json.dumps(document, ensure_ascii=False, indent=1)
+    document = await snapshot.export(runtime, SYSTEM, snapshot.ExportScope(namespace=args.namespace))
+    text = json.dumps(document.model_dump(), ensure_ascii=False, indent=1)
     if args.output:
         args.output.write_text(text, encoding="utf-8")
-        counts = ", ".join(f"{len(v)} {k}" for k, v in document.items() if isinstance(v, list))
+        counts = ", ".join(f"{len(rows)} {table}" for table, rows in (document.model_extra or {}).items())
         print(f"wrote {args.output}: {counts}", file=sys.stderr)
     else:
         sys.stdout.write(text + "\n")
@@ -171,6 +174,8 @@ async def _export(settings: Settings, data_dir: Path, args: argparse.Namespace) 
 
 
 async def _import(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
+    from .application import snapshot
+    from .application.principal import SYSTEM
     from .errors import ServiceError
 
     try:
@@ -180,12 +185,12 @@ async def _import(settings: Settings, data_dir: Path, args: argparse.Namespace) 
         return 2
     runtime = await _runtime(settings, data_dir)
     try:
-        report = await runtime.snapshots.import_(document)
+        report = await snapshot.import_document(runtime, SYSTEM, snapshot.ImportDocument(document=document))
     except ServiceError as error:
         print(f"cannot import {args.file}: {error.message}", file=sys.stderr)
         return 2
-    print("imported " + ", ".join(f"{n} {table}" for table, n in report["imported"].items()))
-    for table, n in report["refused"].items():
+    print("imported " + ", ".join(f"{n} {table}" for table, n in report.imported.items()))
+    for table, n in report.refused.items():
         print(f"refused {n} {table} rows that clash with existing ones", file=sys.stderr)
     await _fill_index(runtime)
     return 0
@@ -193,71 +198,91 @@ async def _import(settings: Settings, data_dir: Path, args: argparse.Namespace) 
 
 async def _reindex(settings: Settings, data_dir: Path, _: argparse.Namespace) -> int:
     runtime = await _runtime(settings, data_dir)
-    queued = await runtime.mirror.start_reindex()
-    print(f"rebuilding the vector index with {runtime.embedder.model}: {queued} memories", file=sys.stderr)
-    return 0 if await _fill_index(runtime, queued) else 1
+    return 0 if await _fill_index(runtime, restart=True) else 1
 
 
 async def _cleanup(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
+    from .application import maintenance
+    from .application.principal import SYSTEM
+
     runtime = await _runtime(settings, data_dir)
-    report = await runtime.retention.run(force=args.force)
-    if report["skipped"]:
-        print(f"retention already ran at {report['last_run']}; use --force to run again")
+    report = await maintenance.retention(runtime, SYSTEM, maintenance.RetentionRun(force=args.force))
+    if report.skipped:
+        print(f"retention already ran at {report.last_run}; use --force to run again")
         return 0
-    print(", ".join(f"{value} {name.replace('_', ' ')}" for name, value in report.items() if name != "skipped"))
+    counts = report.model_dump(exclude={"skipped", "last_run"})
+    print(", ".join(f"{value} {name.replace('_', ' ')}" for name, value in counts.items()))
     return 0
 
 
 async def _dream(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
+    from .application import dream
+    from .application.principal import SYSTEM
+
     runtime = await _runtime(settings, data_dir)
     which = args.date or "recent days with messages not dreamt yet"
     print(
         f"dreaming {which} with {runtime.dream.extractor.name}" + (" (dry run)" if args.dry_run else "") + " …",
         flush=True,
     )
-    reports = await runtime.dream.night(args.date, dry_run=args.dry_run)
-    if not reports:
+    answer = await dream.dream(runtime, SYSTEM, dream.DreamRun(date=args.date, dry_run=args.dry_run))
+    if not answer.runs:
         print("no new messages; nothing to dream")
-    for report in reports:
+    for run in answer.runs:
         label = "would create" if args.dry_run else "created"
+        count = len(run.candidates)
         print(
-            f"{report['namespace']} {report['date']}: {report['messages_read']} messages, {report['counts']['batches']} batches, "
-            f"{len(report['candidates'])} candidate{'' if len(report['candidates']) == 1 else 's'} {label}; {report['status']}"
-            + (f" ({report['error']})" if report["error"] else "")
-            + ("; more messages wait for the next run (DREAM_MAX_RUNS)" if report["more_to_read"] else "")
+            f"{run.namespace} {run.date}: {run.messages_read} messages, {run.counts.batches} batches, "
+            f"{count} candidate{'' if count == 1 else 's'} {label}; {run.status}"
+            + (f" ({run.error})" if run.error else "")
+            + ("; more messages wait for the next run (DREAM_MAX_RUNS)" if run.more_to_read else "")
         )
-        for candidate in report["candidates"]:
-            print(f"  - [{candidate['type']}] {candidate['content']}  (quote: {candidate['evidence'][0]['quote']!r})")
-    return 0 if all(r["status"] == "succeeded" for r in reports) else 1
+        for candidate in run.candidates:
+            print(f"  - [{candidate.type}] {candidate.content}  (quote: {candidate.evidence[0].quote!r})")
+    return 0 if all(run.status == "succeeded" for run in answer.runs) else 1
 
 
 async def _rollup(settings: Settings, data_dir: Path, _: argparse.Namespace) -> int:
+    from .application import maintenance
+    from .application.principal import SYSTEM
+
     runtime = await _runtime(settings, data_dir)
     print(f"rolling up with {runtime.rollups.summarizer.name} summaries …", flush=True)
-    weeks = await runtime.rollups.weekly()
-    months = await runtime.rollups.monthly()
-    print(f"{weeks} weekly and {months} monthly entries written")
+    written = await maintenance.rollups(runtime, SYSTEM, maintenance.Nothing())
+    print(f"{written.weekly_written} weekly and {written.monthly_written} monthly entries written")
     return 0
 
 
 async def _nightly(settings: Settings, data_dir: Path, _: argparse.Namespace) -> int:
+    from .application import dream
+    from .application.principal import SYSTEM
+
     runtime = await _runtime(settings, data_dir)
-    run = await runtime.nightly.run(trigger="cli")
+    run = await dream.nightly(runtime, SYSTEM, dream.NightlyTrigger(trigger="cli"))
     for step in run.steps:
         print(f"{'ok    ' if step.ok else 'FAILED'} {step.name}: {step.describe()[:300]}")
     return 0 if run.ok else 1
 
 
-async def _fill_index(runtime: Any, total: int | None = None) -> bool:
-    """Drain the outbox with a progress line; says whether everything got indexed."""
-    embedded = 0
-    while (step := await runtime.mirror.drain()).synced:
-        embedded += step.synced
-        of = f"/{total}" if total else ""
+async def _fill_index(runtime: Runtime, *, restart: bool = False) -> bool:
+    """Catch the vector index up with the database (or, with ``restart``, rebuild it)
+    batch by batch, with a progress line; says whether everything got indexed."""
+    from .application import health
+    from .application.principal import SYSTEM
+
+    batch = health.MAX_BATCH
+    progress = await health.vector_reindex(runtime, SYSTEM, health.ReindexRequest(restart=restart, batch=batch))
+    if progress.queued is not None:
+        print(f"rebuilding the vector index with {runtime.embedder.model}: {progress.queued} memories", file=sys.stderr)
+    of = f"/{progress.queued}" if progress.queued else ""
+    embedded = progress.indexed_now
+    while progress.indexed_now and not progress.done:
         print(f"\rindexing vectors: {embedded}{of}", end="", file=sys.stderr, flush=True)
-    left = step.failed + step.blocked
+        progress = await health.vector_reindex(runtime, SYSTEM, health.ReindexRequest(batch=batch))
+        embedded += progress.indexed_now
+    left = progress.pending
     print(f"\rindexed {embedded} vectors" + (f", {left} left to retry" if left else ""), file=sys.stderr)
-    return not left
+    return progress.done
 
 
 async def _runtime(settings: Settings, data_dir: Path) -> Runtime:

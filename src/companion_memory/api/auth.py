@@ -73,7 +73,7 @@ PROTECTED_PREFIXES = ("/v1/", "/api/")
 class Authentication:
     """ASGI middleware: the key of every /v1 and /api request is checked before its route
     reads the body, so a caller without a valid key learns nothing about the API, not
-    even what is wrong with its JSON. Scopes are checked by each route (``requires``)."""
+    even what is wrong with its JSON. Scopes are checked by each route (``allowed``)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -88,16 +88,6 @@ class Authentication:
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)
-
-
-def requires(scope: str) -> Any:
-    """A dependency that authenticates the request and checks one scope."""
-
-    def check(principal: Annotated[Principal, Depends(authenticate)]) -> Principal:
-        principal.require(scope)
-        return principal
-
-    return Depends(check)
 
 
 def allowed(case: UseCase[Any, Any]) -> Any:

@@ -2,54 +2,70 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from .auth import MEMORY_READ, OWNER, Principal, requires
+from ..application import candidates
+from ..application.candidates import (
+    CandidateId,
+    CandidatePage,
+    CandidateQuery,
+    CandidateStatus,
+    CandidateTarget,
+    Decision,
+    Target,
+)
+from ..application.principal import Principal
+from .auth import allowed
 from .deps import NamespaceQuery, RuntimeDep
 from .json_body import JsonRoute
-from .schemas import Id, Request
 
 router = APIRouter(tags=["review queue"], route_class=JsonRoute)
-Owner = Annotated[Principal, requires(OWNER)]
-
-
-class Target(Request):
-    target_id: Id
 
 
 @router.get("/v1/candidates")
 async def list_candidates(
     runtime: RuntimeDep,
-    _: Annotated[Principal, requires(MEMORY_READ)],
+    principal: Annotated[Principal, allowed(candidates.list_candidates)],
     namespace: NamespaceQuery = "default",
-    status: Literal["pending", "approved", "discarded", "merged", "superseded"] = "pending",
+    status: CandidateStatus = "pending",
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=500)] = None,
-) -> dict[str, Any]:
-    items, next_cursor = await runtime.review.store.page(namespace, status, limit=limit, cursor=cursor)
-    return {"candidates": items, "count": len(items), "next_cursor": next_cursor}
+) -> CandidatePage:
+    query = CandidateQuery(namespace=namespace, status=status, limit=limit, cursor=cursor)
+    return await candidates.list_candidates(runtime, principal, query)
 
 
 @router.post("/v1/candidates/{candidate_id}/approve")
-async def approve(candidate_id: str, runtime: RuntimeDep, principal: Owner) -> dict[str, Any]:
+async def approve(
+    candidate_id: str, runtime: RuntimeDep, principal: Annotated[Principal, allowed(candidates.approve)]
+) -> Decision:
     """Apply a candidate; ``action`` says how: created, upserted, superseded or archived."""
-    return await runtime.review.approve(candidate_id, principal.profile)
+    return await candidates.approve(runtime, principal, CandidateId(id=candidate_id))
 
 
 @router.post("/v1/candidates/{candidate_id}/discard")
-async def discard(candidate_id: str, runtime: RuntimeDep, principal: Owner) -> dict[str, Any]:
-    return await runtime.review.discard(candidate_id, principal.profile)
+async def discard(
+    candidate_id: str, runtime: RuntimeDep, principal: Annotated[Principal, allowed(candidates.discard)]
+) -> Decision:
+    return await candidates.discard(runtime, principal, CandidateId(id=candidate_id))
 
 
 @router.post("/v1/candidates/{candidate_id}/merge")
-async def merge(candidate_id: str, body: Target, runtime: RuntimeDep, principal: Owner) -> dict[str, Any]:
+async def merge(
+    candidate_id: str, body: Target, runtime: RuntimeDep, principal: Annotated[Principal, allowed(candidates.merge)]
+) -> Decision:
     """Fold the candidate into an existing memory: its evidence is added, importance and
     confidence take the higher value."""
-    return await runtime.review.merge(candidate_id, body.target_id, principal.profile)
+    return await candidates.merge(runtime, principal, CandidateTarget(id=candidate_id, target_id=body.target_id))
 
 
 @router.post("/v1/candidates/{candidate_id}/supersede")
-async def supersede(candidate_id: str, body: Target, runtime: RuntimeDep, principal: Owner) -> dict[str, Any]:
-    return await runtime.review.supersede(candidate_id, body.target_id, principal.profile)
+async def supersede(
+    candidate_id: str,
+    body: Target,
+    runtime: RuntimeDep,
+    principal: Annotated[Principal, allowed(candidates.supersede)],
+) -> Decision:
+    return await candidates.supersede(runtime, principal, CandidateTarget(id=candidate_id, target_id=body.target_id))

@@ -7,7 +7,6 @@ from typing import Annotated
 from fastapi import Depends, Query, Request
 
 from ..application.fields import Namespace
-from ..clock import iso
 from ..runtime import Runtime
 
 
@@ -17,7 +16,3 @@ def get_runtime(request: Request) -> Runtime:
 
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 NamespaceQuery = Annotated[Namespace, Query()]
-
-
-def now(runtime: Runtime) -> str:
-    return iso(runtime.clock.now())

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter
 
-from .auth import OWNER, Principal, requires
+from ..application import maintenance
+from ..application.maintenance import MonthlyRollup, Nothing
+from ..application.principal import Principal
+from .auth import allowed
 from .deps import RuntimeDep
 from .json_body import JsonRoute
 
@@ -14,6 +17,8 @@ router = APIRouter(tags=["maintenance"], route_class=JsonRoute)
 
 
 @router.post("/admin/monthly-rollup")
-async def monthly_rollup(runtime: RuntimeDep, _: Annotated[Principal, requires(OWNER)]) -> dict[str, Any]:
+async def monthly_rollup(
+    runtime: RuntimeDep, principal: Annotated[Principal, allowed(maintenance.monthly_rollup)]
+) -> MonthlyRollup:
     """Roll weeks that ended more than 35 days ago into their months now."""
-    return {"monthly_written": await runtime.rollups.monthly()}
+    return await maintenance.monthly_rollup(runtime, principal, Nothing())

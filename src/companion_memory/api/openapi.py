@@ -7,7 +7,7 @@ document once, in one place, instead of a ``responses=`` on every decorator:
 
 * a route that needs a key (every /v1 and /api path, and any route that depends on
   ``authenticate``) answers 401 (no or unknown key) and documents the two ways to send
-  one; a route that checks a scope (``requires``) answers 403 too;
+  one; a route that checks a scope (``allowed``) answers 403 too;
 * a route with a query parameter, a constrained path parameter or a body answers 400;
 * a route with a body answers 413 (over 1 MB; 20 MB for chat);
 * what the services behind a route refuse (404, 409, 422, a provider's failure) is in
@@ -114,7 +114,7 @@ SECURITY_SCHEMES = {
 
 
 def _checks_scope(route: Any) -> bool:
-    """Whether the route depends on ``authenticate`` (``requires(scope)`` does)."""
+    """Whether the route depends on ``authenticate`` (``allowed(use_case)`` does)."""
     pending = [route.dependant]
     while pending:
         dependant = pending.pop()

@@ -1,0 +1,107 @@
+"""Read views the admin panel needs and no other use case gives: the star map's graph
+and the diary by day, week or month."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, Field
+
+from ..runtime import Runtime
+from ..store.admin_views import AdminViews, Period
+from .fields import Namespace, TypeFilter
+from .memories import known_types
+from .principal import MEMORY_READ, Principal
+from .use_case import Input, Output, use_case
+
+
+class GraphNode(BaseModel):
+    id: str
+    type: str
+    content: str
+    fact_key: str | None
+    importance: float
+    confidence: float
+    pinned: bool
+    tags: list[str]
+    recall_count: int
+    updated_at: str
+
+
+class GraphEdge(BaseModel):
+    id: str
+    source_id: str
+    target_id: str
+    relation: str
+    weight: float
+
+
+class GraphQuery(Input):
+    namespace: Namespace = "default"
+    types: Annotated[list[TypeFilter], Field(default_factory=list, max_length=20, description="Only these types.")]
+    limit: Annotated[int, Field(ge=1, le=2000)] = 500
+
+
+class Graph(Output):
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    truncated: bool = Field(description="More live memories exist than ``limit`` nodes show.")
+
+
+class DayEntry(BaseModel):
+    date: str
+    title: str
+    summary: str
+    message_count: int
+    updated_at: str
+
+
+class WeekEntry(BaseModel):
+    week: str
+    start_date: str
+    end_date: str
+    title: str
+    summary: str
+    updated_at: str
+
+
+class MonthEntry(BaseModel):
+    month: str
+    title: str
+    summary: str
+    updated_at: str
+
+
+class DiaryQuery(Input):
+    period: Period = "day"
+    namespace: Namespace = "default"
+    limit: Annotated[int, Field(ge=1, le=100)] = 30
+    before: Annotated[
+        str | None, Field(max_length=10, description="Page back: entries before this date, week or month.")
+    ] = None
+
+
+class DiaryPage(Output):
+    period: Period
+    entries: list[DayEntry] | list[WeekEntry] | list[MonthEntry]
+    count: int
+    next_before: str | None
+
+
+@use_case("admin.graph", MEMORY_READ)
+async def graph(runtime: Runtime, _: Principal, query: GraphQuery) -> Graph:
+    """Live memories as nodes (pinned and most important first, at most ``limit``) and
+    the relation edges between them; ``truncated`` says whether more memories exist."""
+    view = await AdminViews(runtime.db).graph(query.namespace, types=known_types(query.types), limit=query.limit)
+    return Graph.model_validate(view)
+
+
+@use_case("admin.diary", MEMORY_READ)
+async def diary(runtime: Runtime, _: Principal, query: DiaryQuery) -> DiaryPage:
+    """Diary entries newest first: days (``date``), ISO weeks (``week``) or months (``month``)."""
+    entries, next_before = await AdminViews(runtime.db).diary(
+        query.namespace, query.period, limit=query.limit, before=query.before
+    )
+    return DiaryPage.model_validate(
+        {"period": query.period, "entries": entries, "count": len(entries), "next_before": next_before}
+    )

@@ -1,0 +1,104 @@
+"""The review queue: the dream's candidate memories, which the owner applies or discards."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from ..runtime import Runtime
+from .fields import Cursor, Id, Namespace
+from .principal import MEMORY_READ, OWNER, Principal
+from .records import EvidenceRecord, MemoryRecord
+from .use_case import Input, Output, use_case
+
+CandidateStatus = Literal["pending", "approved", "discarded", "merged", "superseded"]
+
+
+class CandidateRecord(BaseModel):
+    id: str
+    namespace: str
+    kind: str = Field(description="add, update or delete.")
+    type: str
+    content: str
+    fact_key: str | None
+    importance: float
+    confidence: float
+    evidence: list[EvidenceRecord]
+    source_message_ids: list[str]
+    target_memory_id: str | None = Field(description="The memory an update or delete is about.")
+    result_memory_id: str | None = Field(description="The memory the decision wrote.")
+    status: str
+    reason: str | None
+    dream_run_id: str | None
+    created_at: str
+    updated_at: str
+    reviewed_at: str | None
+
+
+class CandidateQuery(Input):
+    namespace: Namespace = "default"
+    status: CandidateStatus = "pending"
+    limit: Annotated[int, Field(ge=1, le=200)] = 50
+    cursor: Cursor | None = None
+
+
+class CandidateId(Input):
+    id: Id
+
+
+class Target(Input):
+    target_id: Annotated[Id, Field(description="The memory to merge into or supersede.")]
+
+
+class CandidateTarget(Target, CandidateId):
+    """A candidate and the memory it is applied to: REST takes the candidate from the path."""
+
+
+class CandidatePage(Output):
+    candidates: list[CandidateRecord]
+    count: int
+    next_cursor: str | None
+
+
+class Decision(Output):
+    action: str = Field(
+        description="created, upserted, superseded, archived, merged or discarded: what the decision did."
+    )
+    candidate: CandidateRecord
+    memory: MemoryRecord | None = Field(None, description="The memory written, if any.")
+    notes: list[str] = Field(default_factory=list)
+
+
+@use_case("candidates.list", MEMORY_READ)
+async def list_candidates(runtime: Runtime, _: Principal, query: CandidateQuery) -> CandidatePage:
+    """Candidates of one status, newest first; page with the cursor."""
+    items, next_cursor = await runtime.review.store.page(
+        query.namespace, query.status, limit=query.limit, cursor=query.cursor
+    )
+    return CandidatePage.model_validate({"candidates": items, "count": len(items), "next_cursor": next_cursor})
+
+
+@use_case("candidates.approve", OWNER)
+async def approve(runtime: Runtime, principal: Principal, target: CandidateId) -> Decision:
+    """Apply a candidate; ``action`` says how: created, upserted, superseded or archived."""
+    return Decision.model_validate(await runtime.review.approve(target.id, principal.profile))
+
+
+@use_case("candidates.discard", OWNER)
+async def discard(runtime: Runtime, principal: Principal, target: CandidateId) -> Decision:
+    """Set a candidate aside without writing anything."""
+    return Decision.model_validate(await runtime.review.discard(target.id, principal.profile))
+
+
+@use_case("candidates.merge", OWNER)
+async def merge(runtime: Runtime, principal: Principal, target: CandidateTarget) -> Decision:
+    """Fold the candidate into an existing memory: its evidence is added, importance and
+    confidence take the higher value."""
+    return Decision.model_validate(await runtime.review.merge(target.id, target.target_id, principal.profile))
+
+
+@use_case("candidates.supersede", OWNER)
+async def supersede(runtime: Runtime, principal: Principal, target: CandidateTarget) -> Decision:
+    """Replace an existing memory with the candidate."""
+    return Decision.model_validate(await runtime.review.supersede(target.id, target.target_id, principal.profile))

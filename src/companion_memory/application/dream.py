@@ -1,0 +1,167 @@
+"""The dream (a day's messages → a diary entry and candidate memories) and the nightly
+job it is the first step of."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from typing import Annotated
+
+from pydantic import BaseModel, Field, JsonValue
+
+from ..runtime import Runtime
+from .fields import Namespace, ShortText
+from .principal import MEMORY_READ, OWNER, Principal
+from .records import EvidenceRecord
+from .use_case import Input, Output, use_case
+
+
+class DreamCounts(BaseModel):
+    batches: int
+    rejected_no_evidence: int
+    rejected_sensitive: int
+    rejected_unknown_target: int
+    with_target: int
+    applied_world_facts: int
+
+
+class DreamCandidate(BaseModel):
+    """A candidate as a run reports it; the review queue holds the whole row."""
+
+    id: str
+    type: str
+    content: str
+    evidence: list[EvidenceRecord]
+    target_memory_id: str | None
+
+
+class DreamReport(BaseModel):
+    """One namespace's day."""
+
+    id: str
+    namespace: str
+    date: str
+    dry_run: bool
+    status: str = Field(description="succeeded or failed.")
+    messages_read: int
+    candidates_created: int
+    error: str | None
+    extractor: str
+    counts: DreamCounts
+    started_at: str
+    finished_at: str
+    candidates: list[DreamCandidate]
+    more_to_read: bool = Field(description="The day has messages left for the next run (DREAM_MAX_RUNS).")
+
+
+class DreamRun(Input):
+    date: Annotated[
+        datetime.date | None, Field(description="YYYY-MM-DD; without it, every recent day not dreamt yet.")
+    ] = None
+    dry_run: Annotated[bool, Field(description="Write nothing; say what would be written.")] = False
+
+
+class DreamAnswer(Output):
+    date: str
+    runs: list[DreamReport]
+
+
+class DreamRunRecord(BaseModel):
+    """A run as recorded (dry runs are not)."""
+
+    id: str
+    namespace: str
+    date: str
+    status: str
+    dry_run: int = Field(description="0: dry runs are not recorded.")
+    messages_read: int
+    candidates_created: int
+    counts: str = Field(description="The run's counts and extractor, as JSON text.")
+    error: str | None
+    started_at: str
+    finished_at: str | None
+
+
+class StepBrief(BaseModel):
+    ok: bool
+    result: JsonValue = None
+    error: str | None = None
+
+
+class NightlySummary(BaseModel):
+    trigger: str
+    started_at: str
+    finished_at: str
+    ok: bool
+    steps: dict[str, StepBrief] = Field(description="Step name → its result (without the dream's candidates) or error.")
+
+
+class StatusScope(Input):
+    namespace: Namespace = "default"
+
+
+class DreamStatus(Output):
+    runs: list[DreamRunRecord]
+    pending_candidates: int
+    last_nightly: NightlySummary | None
+
+
+class NightlyTrigger(Input):
+    trigger: Annotated[ShortText, Field(description="What started the run: schedule, cli, cron …")] = "schedule"
+
+
+class NightlyStep(BaseModel):
+    name: str
+    ok: bool
+    result: JsonValue = Field(None, description="What the step returned.")
+    error: str | None = None
+
+    def describe(self) -> str:
+        """A line's worth: the result as JSON, or the error."""
+        return self.error if self.error is not None else json.dumps(self.result, ensure_ascii=False)
+
+
+class NightlyReport(Output):
+    trigger: str
+    started_at: str
+    finished_at: str
+    ok: bool
+    steps: list[NightlyStep]
+
+
+@use_case("dream.run", OWNER)
+async def dream(runtime: Runtime, _: Principal, run: DreamRun) -> DreamAnswer:
+    """Dream a day now; without ``date``, every recent day with messages not dreamt yet
+    (as the nightly job does). ``dry_run`` writes nothing."""
+    reports = await runtime.dream.night(run.date, dry_run=run.dry_run)
+    day = run.date or runtime.dream.yesterday()
+    return DreamAnswer.model_validate({"date": day.isoformat(), "runs": reports})
+
+
+@use_case("dream.status", MEMORY_READ)
+async def status(runtime: Runtime, _: Principal, scope: StatusScope) -> DreamStatus:
+    """The latest dream runs, the candidates waiting in ``namespace``, and the last nightly job."""
+    return DreamStatus.model_validate(
+        {
+            "runs": await runtime.dream.store.recent_runs(20),
+            "pending_candidates": await runtime.review.store.count(scope.namespace, "pending"),
+            "last_nightly": await runtime.nightly.last_run(),
+        }
+    )
+
+
+@use_case("nightly.run", OWNER)
+async def nightly(runtime: Runtime, _: Principal, run: NightlyTrigger) -> NightlyReport:
+    """The whole nightly job: dream, retention, GitHub pull, rollups, the vector outbox."""
+    report = await runtime.nightly.run(trigger=run.trigger)
+    return NightlyReport(
+        trigger=report.trigger,
+        started_at=report.started_at,
+        finished_at=report.finished_at,
+        ok=report.ok,
+        steps=[
+            # As the run's record keeps it: a value JSON cannot hold reads as its text.
+            NightlyStep(name=s.name, ok=s.ok, result=json.loads(json.dumps(s.result, default=str)), error=s.error)
+            for s in report.steps
+        ],
+    )

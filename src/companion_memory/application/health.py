@@ -1,0 +1,117 @@
+"""Whether the service is up, and the vector mirror's health and rebuild."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, Field
+
+from .. import __version__
+from ..runtime import Runtime
+from .maintenance import Nothing
+from .principal import DEBUG, Principal
+from .use_case import Input, Output, use_case
+
+# Counting rows missing from the mirror reads the index in pages; stop after this many.
+MISSING_COUNT_LIMIT = 5000
+# Memories embedded per reindex call: one call must end well within a request's time.
+MAX_BATCH = 500
+
+
+class Health(BaseModel):
+    ok: bool
+    service: str
+    version: str
+
+
+async def liveness(runtime: Runtime) -> Health:
+    """Up, and the database answers. No use case: /health is for load balancers and
+    uptime checks, which hold no key, so there is no principal to check a scope of."""
+    await runtime.db.first("SELECT 1 AS ok")
+    return Health(ok=True, service="companion-memory", version=__version__)
+
+
+class IndexState(BaseModel):
+    model: str
+    dimensions: int
+    updated_at: str
+
+
+class OutboxStats(BaseModel):
+    pending: int
+    max_attempts: int | None
+    oldest: str | None
+
+
+class VectorHealth(Output):
+    embedding_model: str
+    dimensions: int
+    index: IndexState | None = Field(description="The embedder that claimed the index; null before the first write.")
+    mismatch: str | None = Field(description="Why the index cannot be used with this embedder, if it cannot.")
+    indexed_vectors: int
+    active_memories: int
+    missing_from_index: int
+    missing_count_complete: bool = Field(description=f"false: counting stopped after {MISSING_COUNT_LIMIT} memories.")
+    outbox: OutboxStats
+    task_queue: dict[str, int] | None = Field(description="Tasks by state, where the queue can tell.")
+
+
+class ReindexRequest(Input):
+    restart: Annotated[
+        bool,
+        Field(
+            description="Start over: empty the index and queue every live memory. Without it, a call "
+            "continues the rebuild in progress (or starts one if the embedder changed)."
+        ),
+    ] = False
+    batch: Annotated[int, Field(ge=1, le=MAX_BATCH)] = 100
+
+
+class ReindexProgress(Output):
+    queued: int | None = Field(None, description="Memories queued, when this call started a rebuild.")
+    indexed_now: int
+    failed_now: int
+    active_memories: int
+    pending: int
+    done: bool
+
+
+@use_case("vectors.health", DEBUG)
+async def vector_health(runtime: Runtime, _: Principal, __: Nothing) -> VectorHealth:
+    """The embedder, the index it claimed, and how far the index is from the database."""
+    missing, exact = await runtime.mirror.missing(MISSING_COUNT_LIMIT)
+    return VectorHealth.model_validate(
+        {
+            "embedding_model": runtime.embedder.model,
+            "dimensions": runtime.embedder.dimensions,
+            "index": await runtime.mirror.state.get(),
+            "mismatch": await runtime.mirror.mismatch(),
+            "indexed_vectors": await runtime.vectors.count(),
+            "active_memories": await runtime.writer.store.count_live(),
+            "missing_from_index": missing,
+            "missing_count_complete": exact,
+            "outbox": await runtime.mirror.outbox.stats(),
+            "task_queue": await runtime.queue.stats() if runtime.queue else None,
+        }
+    )
+
+
+@use_case("vectors.reindex", DEBUG)
+async def vector_reindex(runtime: Runtime, _: Principal, request: ReindexRequest) -> ReindexProgress:
+    """Rebuild the vector index from the database, one batch per call: call again until
+    ``done`` is true (the answer carries the progress)."""
+    queued = None
+    if request.restart or await runtime.mirror.mismatch():
+        queued = await runtime.mirror.start_reindex()
+    step = await runtime.mirror.drain(request.batch)
+    outbox = await runtime.mirror.outbox.stats()
+    return ReindexProgress.model_validate(
+        {
+            "queued": queued,
+            "indexed_now": step.synced,
+            "failed_now": step.failed,
+            "active_memories": await runtime.writer.store.count_live(),
+            "pending": outbox["pending"],
+            "done": outbox["pending"] == 0,
+        }
+    )
