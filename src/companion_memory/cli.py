@@ -245,10 +245,11 @@ async def _dream(settings: Settings, data_dir: Path, args: argparse.Namespace) -
 async def _rollup(settings: Settings, data_dir: Path, _: argparse.Namespace) -> int:
     from .application import maintenance
     from .application.principal import SYSTEM
+    from .application.use_case import Nothing
 
     runtime = await _runtime(settings, data_dir)
     print(f"rolling up with {runtime.rollups.summarizer.name} summaries …", flush=True)
-    written = await maintenance.rollups(runtime, SYSTEM, maintenance.Nothing())
+    written = await maintenance.rollups(runtime, SYSTEM, Nothing())
     print(f"{written.weekly_written} weekly and {written.monthly_written} monthly entries written")
     return 0
 

@@ -8,9 +8,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from ..application import admin_views
-from ..application.admin_views import DiaryPage, DiaryQuery, Graph, GraphQuery
+from ..application.admin_views import DiaryPage, DiaryQuery, Graph, GraphQuery, Period
 from ..application.principal import Principal
-from ..store.admin_views import Period
 from .auth import allowed
 from .deps import NamespaceQuery, RuntimeDep
 from .json_body import JsonRoute

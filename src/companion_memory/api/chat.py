@@ -12,8 +12,8 @@ from starlette.background import BackgroundTask
 from ..adapters.chat.sse import format_sse
 from ..application import chat
 from ..application.chat import ChatReply, ChatRequest, ModelList
-from ..application.maintenance import Nothing
 from ..application.principal import Principal
+from ..application.use_case import Nothing
 from ..ports import UpstreamError
 from .auth import allowed
 from .deps import RuntimeDep

@@ -8,8 +8,8 @@ from fastapi import APIRouter, Body
 
 from ..application import health as use_cases
 from ..application.health import Health, ReindexProgress, ReindexRequest, VectorHealth
-from ..application.maintenance import Nothing
 from ..application.principal import Principal
+from ..application.use_case import Nothing
 from .auth import allowed
 from .deps import RuntimeDep
 from .json_body import JsonRoute

@@ -7,8 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter
 
 from ..application import maintenance
-from ..application.maintenance import MonthlyRollup, Nothing
+from ..application.maintenance import MonthlyRollup
 from ..application.principal import Principal
+from ..application.use_case import Nothing
 from .auth import allowed
 from .deps import RuntimeDep
 from .json_body import JsonRoute

@@ -13,9 +13,8 @@ from pydantic.json_schema import SkipJsonSchema
 from ..ports import UpstreamError
 from ..proxy.gateway import ChatGateway
 from ..runtime import Runtime
-from .maintenance import Nothing
 from .principal import CHAT, GUIDE_DOG, Principal
-from .use_case import Input, Output, use_case
+from .use_case import Input, Nothing, Output, use_case
 
 
 class ChatMessage(BaseModel):

@@ -8,9 +8,8 @@ from pydantic import BaseModel, Field
 
 from .. import __version__
 from ..runtime import Runtime
-from .maintenance import Nothing
 from .principal import DEBUG, Principal
-from .use_case import Input, Output, use_case
+from .use_case import Input, Nothing, Output, use_case
 
 # Counting rows missing from the mirror reads the index in pages; stop after this many.
 MISSING_COUNT_LIMIT = 5000

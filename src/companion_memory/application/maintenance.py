@@ -8,11 +8,7 @@ from pydantic import Field
 
 from ..runtime import Runtime
 from .principal import OWNER, Principal
-from .use_case import Input, Output, use_case
-
-
-class Nothing(Input):
-    """No arguments."""
+from .use_case import Input, Nothing, Output, use_case
 
 
 class MonthlyRollup(Output):

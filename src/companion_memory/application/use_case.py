@@ -29,6 +29,10 @@ class Input(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+class Nothing(Input):
+    """No arguments."""
+
+
 class Output(BaseModel):
     """What a use case answers; REST returns it as the body, MCP as structuredContent."""
 

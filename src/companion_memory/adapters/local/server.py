@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,10 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from ...api.app import PANEL_PREFIXES, create_app
+from ...application import dream, tasks
+from ...application.principal import SYSTEM
 from ...memory.nightly import next_run
+from ...ports import QueueMessage
 from ...runtime import Runtime
 from ...settings import Settings
 from .http_timeouts import BodyTimeout, header_timeout_protocol
@@ -38,6 +41,10 @@ async def catch_up_mirror(runtime: Runtime) -> None:
     await runtime.mirror.schedule_retry()
 
 
+async def _handle(runtime: Runtime, messages: Sequence[QueueMessage]) -> None:
+    await tasks.handle(runtime, SYSTEM, tasks.Deliveries(messages=messages))
+
+
 async def work_queue(runtime: Runtime, queue: LocalTaskQueue, poll: float = QUEUE_POLL_SECONDS) -> None:
     """The Worker's Queue consumer, locally: deliver due tasks until none are left, then poll."""
     try:
@@ -46,7 +53,7 @@ async def work_queue(runtime: Runtime, queue: LocalTaskQueue, poll: float = QUEU
         log.exception("could not check the vector index at start")
     while True:
         try:
-            delivered = await queue.deliver(runtime.tasks.handle)
+            delivered = await queue.deliver(lambda messages: _handle(runtime, messages))
         except Exception:  # the tasks stay in the table for the next pass
             log.exception("task queue pass failed")
             delivered = 0
@@ -60,7 +67,8 @@ async def nightly_schedule(runtime: Runtime) -> None:
         now = runtime.clock.now()
         due = next_run(now, runtime.settings.DREAM_TIME_ZONE)
         await asyncio.sleep((due - now).total_seconds())
-        log.info("nightly job: %s", (await runtime.nightly.run()).summary())
+        report = await dream.nightly(runtime, SYSTEM, dream.NightlyTrigger())
+        log.info("nightly job: %s", "; ".join(f"{step.name}: {step.describe()}" for step in report.steps))
 
 
 class RedactToken(logging.Filter):
