@@ -6,6 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from companion_memory.adapters.model_io import ModelAPIError
 from companion_memory.ports import RerankScore
 from companion_memory.runtime import Runtime
 from tests.conftest import MCP_KEY, auth
@@ -269,7 +270,8 @@ class FakeReranker:
     async def rerank(self, query: str, documents):  # type: ignore[no-untyped-def]
         self.calls += 1
         if self.fail:
-            raise TimeoutError("reranker timed out")
+            # What the API rerankers make of an httpx timeout (tests/test_remote_models.py).
+            raise ModelAPIError("rerank fake-reranker: ReadTimeout: timed out")
         # Prefers the longest document, whatever the query: easy to see in the order.
         return [RerankScore(i, min(1.0, len(d) / 100)) for i, d in enumerate(documents)]
 

@@ -22,7 +22,7 @@ from typing import Any
 from ..clock import iso, parse_iso
 from ..domain.memory import Memory
 from ..domain.search_text import gate_tokens, jaccard, normalised, query_terms
-from ..ports import Clock, Database, Reranker
+from ..ports import Clock, Database, ModelError, Reranker, VectorIndexError
 from ..settings import Settings
 from ..store.glossary import GlossaryStore
 from ..store.memories import MemoryStore
@@ -162,7 +162,7 @@ class Recall:
             if types:
                 where["type"] = {"$in": list(types)}
             matches = await self.vectors.query(vector, top_k=self.settings.MEMORY_TOP_K, filter=where)
-        except Exception as error:  # noqa: BLE001 - recall still answers from the words alone
+        except (ModelError, VectorIndexError) as error:  # recall still answers from the words alone
             meta.notes.append(f"vector search unavailable ({type(error).__name__}: {error}); lexical results only")
             return {}, None
         return {m.id: m.score for m in matches}, vector
@@ -200,7 +200,7 @@ class Recall:
             try:
                 for record in await self.vectors.get(lexical_only):
                     similarity[record.id] = self._relevance(_cosine(query_vector, record.values))
-            except Exception as error:  # noqa: BLE001 - those hits go on without a similarity
+            except VectorIndexError as error:  # those hits go on without a similarity
                 meta.notes.append(f"vector lookup failed ({type(error).__name__}); some scores unknown")
         rows = {m.id: m for m in await self.memories.get_many(ranked)}
         pool: list[Hit] = []
@@ -237,7 +237,7 @@ class Recall:
         limit = self.settings.MEMORY_FILTER_MAX_CONTENT_CHARS
         try:
             scores = await self.reranker.rerank(text, [h.memory.content[:limit] for h in pool])
-        except Exception as error:  # noqa: BLE001 - keep the fused order: a slow or failing reranker is not an empty answer
+        except ModelError as error:  # keep the fused order: a slow or failing reranker is not an empty answer
             meta.reranker = "failed"
             meta.notes.append(f"reranker failed ({type(error).__name__}: {error}); fused order kept")
             return
