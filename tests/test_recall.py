@@ -305,6 +305,21 @@ async def test_vector_outage_falls_back_to_words(client: httpx.AsyncClient, runt
     assert any("vector search unavailable" in n for n in result["meta"]["notes"])
 
 
+async def test_embedder_outage_falls_back_to_words(
+    client: httpx.AsyncClient, runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = await seed(client)
+
+    async def down(*_: object, **__: object) -> list[list[float]]:
+        # What the API embedders make of a refused or unreachable provider.
+        raise ModelAPIError("embeddings bge-m3: HTTP 429: 3040: Out of capacity", status=429)
+
+    monkeypatch.setattr(runtime.embedder, "embed", down)
+    result = await recall(client, "怕黑")
+    assert result["hits"][0]["id"] == ids["fear.dark"] and result["hits"][0]["raw_score"] is None
+    assert any("vector search unavailable (ModelAPIError" in n for n in result["meta"]["notes"])
+
+
 @pytest.mark.embedding_quality  # the model's similarity_range puts an unrelated question under the floor
 async def test_nothing_is_injected_when_nothing_is_relevant(client: httpx.AsyncClient) -> None:
     await seed(client)
