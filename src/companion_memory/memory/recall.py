@@ -237,7 +237,9 @@ class Recall:
         limit = self.settings.MEMORY_FILTER_MAX_CONTENT_CHARS
         try:
             scores = await self.reranker.rerank(text, [h.memory.content[:limit] for h in pool])
-        except ModelError as error:  # keep the fused order: a slow or failing reranker is not an empty answer
+        # Keep the fused order: a slow or failing reranker is not an empty answer, nor is a
+        # document it cannot take (ValueError: an imported memory without text).
+        except (ModelError, ValueError) as error:
             meta.reranker = "failed"
             meta.notes.append(f"reranker failed ({type(error).__name__}: {error}); fused order kept")
             return

@@ -117,7 +117,7 @@ class VectorMirror:
         """The live memory whose vector is at cosine ≥ ``threshold`` to ``text``, if any.
         None while the index holds another embedder's vectors; raises if the embedder or
         the index fails (callers treat the check as a hint and go on without it)."""
-        if await self.mismatch():
+        if not text.strip() or await self.mismatch():  # no model embeds an empty text
             return None
         vector = (await self.embedder.embed([text], kind="passage"))[0]
         matches = await self.vectors.query(vector, top_k=1, filter={"namespace": namespace, "status": "active"})
