@@ -20,7 +20,7 @@ from companion_memory.adapters.local.vector_index import LocalVectorIndex
 from companion_memory.api.app import create_app
 from companion_memory.clock import FixedClock
 from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
-from companion_memory.ports import Database, Embedder, VectorMatch, VectorRecord
+from companion_memory.ports import Database, Embedder, VectorIndexError, VectorMatch, VectorRecord
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
 from tests.fakes.d1 import make_d1_database
@@ -89,7 +89,8 @@ async def db(request: pytest.FixtureRequest) -> AsyncIterator[Database]:
 
 
 class FlakyIndex:
-    """The local index, with an outage switch: while ``down``, every call fails."""
+    """The local index, with an outage switch: while ``down``, every call fails as the
+    port says an index fails (the services catch exactly that)."""
 
     def __init__(self, inner: LocalVectorIndex) -> None:
         self.inner = inner
@@ -98,7 +99,7 @@ class FlakyIndex:
 
     def _check(self) -> None:
         if self.down:
-            raise ConnectionError("vector index unavailable")
+            raise VectorIndexError("vector index unavailable")
 
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
         self._check()

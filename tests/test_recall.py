@@ -6,6 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from companion_memory.adapters.model_io import ModelAPIError
 from companion_memory.ports import RerankScore
 from companion_memory.runtime import Runtime
 from tests.conftest import MCP_KEY, auth
@@ -271,7 +272,8 @@ class FakeReranker:
     async def rerank(self, query: str, documents):  # type: ignore[no-untyped-def]
         self.calls += 1
         if self.fail:
-            raise TimeoutError("reranker timed out")
+            # What the API rerankers make of an httpx timeout (tests/test_remote_models.py).
+            raise ModelAPIError("rerank fake-reranker: ReadTimeout: timed out")
         # Prefers the longest document, whatever the query: easy to see in the order.
         return [RerankScore(i, min(1.0, len(d) / 100)) for i, d in enumerate(documents)]
 
@@ -303,6 +305,21 @@ async def test_vector_outage_falls_back_to_words(client: httpx.AsyncClient, runt
     result = await recall(client, "怕黑")
     assert result["hits"][0]["id"] == ids["fear.dark"] and result["hits"][0]["raw_score"] is None
     assert any("vector search unavailable" in n for n in result["meta"]["notes"])
+
+
+async def test_embedder_outage_falls_back_to_words(
+    client: httpx.AsyncClient, runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = await seed(client)
+
+    async def down(*_: object, **__: object) -> list[list[float]]:
+        # What the API embedders make of a refused or unreachable provider.
+        raise ModelAPIError("embeddings bge-m3: HTTP 429: 3040: Out of capacity", status=429)
+
+    monkeypatch.setattr(runtime.embedder, "embed", down)
+    result = await recall(client, "怕黑")
+    assert result["hits"][0]["id"] == ids["fear.dark"] and result["hits"][0]["raw_score"] is None
+    assert any("vector search unavailable (ModelAPIError" in n for n in result["meta"]["notes"])
 
 
 @pytest.mark.embedding_quality  # the model's similarity_range puts an unrelated question under the floor

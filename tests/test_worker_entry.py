@@ -103,6 +103,24 @@ async def test_a_failed_vector_write_is_retried_through_the_queue(
     assert (await runtime.mirror.outbox.stats())["pending"] == 0
 
 
+async def test_a_write_survives_the_index_and_the_queue_both_down(
+    entry: types.ModuleType, env: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runtime = await entry._get_runtime(env)
+
+    async def down(*_: Any) -> None:
+        raise FakeJsException("VECTOR_UPSERT_ERROR (code = 40001): service unavailable")
+
+    async def full(*_: Any) -> None:
+        raise FakeJsException("Queue send failed: Queue overloaded")  # TaskQueueError through the adapter
+
+    monkeypatch.setattr(env.VECTORIZE, "upsert", down)
+    monkeypatch.setattr(env.TASKS, "send", full)
+    written = await runtime.writer.create("default", MemoryDraft(content="I like jasmine tea"), Actor("test"))
+    assert written.vector == "pending" and env.TASKS.sent == []
+    assert (await runtime.mirror.outbox.stats())["pending"] == 1  # the nightly pass drains it
+
+
 async def test_malformed_tasks_are_dropped_and_failing_ones_retried_then_dead_lettered(
     entry: types.ModuleType, env: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -3,6 +3,11 @@
 Each port is a ``typing.Protocol``. Adapters in ``adapters/local`` (sqlite3, numpy,
 a bundled embedder) and ``adapters/cloudflare`` (D1, Vectorize, Workers AI) implement
 them; services only ever see these types.
+
+Each port names the errors it raises (the ``InfrastructureError`` branch of
+``errors.py``): its adapters translate whatever their library throws into those, so a
+service that can do without a dependency catches exactly them. A ``ValueError`` or
+``TypeError`` means arguments no implementation would take (a bug in the caller).
 """
 
 from __future__ import annotations
@@ -12,19 +17,20 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
+# The errors the ports raise (see each port's docstring), re-exported for the adapters.
+from .errors import ConstraintError as ConstraintError
+from .errors import DatabaseError as DatabaseError
+from .errors import InfrastructureError as InfrastructureError
+from .errors import ModelError as ModelError
+from .errors import TaskQueueError as TaskQueueError
+from .errors import UpstreamError as UpstreamError
+from .errors import VectorIndexError as VectorIndexError
+
 # D1 refuses statements with more bound parameters than this; every adapter enforces
 # it so that SQL which passes locally also passes in production.
 MAX_BOUND_PARAMETERS = 100
 
 SqlValue = str | int | float | bytes | None
-
-
-class DatabaseError(Exception):
-    """A statement failed in the database."""
-
-
-class ConstraintError(DatabaseError):
-    """A UNIQUE, CHECK or NOT NULL constraint refused the write."""
 
 
 def check_parameter_count(params: Sequence[SqlValue]) -> None:
@@ -50,6 +56,9 @@ class Database(Protocol):
 
     There are no interactive transactions: a multi-statement write that must be atomic
     goes through ``batch``, which applies all statements or none.
+
+    Raises ``DatabaseError`` when a statement fails (``ConstraintError`` when a
+    constraint refused a write; too many bound parameters is a ``DatabaseError`` too).
     """
 
     async def all(self, sql: str, params: Sequence[SqlValue] = ()) -> list[dict[str, Any]]: ...
@@ -83,6 +92,10 @@ class VectorIndex(Protocol):
 
     ``filter`` follows Vectorize's metadata filter: ``{"namespace": "default",
     "status": {"$in": ["active"]}}`` with ``$eq``, ``$ne``, ``$in`` and ``$nin``.
+
+    Raises ``VectorIndexError`` when the index fails or refuses an operation;
+    ``ValueError`` for a record, filter or vector it can never take (one of another
+    width included: the local index's ``DimensionMismatch`` is both).
     """
 
     dimensions: int
@@ -113,6 +126,9 @@ class Embedder(Protocol):
     ``similarity_range`` is (unrelated, near-identical) cosine for this model. Recall maps
     cosines onto 0–1 through it, so that score floors such as RECALL_MIN_SCORE mean the
     same with every model: some (e5) put even unrelated texts at 0.75.
+
+    Raises ``ModelError`` when the model fails, cannot be reached, times out or answers
+    something unusable; ``ValueError`` for an empty text, which no model takes.
     """
 
     model: str
@@ -136,7 +152,11 @@ class RerankScore:
 
 class Reranker(Protocol):
     """Scores documents against a query with a cross-encoder (bge-reranker-base or a
-    configured endpoint). Callers treat any exception as "keep the fused order"."""
+    configured endpoint).
+
+    Raises ``ModelError`` when the model fails, cannot be reached, times out or answers
+    something unusable (recall then keeps the fused order); ``ValueError`` for an empty
+    query or document."""
 
     model: str
 
@@ -145,7 +165,10 @@ class Reranker(Protocol):
 
 class TaskQueue(Protocol):
     """Work to do later, delivered at least once: the Worker's Queue binding, or a
-    durable table locally. Bodies are small JSON objects (see ``memory.tasks``)."""
+    durable table locally. Bodies are small JSON objects (see ``memory.tasks``).
+
+    Raises ``InfrastructureError`` when a task cannot be queued: ``TaskQueueError``
+    from the Queue binding, ``DatabaseError`` from the table."""
 
     async def send(self, body: Mapping[str, Any], *, delay_seconds: int = 0) -> None: ...
 
@@ -189,18 +212,12 @@ class ChatUsage:
     cache_creation_tokens: int = 0
 
 
-class UpstreamError(Exception):
-    """The model provider failed: ``status`` is the HTTP status to answer the client with."""
-
-    def __init__(self, message: str, *, status: int = 502, code: str = "upstream_error") -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
-        self.code = code
-
-
 class ChatModel(Protocol):
-    """A chat provider behind one wire format, speaking OpenAI chat completions to us."""
+    """A chat provider behind one wire format, speaking OpenAI chat completions to us.
+
+    Raises ``UpstreamError`` for every failure, with the status to answer the client
+    with: the provider refused (its 4xx), failed (502), timed out (504), or sent
+    something that is not a chat answer (502); also mid-stream, from ``stream``."""
 
     provider: str
 

@@ -6,13 +6,16 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..ports import EmbeddingKind, RerankScore
+from ..ports import EmbeddingKind, ModelError, RerankScore
 
 
-class ModelAPIError(Exception):
-    """A model API refused a call, could not be reached, or answered something unusable.
+class ModelAPIError(ModelError):
+    """A model API refused a call, could not be reached (a timeout included), or answered
+    something unusable: the ``ModelError`` of every embedder and reranker over an API.
 
-    ``status`` is the HTTP status when there was a response, else ``None``.
+    ``status`` is the HTTP status the provider answered, when there was a response, else
+    ``None``. It is the provider's, not ours: these failures never reach a client as such
+    (recall does without the model), unlike ``UpstreamError.status``.
     """
 
     def __init__(self, message: str, *, status: int | None = None) -> None:

@@ -16,7 +16,7 @@ from ..clock import day_bounds, iso, local_date
 from ..domain.memory import Evidence, Memory
 from ..domain.types import normalise_type
 from ..errors import ServiceError
-from ..ports import Clock, Database
+from ..ports import Clock, Database, InfrastructureError
 from ..store.candidates import CandidateStore
 from ..store.dream import DreamStore
 from .config import MemoryConfig
@@ -297,5 +297,5 @@ class Dream:
                 return same.id
         try:
             return await self.mirror.near_duplicate(namespace, memory.content, self.config.dedup_cosine)
-        except Exception:  # noqa: BLE001 - a hint only: without it the reviewer still sees the candidate
+        except InfrastructureError:  # a hint only: without it the reviewer still sees the candidate
             return None

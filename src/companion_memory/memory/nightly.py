@@ -14,7 +14,7 @@ from datetime import datetime, time, timedelta
 from typing import Any
 
 from ..clock import iso, zone
-from ..ports import Clock, Database
+from ..ports import Clock, Database, DatabaseError
 from ..store.cursors import CursorStore
 from .dream import Dream
 from .github_daily import GithubDaily
@@ -110,7 +110,7 @@ class Nightly:
         for name, step in self.steps:
             try:
                 result = await step()
-            except Exception as error:  # a failed step is recorded; the others still run
+            except Exception as error:  # broad on purpose: a failed step is recorded; the others still run
                 log.exception("nightly step %s failed", name)
                 steps.append(StepOutcome(name, ok=False, error=f"{type(error).__name__}: {error}"))
                 continue
@@ -122,7 +122,7 @@ class Nightly:
         try:
             record = json.dumps(report.summary(), default=str)
             await self.db.batch([CursorStore.put("nightly", "*", record, report.finished_at)])
-        except Exception:  # the job itself is done; only its record is lost
+        except DatabaseError:  # the job itself is done; only its record is lost
             log.exception("could not record the nightly run")
         return report
 

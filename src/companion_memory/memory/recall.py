@@ -22,7 +22,7 @@ from typing import Any
 from ..clock import iso, parse_iso
 from ..domain.memory import Memory
 from ..domain.search_text import gate_tokens, jaccard, normalised, query_terms
-from ..ports import Clock, Database, Reranker
+from ..ports import Clock, Database, ModelError, Reranker, VectorIndexError
 from ..store.glossary import GlossaryStore
 from ..store.memories import MemoryStore
 from ..store.precious import PreciousStore
@@ -161,7 +161,7 @@ class Recall:
             if types:
                 where["type"] = {"$in": list(types)}
             matches = await self.vectors.query(vector, top_k=self.config.memory_top_k, filter=where)
-        except Exception as error:  # noqa: BLE001 - recall still answers from the words alone
+        except (ModelError, VectorIndexError) as error:  # recall still answers from the words alone
             meta.notes.append(f"vector search unavailable ({type(error).__name__}: {error}); lexical results only")
             return {}, None
         return {m.id: m.score for m in matches}, vector
@@ -199,7 +199,7 @@ class Recall:
             try:
                 for record in await self.vectors.get(lexical_only):
                     similarity[record.id] = self._relevance(_cosine(query_vector, record.values))
-            except Exception as error:  # noqa: BLE001 - those hits go on without a similarity
+            except VectorIndexError as error:  # those hits go on without a similarity
                 meta.notes.append(f"vector lookup failed ({type(error).__name__}); some scores unknown")
         rows = {m.id: m for m in await self.memories.get_many(ranked)}
         pool: list[Hit] = []
@@ -236,7 +236,9 @@ class Recall:
         limit = self.config.memory_filter_max_content_chars
         try:
             scores = await self.reranker.rerank(text, [h.memory.content[:limit] for h in pool])
-        except Exception as error:  # noqa: BLE001 - keep the fused order: a slow or failing reranker is not an empty answer
+        # Keep the fused order: a slow or failing reranker is not an empty answer, nor is a
+        # document it cannot take (ValueError: an imported memory without text).
+        except (ModelError, ValueError) as error:
             meta.reranker = "failed"
             meta.notes.append(f"reranker failed ({type(error).__name__}: {error}); fused order kept")
             return

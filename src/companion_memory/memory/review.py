@@ -12,7 +12,7 @@ from typing import Any
 from ..clock import iso
 from ..domain.memory import Evidence, Memory
 from ..errors import Conflict, NotFound, ServiceError
-from ..ports import Clock, Database
+from ..ports import Clock, Database, InfrastructureError
 from ..store.candidates import CandidateStore
 from .config import MemoryConfig
 from .vector_mirror import VectorMirror
@@ -113,7 +113,7 @@ class ReviewQueue:
         """A live memory at cosine ≥ DEDUP_COSINE, or None; a vector failure fails open."""
         try:
             return await self.mirror.near_duplicate(namespace, content, self.config.dedup_cosine)
-        except Exception as error:  # noqa: BLE001 - the duplicate check fails open
+        except InfrastructureError as error:  # the duplicate check fails open
             notes.append(f"duplicate check skipped ({type(error).__name__})")
             return None
 

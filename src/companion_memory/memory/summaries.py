@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Protocol
 
+from ..ports import UpstreamError
 from .model_call import JobModel
 
 log = logging.getLogger("companion_memory.summaries")
@@ -64,6 +65,6 @@ class ModelSummaries:
             if not answer.text.strip():
                 raise ValueError("the model answered nothing")
             return cut(answer.text)
-        except Exception as error:  # noqa: BLE001 - a summary is never worth a missing rollup
+        except (UpstreamError, ValueError) as error:  # a summary is never worth a missing rollup
             log.warning("summary of %s by %s failed (%s); joining the entries instead", period, self.name, error)
             return joined(entries, label)

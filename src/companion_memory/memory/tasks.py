@@ -93,7 +93,7 @@ class TaskRunner:
                 continue
             try:
                 result = await self.run(task)
-            except Exception:
+            except Exception:  # broad on purpose: a task that fails, however, is delivered again
                 log.exception("task %s failed (attempt %d); retrying", task.task, message.attempts)
                 message.retry(retry_delay(message.attempts))
             else:

@@ -16,7 +16,7 @@ from datetime import timedelta
 
 from ..clock import iso, parse_iso
 from ..domain.memory import Memory
-from ..ports import Clock, Database, Embedder, TaskQueue, VectorIndex, VectorRecord
+from ..ports import Clock, Database, Embedder, InfrastructureError, TaskQueue, VectorIndex, VectorRecord
 from ..store.memories import MemoryStore
 from ..store.outbox import OutboxEntry, OutboxStore
 from ..store.vector_state import VectorStateStore
@@ -106,7 +106,7 @@ class VectorMirror:
         delay = min(int(wait) + 1, MAX_TASK_DELAY_SECONDS) if wait > 0 else 0
         try:
             await self.queue.send(MIRROR_TASK, delay_seconds=delay)
-        except Exception:
+        except InfrastructureError:
             log.exception("could not queue a vector mirror retry; the nightly job will drain the outbox")
 
     async def drain(self, limit: int = 200) -> SyncReport:
@@ -117,7 +117,7 @@ class VectorMirror:
         """The live memory whose vector is at cosine ≥ ``threshold`` to ``text``, if any.
         None while the index holds another embedder's vectors; raises if the embedder or
         the index fails (callers treat the check as a hint and go on without it)."""
-        if await self.mismatch():
+        if not text.strip() or await self.mismatch():  # no model embeds an empty text
             return None
         vector = (await self.embedder.embed([text], kind="passage"))[0]
         matches = await self.vectors.query(vector, top_k=1, filter={"namespace": namespace, "status": "active"})
@@ -184,7 +184,11 @@ class VectorMirror:
             try:
                 await self._upsert(upserts)
                 synced += len(upserts)
-            except Exception as error:  # noqa: BLE001 - the index or embedder is down: retry later
+            # The index, the embedder or the database is down: retry later. A row that
+            # cannot be read back (ValueError, RecursionError from its JSON) or a record the
+            # index can never take stays in the outbox with its error shown, rather than
+            # stopping the entries behind it.
+            except (InfrastructureError, ValueError, RecursionError) as error:
                 await self._failed(upserts, error)
                 failed += len(upserts)
         for entry in removals:
@@ -195,7 +199,7 @@ class VectorMirror:
                     statements = MemoryStore.delete_row(entry.memory_id) + statements
                 await self.db.batch(statements)
                 synced += 1
-            except Exception as error:  # noqa: BLE001 - the index is down: retry later
+            except InfrastructureError as error:  # the index or the database is down: retry later
                 await self._failed([entry], error)
                 failed += 1
         return SyncReport(synced=synced, failed=failed)

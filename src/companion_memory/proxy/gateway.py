@@ -83,7 +83,7 @@ class ChatGateway:
         query = next((message_text(m) for m in reversed(body["messages"]) if m.get("role") == "user"), "")
         try:
             result = await self.recall.run(query, namespace=NAMESPACE, account=True)
-        except Exception:  # recall must never cost the user their answer
+        except Exception:  # broad on purpose: recall must never cost the user their answer
             log.exception("recall failed; answering without memories")
             return ""
         return memories_block(result.hits, result.glossary_hits)
@@ -141,7 +141,7 @@ class ChatGateway:
                     latency,
                     iso(self.clock.now()),
                 )
-        except Exception:  # the reply is already out; log and move on
+        except Exception:  # broad on purpose: the reply is already out; log and move on
             log.exception("storing the chat turn failed")
 
 

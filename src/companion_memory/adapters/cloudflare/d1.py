@@ -20,11 +20,13 @@ _SQL_TYPES = (str, int, float, bytes, bytearray, memoryview)
 
 def _raise_translated(error: Exception) -> NoReturn:
     # D1 failures reach Python as JsException("Error: D1_ERROR: <sqlite message>: SQLITE_<CODE>").
+    # Anything else the binding throws (a lost connection, a reset isolate) is a failed
+    # statement all the same: the port raises DatabaseError and nothing else.
     message = str(error).removeprefix("Error: ")
-    if "D1_" not in message:
-        raise error
-    if "SQLITE_CONSTRAINT" in message:
+    if "D1_" in message and "SQLITE_CONSTRAINT" in message:
         raise ConstraintError(message) from error
+    if "D1_" not in message:
+        message = f"D1: {type(error).__name__}: {message or 'no detail'}"
     raise DatabaseError(message) from error
 
 

@@ -37,7 +37,7 @@ class _BodyStream(httpx.AsyncByteStream):
         try:
             async for chunk in self._chunks:
                 yield chunk
-        except Exception as error:
+        except Exception as error:  # broad on purpose: a JS stream may throw anything; httpx expects its errors
             raise _http_error(error, None) from error
 
     async def aclose(self) -> None:
@@ -74,7 +74,7 @@ class FetchTransport(httpx.AsyncBaseTransport):
             init["signal"] = self._timeout_signal(longest)
         try:
             response = await self._fetch(str(request.url), ffi.to_js(init))
-        except Exception as error:
+        except Exception as error:  # broad on purpose: JS fetch may throw anything; httpx expects its errors
             raise _http_error(error, request) from error
         headers = [(str(pair[0]), str(pair[1])) for pair in response.headers.entries()]
         return httpx.Response(

@@ -7,9 +7,10 @@ Bodies go out as JS objects (``contentType`` "json", the default), at most
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from ...ports import TaskQueueError
 from . import ffi
 
 MAX_BATCH = 100
@@ -20,19 +21,27 @@ def _delay(seconds: int) -> int:
     return max(0, min(int(seconds), MAX_DELAY_SECONDS))
 
 
+async def _sent(method: Callable[..., Awaitable[Any]], *args: Any) -> None:
+    try:
+        await method(*args)
+    except Exception as error:  # broad on purpose: whatever the binding throws becomes the port's error
+        message = str(error).removeprefix("Error: ") or "no detail"
+        raise TaskQueueError(f"Queue: {type(error).__name__}: {message}") from error
+
+
 class CloudflareQueue:
     def __init__(self, binding: Any) -> None:
         self._binding = binding
 
     async def send(self, body: Mapping[str, Any], *, delay_seconds: int = 0) -> None:
         options = {"delaySeconds": _delay(delay_seconds)} if delay_seconds else {}
-        await self._binding.send(ffi.to_js(dict(body)), ffi.to_js(options))
+        await _sent(self._binding.send, ffi.to_js(dict(body)), ffi.to_js(options))
 
     async def send_batch(self, bodies: Sequence[Mapping[str, Any]], *, delay_seconds: int = 0) -> None:
         options = {"delaySeconds": _delay(delay_seconds)} if delay_seconds else {}
         for start in range(0, len(bodies), MAX_BATCH):
             requests = [{"body": dict(body)} for body in bodies[start : start + MAX_BATCH]]
-            await self._binding.sendBatch(ffi.to_js(requests), ffi.to_js(options))
+            await _sent(self._binding.sendBatch, ffi.to_js(requests), ffi.to_js(options))
 
     async def stats(self) -> None:
         # The producer binding has no way to read the backlog (the dashboard shows it).

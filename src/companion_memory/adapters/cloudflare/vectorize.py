@@ -26,7 +26,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NoReturn, TypeVar
 
-from ...ports import VectorFilterValue, VectorMatch, VectorRecord
+from ...ports import VectorFilterValue, VectorIndexError, VectorMatch, VectorRecord
 from . import ffi
 
 # developers.cloudflare.com/vectorize/platform/limits: "Maximum upsert batch size (per
@@ -56,16 +56,19 @@ _SCALAR = (str, int, float, bool)
 T = TypeVar("T")
 
 
-class VectorizeError(Exception):
-    """The Vectorize binding refused an operation (``VECTOR_<OP>_ERROR (code = N): ...``)."""
+class VectorizeError(VectorIndexError):
+    """The Vectorize binding refused an operation (``VECTOR_<OP>_ERROR (code = N): ...``)
+    or failed in some other way (the binding's own error is the ``__cause__``)."""
 
 
 def _raise_translated(error: Exception) -> NoReturn:
     # Failures reach Python as JsException("Error: VECTOR_QUERY_ERROR (code = 40025): ...").
+    # Anything else the binding throws is an index failure all the same: the port raises
+    # VectorIndexError and nothing else.
     message = str(error).removeprefix("Error: ")
-    if "VECTOR_" in message or "INDEX_GET" in message:
-        raise VectorizeError(message) from error
-    raise error
+    if "VECTOR_" not in message and "INDEX_GET" not in message:
+        message = f"Vectorize: {type(error).__name__}: {message or 'no detail'}"
+    raise VectorizeError(message) from error
 
 
 def _chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:

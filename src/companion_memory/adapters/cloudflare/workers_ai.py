@@ -97,7 +97,7 @@ class BindingTransport:
     async def run(self, model: str, inputs: dict[str, Any]) -> Any:
         try:
             answer = ffi.to_py(await self._binding.run(model, ffi.to_js(inputs)))
-        except Exception as error:
+        except Exception as error:  # broad on purpose: whatever the binding throws becomes the port's error
             raise WorkersAIError(f"{model}: {error}") from error
         return _unwrap_envelope(answer, model)
 

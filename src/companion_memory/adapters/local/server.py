@@ -49,12 +49,12 @@ async def work_queue(runtime: Runtime, queue: LocalTaskQueue, poll: float = QUEU
     """The Worker's Queue consumer, locally: deliver due tasks until none are left, then poll."""
     try:
         await catch_up_mirror(runtime)
-    except Exception:  # an index that is down now is caught up by the outbox later
+    except Exception:  # broad on purpose: the queue worker must start; the outbox catches up later
         log.exception("could not check the vector index at start")
     while True:
         try:
             delivered = await queue.deliver(lambda messages: _handle(runtime, messages))
-        except Exception:  # the tasks stay in the table for the next pass
+        except Exception:  # broad on purpose: the loop must outlive a pass; its tasks stay for the next
             log.exception("task queue pass failed")
             delivered = 0
         if not delivered:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,18 @@ from ...ports import ConstraintError, DatabaseError, QueryResult, SqlValue, Stat
 
 def _dict_row(cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> dict[str, Any]:
     return {column[0]: value for column, value in zip(cursor.description, row, strict=False)}
+
+
+@contextmanager
+def _translated() -> Iterator[None]:
+    """sqlite3's errors as the port's: a step or a fetch can fail as well as the
+    statement (a locked file at COMMIT, a full disk mid-query)."""
+    try:
+        yield
+    except sqlite3.IntegrityError as error:
+        raise ConstraintError(str(error)) from error
+    except sqlite3.Error as error:
+        raise DatabaseError(str(error)) from error
 
 
 def connect(path: Path | str) -> sqlite3.Connection:
@@ -37,36 +50,36 @@ class SqliteDatabase:
         self._connection.close()
 
     async def all(self, sql: str, params: Sequence[SqlValue] = ()) -> list[dict[str, Any]]:
-        return self._execute(sql, params).fetchall()
+        with _translated():
+            return self._execute(sql, params).fetchall()
 
     async def first(self, sql: str, params: Sequence[SqlValue] = ()) -> dict[str, Any] | None:
-        return self._execute(sql, params).fetchone()
+        with _translated():
+            return self._execute(sql, params).fetchone()
 
     async def run(self, sql: str, params: Sequence[SqlValue] = ()) -> QueryResult:
-        return self._result(self._execute(sql, params))
+        with _translated():
+            return self._result(self._execute(sql, params))
 
     async def batch(self, statements: Sequence[Statement]) -> list[QueryResult]:
         for statement in statements:
             check_parameter_count(statement.params)
         connection = self._connection
-        try:
-            connection.execute("BEGIN IMMEDIATE")
-            results = [self._result(self._execute(s.sql, s.params)) for s in statements]
-            connection.execute("COMMIT")
-        except BaseException:
-            if connection.in_transaction:
-                connection.execute("ROLLBACK")
-            raise
+        with _translated():
+            try:
+                connection.execute("BEGIN IMMEDIATE")
+                results = [self._result(self._execute(s.sql, s.params)) for s in statements]
+                connection.execute("COMMIT")
+            except BaseException:  # broad on purpose: undone, then raised again as it was
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
+                raise
         return results
 
     def _execute(self, sql: str, params: Sequence[SqlValue]) -> sqlite3.Cursor:
         check_parameter_count(params)
-        try:
+        with _translated():
             return self._connection.execute(sql, tuple(params))
-        except sqlite3.IntegrityError as error:
-            raise ConstraintError(str(error)) from error
-        except sqlite3.Error as error:
-            raise DatabaseError(str(error)) from error
 
     @staticmethod
     def _result(cursor: sqlite3.Cursor) -> QueryResult:

@@ -117,7 +117,7 @@ class LocalTaskQueue:
         error = None
         try:
             await handler(messages)
-        except Exception as raised:
+        except Exception as raised:  # broad on purpose: a consumer's crash is recorded and its tasks retried
             log.exception("queue handler failed; its messages will be retried")
             error = f"{type(raised).__name__}: {raised}"
         await self.db.batch([self._settle(m, error) for m in messages])

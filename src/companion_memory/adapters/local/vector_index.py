@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from ...ports import VectorFilterValue, VectorMatch, VectorRecord
+from ...ports import VectorFilterValue, VectorIndexError, VectorMatch, VectorRecord
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors (
@@ -27,8 +28,17 @@ CREATE TABLE IF NOT EXISTS index_info (key TEXT PRIMARY KEY, value TEXT NOT NULL
 """
 
 
-class DimensionMismatch(ValueError):
-    pass
+class DimensionMismatch(VectorIndexError, ValueError):
+    """A vector of another width than the index's (a ValueError too, as it always was)."""
+
+
+@contextmanager
+def _stored() -> Iterator[None]:
+    """The index file's failures (locked, full, read-only, corrupt) as the port's error."""
+    try:
+        yield
+    except sqlite3.Error as error:
+        raise VectorIndexError(f"local vector index: {type(error).__name__}: {error}") from error
 
 
 class LocalVectorIndex:
@@ -70,9 +80,8 @@ class LocalVectorIndex:
             if vector.shape != (self.dimensions,):
                 raise DimensionMismatch(f"vector {record.id} has {vector.size} dimensions, index has {self.dimensions}")
             rows.append((record.id, vector.tobytes(), json.dumps(dict(record.metadata))))
-        self._db.execute("BEGIN")
-        self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
-        self._db.execute("COMMIT")
+        with _stored():
+            self._write("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
         for record, (_, blob, _) in zip(records, rows, strict=False):
             self._put(record.id, np.frombuffer(blob, dtype=np.float32), dict(record.metadata))
 
@@ -105,14 +114,23 @@ class LocalVectorIndex:
         present = [i for i in ids if i in self._position]
         if not present:
             return
-        self._db.execute("BEGIN")
-        self._db.executemany("DELETE FROM vectors WHERE id = ?", [(i,) for i in present])
-        self._db.execute("COMMIT")
+        with _stored():
+            self._write("DELETE FROM vectors WHERE id = ?", [(i,) for i in present])
         for id_ in present:
             self._remove(id_)
 
     async def count(self) -> int:
         return len(self._ids)
+
+    def _write(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        """All rows or none: a failed write leaves the file (and so the index) as it was."""
+        self._db.execute("BEGIN")
+        try:
+            self._db.executemany(sql, rows)
+        except BaseException:  # broad on purpose: undone, then raised again as it was
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
 
     def _mask(self, filter: Mapping[str, VectorFilterValue]) -> np.ndarray:
         """Vectorize's metadata filter over the whole index at once."""
@@ -143,7 +161,8 @@ class LocalVectorIndex:
         """Only while empty: an emptied index takes the new embedder's width."""
         self.dimensions = dimensions
         self._storage = np.zeros((0, dimensions), dtype=np.float32)
-        self._db.execute("INSERT OR REPLACE INTO index_info VALUES ('dimensions', ?)", (str(dimensions),))
+        with _stored():
+            self._db.execute("INSERT OR REPLACE INTO index_info VALUES ('dimensions', ?)", (str(dimensions),))
 
     def _put(self, id_: str, vector: np.ndarray, metadata: dict[str, Any]) -> None:
         self._columns.clear()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...errors import CompanionError
+
 # JSON-RPC 2.0 codes, and the ones 2026-07-28 allocates in -32020…-32099.
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -18,13 +20,18 @@ UNAUTHORIZED = -31401
 FORBIDDEN = -31403
 
 
-class RpcError(Exception):
-    """A JSON-RPC error answer."""
+class RpcError(CompanionError):
+    """A JSON-RPC error answer: the MCP edge's member of the error family (``errors.py``).
+
+    A protocol error (the message is not a request we can answer) with its JSON-RPC
+    ``code``; it is answered in the JSON-RPC body, whatever the HTTP status. A
+    ``ServiceError`` a tool raises is a failed tool result instead, and any other
+    failure an ``INTERNAL_ERROR`` answer.
+    """
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(message)
         self.code = code
-        self.message = message
         self.data = data
 
 

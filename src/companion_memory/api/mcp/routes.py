@@ -65,7 +65,7 @@ async def _not_allowed(request: Request) -> Response:
 async def _post(request: Request) -> Response:
     try:
         return _response(await _serve(request))
-    except Exception:
+    except Exception:  # broad on purpose: the last line before a bare 500
         # Not reached by any known input; a JSON-RPC body all the same, and a 500 since the
         # request it answers is unknown.
         log.exception("MCP request failed")
