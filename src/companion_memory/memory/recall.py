@@ -27,6 +27,7 @@ from ..store.glossary import GlossaryStore
 from ..store.memories import MemoryStore
 from ..store.precious import PreciousStore
 from .config import MemoryConfig
+from .plan_dates import is_open
 from .vector_mirror import VectorMirror
 
 # Reciprocal-rank fusion constant: small, so that the top ranks of each channel count
@@ -207,7 +208,7 @@ class Recall:
         for id_ in ranked:
             memory = rows.get(id_)
             # The index is a mirror and may lag: the row decides what is live.
-            if memory is None or not _live(memory, namespace, types):
+            if memory is None or not self._live(memory, namespace, types):
                 continue
             raw = similarity.get(id_)
             if raw is not None and raw < self.config.memory_min_score:
@@ -293,11 +294,20 @@ class Recall:
                 by_id[id_].score += share
         outside = [id_ for id_ in lent if id_ not in by_id]
         for memory in await self.memories.get_many(outside):
-            if _live(memory, namespace, types):
+            if self._live(memory, namespace, types):
                 share, source = lent[memory.id]
                 pool.append(Hit(memory=memory, score=share, raw_score=None, via=source))
         pool.sort(key=lambda h: h.score, reverse=True)
         return pool
+
+    def _live(self, memory: Memory, namespace: str, types: Sequence[str]) -> bool:
+        return (
+            memory.namespace == namespace
+            and memory.status == "active"
+            and memory.version_status == "current"
+            and (not types or memory.type in types)
+            and is_open(memory, self.clock.now(), self.config.dream_time_zone)
+        )
 
     async def _glossary_hits(self, namespace: str, text: str) -> list[dict[str, Any]]:
         lowered = text.lower()
@@ -312,15 +322,6 @@ class Recall:
 
 async def _nothing() -> tuple[dict[str, float], None]:
     return {}, None
-
-
-def _live(memory: Memory, namespace: str, types: Sequence[str]) -> bool:
-    return (
-        memory.namespace == namespace
-        and memory.status == "active"
-        and memory.version_status == "current"
-        and (not types or memory.type in types)
-    )
 
 
 def _mentions(text: str, name: str) -> bool:
