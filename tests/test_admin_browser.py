@@ -238,6 +238,18 @@ def test_plans_show_their_day_and_are_marked_done_or_abandoned(panel: Panel, res
         ("Visit my sister", "2099-12-31")
     ]
 
+    # A plan the dream found waits for review with its day.
+    rest.say("I'm flying to Osaka tomorrow")
+    page = panel.go("more/maintenance")
+    page.click("#dream-run")
+    expect(page.locator("#dream-report")).to_contain_text("1 new candidate")
+    page = panel.go("review")
+    card = page.locator("article.candidate:visible", has_text="I'm flying to Osaka tomorrow")
+    expect(card.locator(".chip-plan")).to_contain_text("until")
+    card.locator("[data-action=approve]").click()
+    expect(page.locator(".toast-ok", has_text="Approved")).to_be_visible()
+    assert "I'm flying to Osaka tomorrow" in [p["content"] for p in rest.get("/v1/plans")["plans"]]
+
 
 def test_memories_are_paginated_and_filtered_by_type(panel: Panel, rest: Rest) -> None:
     for n in range(23):
