@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from companion_memory.clock import FixedClock
+from companion_memory.memory.extraction import plans_in
 from companion_memory.memory.plan_dates import resolve_when
 from companion_memory.runtime import Runtime
 from tests.conftest import MCP_KEY, auth
@@ -292,3 +293,27 @@ def test_words_without_a_day_ahead_name_none() -> None:
         "last Friday",
     ):
         assert resolve_when(words, date(2026, 11, 30)) is None, words
+
+
+@pytest.mark.parametrize(
+    "said, plans",
+    [
+        ("明天回老家。后天去上海！", [("明天回老家", "2026-12-01"), ("后天去上海", "2026-12-02")]),
+        ("下周三要面试", [("下周三要面试", "2026-12-09")]),
+        ("I'll call mom on Friday", [("I'll call mom on Friday", "2026-12-04")]),
+        (
+            "My sister and I are going to Paris next month.",
+            [("My sister and I are going to Paris next month", "2026-12-31")],
+        ),
+        ("I have a dentist appointment tomorrow", [("I have a dentist appointment tomorrow", "2026-12-01")]),
+        ("明天会下雨", []),  # weather, not a plan
+        ("I think it will rain tomorrow", []),
+        ("Tomorrow is Monday", []),
+        ("明天你有空吗", []),  # a question
+        ("我上周末去了海边", []),  # the past
+    ],
+)
+def test_what_the_rules_take_for_a_plan(said: str, plans: list[tuple[str, str]]) -> None:
+    found = plans_in(said, date(2026, 11, 30))
+    assert [(p.content, p.valid_to) for p in found] == plans
+    assert all(p.type == "plan" and p.evidence[0] in said for p in found)

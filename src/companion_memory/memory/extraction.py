@@ -213,12 +213,13 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
 
 # A plan is a sentence that names a day ahead and says someone means to do something.
 _SENTENCE = re.compile(r"[^\n.!?。！？；;]+[.!?。！？；;]?")
+# "I'll", "we're", "I will", "I am flying", "we plan to", "I have a …": the speaker means to do it.
 _INTENT_EN = re.compile(
-    r"\b(?:i|we)\b.*?(?:\b(?:going to|gonna|will|shall|plan(?:ning)? to|have to|need to|want to|hope to|intend to)\b"
-    r"|['’](?:ll|m|re)\b|\b(?:am|are)\s+\w+ing\b)",
+    r"\b(?:i|we)(?:['’](?:ll|m|re)\b|\s+(?:will|shall|(?:am|are)\s+\w+ing|plan(?:ning)? to|have to|need to"
+    r"|want to|hope to|intend to|have (?:a|an|my))\b)",
     re.IGNORECASE,
 )
-_INTENT_ZH = re.compile(r"要|去|打算|准备|计划|约|会|想|回|见|参加|考|出差|旅行|搬|面试")
+_INTENT_ZH = re.compile(r"要|去|打算|准备|计划|约|想|回|见|参加|考|出差|旅行|搬|面试")
 
 
 def plans_in(text: str, said_on: date) -> list[ExtractedMemory]:
