@@ -144,6 +144,12 @@ async def test_done_and_abandoned_over_rest_and_mcp(client: httpx.AsyncClient) -
     assert await recalled(client, "Seaside trip grandma") == []
     assert (await client.get(f"/v1/memories/{sea['id']}", headers=auth())).json()["events"][-1]["event"] == "plan_done"
 
+    # A plan written by hand is the owner's to close.
+    mine = await write_plan(client, "plan.mine", "Learn the cello", valid_days=90, authored_by="me")
+    agent = await client.post(f"/v1/plans/{mine['id']}/done", headers=auth(MCP_KEY))
+    assert agent.status_code == 409 and agent.json()["error"]["code"] == "authored_memory"
+    assert (await client.post(f"/v1/plans/{mine['id']}/done", headers=auth())).json()["action"] == "done"
+
     fact = (await client.post("/v1/memories", json={"fact_key": "tea", "content": "Likes tea"}, headers=auth())).json()
     not_a_plan = await client.post(f"/v1/plans/{fact['memory']['id']}/done", headers=auth())
     assert not_a_plan.status_code == 409 and not_a_plan.json()["error"]["code"] == "not_a_plan"

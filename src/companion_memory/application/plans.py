@@ -49,4 +49,4 @@ async def list_plans(runtime: Runtime, _: Principal, query: PlanQuery) -> PlanPa
 @use_case("plans.update", MEMORY_WRITE)
 async def update_plan(runtime: Runtime, principal: Principal, update: PlanUpdate) -> WriteAnswer:
     """Mark an active plan done or abandoned: it is kept, but no longer recalled."""
-    return WriteAnswer.of(await runtime.plans.close(update.id, update.status, principal.actor))
+    return WriteAnswer.of(await runtime.writer.close_plan(update.id, update.status, principal.actor))

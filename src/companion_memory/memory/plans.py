@@ -2,9 +2,10 @@
 
 A plan's ``valid_to`` is either a calendar day ("2026-12-06", good to the end of that day
 in DREAM_TIME_ZONE) or a UTC moment. Its ``plan_status`` is ``active`` until the owner
-marks it ``done`` or ``abandoned``, or its time passes: a plan whose ``valid_to`` has
-passed is expired from that moment on (recall leaves it out at once), and the nightly
-job writes that down (``plan_status = 'expired'``, an event, its vector removed).
+marks it ``done`` or ``abandoned`` (a write: ``MemoryWriter.close_plan``), or its time
+passes: a plan whose ``valid_to`` has passed is expired from that moment on (recall
+leaves it out at once), and the nightly job writes that down here (``plan_status =
+'expired'``, an event, its vector removed).
 """
 
 from __future__ import annotations
@@ -14,14 +15,13 @@ from typing import Any
 from ..clock import iso
 from ..domain.memory import Memory
 from ..domain.types import PLAN_STATUSES
-from ..errors import Conflict, InvalidInput, NotFound
+from ..errors import InvalidInput
 from ..ports import Clock, Database
 from ..store.memories import MemoryStore
-from ..store.outbox import OutboxStore
 from .config import MemoryConfig
 from .plan_dates import has_passed, plan_status
 from .vector_mirror import VectorMirror
-from .writes import Actor, WriteResult
+from .writes import closing
 
 # Plans are few; an owner with more open plans than this sees the soonest ones.
 PLANS_READ = 500
@@ -54,33 +54,6 @@ class Plans:
     async def upcoming(self, namespace: str, limit: int) -> list[Memory]:
         return await self.by_status(namespace, ["active"], limit)
 
-    async def close(self, memory_id: str, status: str, actor: Actor) -> WriteResult:
-        """Mark an active plan ``done`` or ``abandoned``: it leaves recall and the index."""
-        memory = await self.store.get(memory_id)
-        if memory is None:
-            raise NotFound(f"memory {memory_id} not found")
-        if memory.type != "plan" or memory.status != "active":
-            raise Conflict(f"memory {memory_id} is not an active plan", code="not_a_plan")
-        now = self.clock.now()
-        current = plan_status(memory, now, self.config.dream_time_zone)
-        if current == status:
-            return WriteResult(
-                memory=memory.replace(plan_status=status), action="unchanged", notes=[f"already {status}"]
-            )
-        if current != "active":
-            raise Conflict(
-                f"plan {memory_id} is {current}; only an active plan can be marked {status}", code="not_active"
-            )
-        at = iso(now)
-        await self.db.batch(self._closing(memory, status, actor.name, at))
-        report = await self.mirror.sync([memory.id])
-        return WriteResult(
-            memory=memory.replace(plan_status=status, updated_at=at),
-            action=status,
-            vector="pending" if report.failed or report.blocked else "synced",
-            old_status="active",
-        )
-
     async def expire(self) -> dict[str, Any]:
         """The nightly step: every active plan whose end has passed is marked expired."""
         now = self.clock.now()
@@ -91,14 +64,6 @@ class Plans:
             if has_passed(memory.valid_to, now, self.config.dream_time_zone)
         ]
         if due:
-            await self.db.batch([s for memory in due for s in self._closing(memory, "expired", "nightly", at)])
+            await self.db.batch([s for memory in due for s in closing(memory, "expired", "nightly", at)])
             await self.mirror.sync([memory.id for memory in due])
         return {"plans_expired": len(due)}
-
-    @staticmethod
-    def _closing(memory: Memory, status: str, actor: str, at: str) -> list[Any]:
-        return [
-            MemoryStore.update(memory.id, {"plan_status": status, "updated_at": at}),
-            MemoryStore.event(memory.namespace, memory.id, f"plan_{status}", actor, {"valid_to": memory.valid_to}, at),
-            OutboxStore.enqueue(memory.id, memory.namespace, "delete", at),
-        ]

@@ -16,11 +16,11 @@ from ..clock import iso
 from ..domain.memory import Evidence, Memory
 from ..domain.types import RELATIONS, normalise_fact_key, normalise_type
 from ..errors import Conflict, InvalidInput, NotFound, SensitiveContent
-from ..ports import Clock, ConstraintError, Database
+from ..ports import Clock, ConstraintError, Database, Statement
 from ..store.memories import MemoryStore
 from ..store.outbox import OutboxOp, OutboxStore
 from .config import MemoryConfig
-from .plan_dates import parse_valid_to, valid_for
+from .plan_dates import parse_valid_to, plan_status, valid_for
 from .sensitive import refused_classes
 from .vector_mirror import VectorMirror
 
@@ -253,6 +253,27 @@ class MemoryWriter:
             return WriteResult(memory=memory, action="unchanged", notes=["already deleted"])
         return await self._retire(memory, "deleted", actor, "delete")
 
+    async def close_plan(self, memory_id: str, status: str, actor: Actor) -> WriteResult:
+        """Mark an active plan ``done`` or ``abandoned``: it is kept, but leaves recall and the index."""
+        memory = await self._existing(memory_id)
+        if memory.type != "plan" or memory.status != "active":
+            raise Conflict(f"memory {memory_id} is not an active plan", code="not_a_plan")
+        self._guard_authored(memory, actor)
+        current = plan_status(memory, self.clock.now(), self.config.dream_time_zone)
+        if current == status:
+            return WriteResult(
+                memory=memory.replace(plan_status=status), action="unchanged", notes=[f"already {status}"]
+            )
+        if current != "active":
+            raise Conflict(
+                f"plan {memory_id} is {current}; only an active plan can be marked {status}", code="not_active"
+            )
+        now = iso(self.clock.now())
+        await self.db.batch(closing(memory, status, actor.name, now))
+        result = await self._finish(memory.replace(plan_status=status, updated_at=now), status)
+        result.old_status = "active"
+        return result
+
     async def relate(
         self, source_id: str, target_id: str, relation: str, weight: float, actor: Actor
     ) -> dict[str, Any]:
@@ -480,6 +501,15 @@ class MemoryWriter:
                 f"memory {memory.id} was written by hand ({memory.authored_by}); only the owner may change it",
                 code="authored_memory",
             )
+
+
+def closing(memory: Memory, status: str, actor: str, at: str) -> list[Statement]:
+    """A plan leaves ``active`` (done, abandoned, expired): the row, its event, its vector removed."""
+    return [
+        MemoryStore.update(memory.id, {"plan_status": status, "updated_at": at}),
+        MemoryStore.event(memory.namespace, memory.id, f"plan_{status}", actor, {"valid_to": memory.valid_to}, at),
+        OutboxStore.enqueue(memory.id, memory.namespace, "delete", at),
+    ]
 
 
 def _or(value: float | None, default: float) -> float:
