@@ -216,6 +216,9 @@ def test_plans_show_their_day_and_are_marked_done_or_abandoned(panel: Panel, res
     assert [p["content"] for p in rest.get("/v1/plans", status="done")["plans"]] == ["Call grandma"]
 
     page = panel.go("memories")
+    expect(page.locator("#memory-list .memory-item", has_text="Call grandma").locator(".chip-plan")).to_contain_text(
+        "done"
+    )
     page.locator("#memory-list .memory-item", has_text="周末去看海").click()
     sheet = page.locator(".sheet")
     expect(sheet.locator(".chip-plan")).to_contain_text("active · until")
