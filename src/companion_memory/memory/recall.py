@@ -208,7 +208,7 @@ class Recall:
         for id_ in ranked:
             memory = rows.get(id_)
             # The index is a mirror and may lag: the row decides what is live.
-            if memory is None or not self._live(memory, namespace, types):
+            if memory is None or not _live(memory, namespace, types) or not self._open(memory):
                 continue
             raw = similarity.get(id_)
             if raw is not None and raw < self.config.memory_min_score:
@@ -294,20 +294,15 @@ class Recall:
                 by_id[id_].score += share
         outside = [id_ for id_ in lent if id_ not in by_id]
         for memory in await self.memories.get_many(outside):
-            if self._live(memory, namespace, types):
+            if _live(memory, namespace, types) and self._open(memory):
                 share, source = lent[memory.id]
                 pool.append(Hit(memory=memory, score=share, raw_score=None, via=source))
         pool.sort(key=lambda h: h.score, reverse=True)
         return pool
 
-    def _live(self, memory: Memory, namespace: str, types: Sequence[str]) -> bool:
-        return (
-            memory.namespace == namespace
-            and memory.status == "active"
-            and memory.version_status == "current"
-            and (not types or memory.type in types)
-            and is_open(memory, self.clock.now(), self.config.dream_time_zone)
-        )
+    def _open(self, memory: Memory) -> bool:
+        """Not a plan, or a plan that has not ended (the nightly job may not have marked it yet)."""
+        return is_open(memory, self.clock.now(), self.config.dream_time_zone)
 
     async def _glossary_hits(self, namespace: str, text: str) -> list[dict[str, Any]]:
         lowered = text.lower()
@@ -322,6 +317,15 @@ class Recall:
 
 async def _nothing() -> tuple[dict[str, float], None]:
     return {}, None
+
+
+def _live(memory: Memory, namespace: str, types: Sequence[str]) -> bool:
+    return (
+        memory.namespace == namespace
+        and memory.status == "active"
+        and memory.version_status == "current"
+        and (not types or memory.type in types)
+    )
 
 
 def _mentions(text: str, name: str) -> bool:
