@@ -200,6 +200,60 @@ def test_create_find_edit_supersede_and_delete_a_memory(panel: Panel, rest: Rest
     expect(page.locator(".sheet .chip-status")).to_have_text("active")
 
 
+def test_plans_show_their_day_and_are_marked_done_or_abandoned(panel: Panel, rest: Rest) -> None:
+    rest.remember("plan.sea", "周末去看海", type="plan", valid_days=5)
+    rest.remember("plan.call", "Call grandma", type="plan", valid_days=1)
+    panel.sign_in()
+    page = panel.go("today")
+    plans = page.locator("#upcoming-plans .plan-row")
+    expect(plans).to_have_count(2)
+    expect(plans.first).to_contain_text("Call grandma")  # the soonest end first
+    expect(plans.first.locator(".chip-plan")).to_contain_text("active · until")
+    panel.shoot("flow-today-plans")
+    plans.first.locator("[data-plan-action=done]").click()
+    expect(page.locator(".toast-ok", has_text="Plan done")).to_be_visible()
+    expect(plans).to_have_count(1)
+    assert [p["content"] for p in rest.get("/v1/plans", status="done")["plans"]] == ["Call grandma"]
+
+    page = panel.go("memories")
+    expect(page.locator("#memory-list .memory-item", has_text="Call grandma").locator(".chip-plan")).to_contain_text(
+        "done"
+    )
+    page.locator("#memory-list .memory-item", has_text="周末去看海").click()
+    sheet = page.locator(".sheet")
+    expect(sheet.locator(".chip-plan")).to_contain_text("active · until")
+    sheet.locator("[data-plan-action=abandoned]").click()
+    expect(sheet.locator(".chip-plan")).to_contain_text("abandoned")
+    expect(sheet.locator("[data-plan-action]")).to_have_count(0)
+    assert rest.get("/v1/plans")["plans"] == []
+
+    # A plan written in the panel, with its last day.
+    page.keyboard.press("Escape")
+    page.get_by_role("button", name="New memory").click()
+    sheet = page.locator(".sheet")
+    expect(sheet.locator("input[name=valid_to]")).to_be_hidden()
+    sheet.locator("textarea[name=content]").fill("Visit my sister")
+    sheet.locator("select[name=type]").select_option("plan")
+    sheet.locator("input[name=valid_to]").fill("2099-12-31")
+    sheet.locator("button[type=submit]").click()
+    expect(page.locator(".toast-ok", has_text="Memory saved")).to_be_visible()
+    assert [(p["content"], p["valid_to"]) for p in rest.get("/v1/plans")["plans"]] == [
+        ("Visit my sister", "2099-12-31")
+    ]
+
+    # A plan the dream found waits for review with its day.
+    rest.say("I'm flying to Osaka tomorrow")
+    page = panel.go("more/maintenance")
+    page.click("#dream-run")
+    expect(page.locator("#dream-report")).to_contain_text("1 new candidate")
+    page = panel.go("review")
+    card = page.locator("article.candidate:visible", has_text="I'm flying to Osaka tomorrow")
+    expect(card.locator(".chip-plan")).to_contain_text("until")
+    card.locator("[data-action=approve]").click()
+    expect(page.locator(".toast-ok", has_text="Approved")).to_be_visible()
+    assert "I'm flying to Osaka tomorrow" in [p["content"] for p in rest.get("/v1/plans")["plans"]]
+
+
 def test_memories_are_paginated_and_filtered_by_type(panel: Panel, rest: Rest) -> None:
     for n in range(23):
         rest.remember(f"fact.{n}", f"Numbered fact {n:02d}", type="fact")

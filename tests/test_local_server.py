@@ -223,6 +223,7 @@ def test_cli_dream_rollup_and_nightly_as_a_user_runs_them(data_dir: Path, tmp_pa
     assert [line.split()[1].rstrip(":") for line in nightly.splitlines()] == [
         "dream",
         "retention",
+        "plans",
         "github_daily",
         "weekly_rollup",
         "monthly_rollup",

@@ -37,6 +37,7 @@ WRITING_TOOLS = {
     "memory_ingest",
     "memory_pin",
     "glossary_set",
+    "plan_update",
 }
 META = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
@@ -109,12 +110,12 @@ async def test_the_client_connects_in_each_era(server: LiveServer, mode: str) ->
         assert client.server_capabilities.tools is not None
 
 
-async def test_lists_all_fourteen_tools_with_their_schemas(server: LiveServer, mode: str) -> None:
+async def test_lists_all_tools_with_their_schemas(server: LiveServer, mode: str) -> None:
     async with connect(server, mode, key=OWNER_KEY) as client:
         tools = (await client.list_tools()).tools
     async with connect(server, mode) as client:
         assert [t.name for t in (await client.list_tools()).tools] == MCP_KEY_TOOLS
-    assert [t.name for t in tools] == list(TOOLS) and len(tools) == 14
+    assert [t.name for t in tools] == list(TOOLS) and len(tools) == 16
     for tool in tools:
         assert tool.input_schema == TOOLS[tool.name].input_schema
         assert tool.input_schema["type"] == "object" and tool.input_schema["additionalProperties"] is False
@@ -148,6 +149,8 @@ def valid_arguments(namespace: str, ids: dict[str, str]) -> dict[str, dict[str, 
         },
         "memory_pin": {"content": "You are my lighthouse.", "namespace": namespace},
         "glossary_set": {"term": "Moonbun", "aliases": ["moon bun"], "definition": "the cat", "namespace": namespace},
+        "plan_list": {"namespace": namespace, "status": "active"},
+        "plan_update": {"id": ids["plan"], "status": "abandoned"},
     }
 
 
@@ -166,6 +169,8 @@ INVALID_ARGUMENTS: dict[str, tuple[dict[str, Any], str]] = {
     "memory_ingest": ({"messages": []}, "messages"),
     "memory_pin": ({"content": "x", "note": 7}, "note"),
     "glossary_set": ({"term": "t", "aliases": "not-a-list"}, "aliases"),
+    "plan_list": ({"limit": 500}, "limit"),
+    "plan_update": ({"id": "x", "status": "finished"}, "status"),
 }
 
 
@@ -177,11 +182,19 @@ async def upsert(client: Client, namespace: str, fact_key: str, content: str) ->
 
 async def test_every_tool_with_valid_and_invalid_arguments(server: LiveServer, mode: str) -> None:
     namespace = f"every-{mode}"
-    async with connect(server, mode, key=OWNER_KEY) as client:  # the one key that may call all 14
+    async with connect(server, mode, key=OWNER_KEY) as client:  # the one key that may call them all
         ids = {
             name: await upsert(client, namespace, f"seed.{name}", f"Seed memory for {name}")
             for name in ("get", "supersede", "archive", "delete")
         }
+        plan = {
+            "fact_key": "seed.plan",
+            "content": "周末去看海",
+            "namespace": namespace,
+            "type": "plan",
+            "valid_days": 5,
+        }
+        ids["plan"] = (await client.call_tool("memory_upsert", plan)).structured_content["memory"]["id"]  # type: ignore[index]
         valid = valid_arguments(namespace, ids)
         assert set(valid) == set(TOOLS) == set(INVALID_ARGUMENTS)
         for name, arguments in valid.items():
@@ -290,7 +303,7 @@ async def test_the_key_in_the_query_or_the_header(server: LiveServer, mode: str,
     async with connect(server, mode, path=f"{path}?token={MCP_KEY}", key=None) as client:
         assert [t.name for t in (await client.list_tools()).tools] == MCP_KEY_TOOLS
     async with connect(server, mode, path=path, key=OWNER_KEY) as client:
-        assert len((await client.list_tools()).tools) == 14
+        assert len((await client.list_tools()).tools) == 16
 
 
 @pytest.mark.parametrize("key, says", [("wrong-key", "unknown API key"), (None, "Authorization: Bearer")])

@@ -122,6 +122,8 @@ def valid_arguments(ids: Iterator[str]) -> dict[str, dict[str, Any]]:
         },
         "memory_pin": {"content": "You are my lighthouse.", "note": "said at the beach"},
         "glossary_set": {"term": "Moonbun", "aliases": ["moon bun"], "definition": "the cat"},
+        "plan_list": {"status": "active", "limit": 5},
+        "plan_update": {"id": next(ids), "status": "done"},
     }
 
 
@@ -287,6 +289,10 @@ async def seed(http: httpx.AsyncClient, count: int) -> Iterator[str]:
         )
         assert response.status_code == 201, response.text
         ids.append(response.json()["memory"]["id"])
+    plan = {"fact_key": "seed.plan", "content": "周末去看海", "type": "plan", "valid_to": "2026-12-06"}
+    response = await http.post("/v1/memories", headers=auth(OWNER_KEY), json=plan)
+    assert response.status_code == 201, response.text
+    ids.append(response.json()["memory"]["id"])
     for path, body in (
         ("/v1/precious", {"content": "You are my lighthouse."}),
         ("/v1/glossary", {"term": "Moonbun", "aliases": ["moon bun"], "definition": "the cat"}),
@@ -576,7 +582,7 @@ async def test_a_poisoned_row_never_makes_a_tool_answer_outside_json_rpc(
     first = next(ids)
     column, value = POISONS[poison]
     await runtime.db.run(f"UPDATE memories SET {column} = ? WHERE id = ?", (value, first))
-    arguments = valid_arguments(iter([first] * 4))
+    arguments = valid_arguments(iter([first] * 5))
     for era in ("legacy", "modern"):
         for name in TOOLS:
             response = await mcp_call(http, OWNER_KEY, name, arguments[name], era=era)

@@ -181,6 +181,8 @@ TWINS: dict[str, Twin] = {
         lambda _: {"content": "You are my lighthouse."},
         lambda _: {"content": "You are my lighthouse."},
     ),
+    "plan_list": Twin("memory:read", "GET", "/v1/plans", _none, lambda _: {}),
+    "plan_update": Twin("memory:write", "POST", "/v1/plans/{id}/done", _none, lambda i: {"id": i, "status": "done"}),
     "glossary_set": Twin(
         "memory:write",
         "POST",
@@ -203,8 +205,11 @@ def may_call(key: str, tool: str) -> bool:
 
 
 async def seed_memory(http: httpx.AsyncClient, fact_key: str) -> str:
+    """A memory every tool can act on: a plan, so that plan_update has one to close too."""
     response = await http.post(
-        "/v1/memories", json={"fact_key": fact_key, "content": f"Seed memory {fact_key}"}, headers=auth(OWNER_KEY)
+        "/v1/memories",
+        json={"fact_key": fact_key, "content": f"Seed memory {fact_key}", "type": "plan", "valid_days": 7},
+        headers=auth(OWNER_KEY),
     )
     assert response.status_code == 201, response.text
     return response.json()["memory"]["id"]

@@ -29,7 +29,8 @@ async def test_migrations_apply_once_with_wrangler_bookkeeping(db: Database) -> 
     # The db fixture already applied them; a second run applies nothing.
     assert await apply_migrations(db, load_migrations(default_migrations_dir())) == []
     rows = await db.all("SELECT id, name, applied_at FROM d1_migrations")
-    assert [r["name"] for r in rows] == ["0001_initial.sql"] and rows[0]["applied_at"]
+    assert [r["name"] for r in rows] == [m.name for m in load_migrations(default_migrations_dir())]
+    assert rows[0]["name"] == "0001_initial.sql" and rows[0]["applied_at"]
 
 
 def test_wrangler_toml_names_the_same_migrations_folder() -> None:

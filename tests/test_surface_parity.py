@@ -93,7 +93,15 @@ async def test_every_tool_answers_what_its_output_schema_says(client: httpx.Asyn
             pet = answer["memory"]["id"]
     for name in ("memory_archive", "memory_delete"):
         jsonschema.validate(await tool(client, name, {"id": pet}), schemas[name])
-    assert set(schemas) == {name for name, _ in calls} | {"memory_archive", "memory_delete"}
+    plan = await tool(
+        client, "memory_upsert", {"fact_key": "sea", "content": "周末去看海", "type": "plan", "valid_days": 3}
+    )
+    jsonschema.validate(plan, schemas["memory_upsert"])
+    jsonschema.validate(await tool(client, "plan_list", {}), schemas["plan_list"])
+    jsonschema.validate(await tool(client, "memory_boot", {}), schemas["memory_boot"])
+    done = await tool(client, "plan_update", {"id": plan["memory"]["id"], "status": "done"})
+    jsonschema.validate(done, schemas["plan_update"])
+    assert set(schemas) == {name for name, _ in calls} | {"memory_archive", "memory_delete", "plan_list", "plan_update"}
 
 
 async def refusal(client: httpx.AsyncClient, name: str, arguments: dict[str, Any], key: str = OWNER_KEY) -> str:

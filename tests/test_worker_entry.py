@@ -189,6 +189,7 @@ async def test_scheduled_runs_the_nightly_job(entry: types.ModuleType, env: Simp
     assert list(last["steps"]) == [
         "dream",
         "retention",
+        "plans",
         "github_daily",
         "weekly_rollup",
         "monthly_rollup",

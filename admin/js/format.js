@@ -1,9 +1,9 @@
 // How values look: type colours and names, dates, numbers.
-export const TYPES = ["fact", "event", "preference", "relationship", "boundary", "habit", "decision", "note", "identity", "persona"];
+export const TYPES = ["fact", "event", "preference", "relationship", "boundary", "habit", "decision", "note", "identity", "persona", "plan"];
 
 const TYPE_COLOURS = {
   fact: "#3b82f6", event: "#f59e0b", preference: "#ec4899", relationship: "#10b981", boundary: "#ef4444",
-  habit: "#8b5cf6", decision: "#06b6d4", note: "#64748b", identity: "#eab308", persona: "#f97316",
+  habit: "#8b5cf6", decision: "#06b6d4", note: "#64748b", identity: "#eab308", persona: "#f97316", plan: "#14b8a6",
 };
 
 export const RELATION_COLOURS = {

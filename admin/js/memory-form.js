@@ -15,6 +15,12 @@ export function memoryForm(mode, memory, submit, cancel) {
   importance.addEventListener("input", () => (importanceValue.textContent = importance.value));
   const tags = h("input", { type: "text", name: "tags", value: (m.tags || []).join(", "), placeholder: "comma, separated" });
   const pinned = h("input", { type: "checkbox", name: "pinned", checked: Boolean(m.pinned) });
+  // A plan's last day; a plan written elsewhere with a time keeps it unless a day is picked.
+  const validTo = h("input", { type: "date", name: "valid_to", value: /^\d{4}-\d{2}-\d{2}$/.test(m.valid_to || "") ? m.valid_to : "" });
+  const validToField = field("Until", validTo, "The plan's last day: after it the plan expires and is no longer recalled.");
+  const showValidTo = () => (validToField.hidden = type.value !== "plan");
+  type.addEventListener("change", showValidTo);
+  showValidTo();
   const error = h("p", { class: "notice notice-error", hidden: true, role: "alert" });
   const save = button({ new: "Save memory", edit: "Save changes", supersede: "Save new version" }[mode], { kind: "primary", type: "submit", iconName: "check" });
 
@@ -29,6 +35,7 @@ export function memoryForm(mode, memory, submit, cancel) {
         tags: tags.value.split(",").map((t) => t.trim()).filter(Boolean),
         pinned: pinned.checked,
       };
+      if (values.type === "plan" && validTo.value && validTo.value !== m.valid_to) values.valid_to = validTo.value;
       if (!values.content) {
         error.hidden = false;
         error.textContent = "Write what the memory says.";
@@ -50,6 +57,7 @@ export function memoryForm(mode, memory, submit, cancel) {
   mode === "supersede" ? h("div", { class: "target" }, h("span", { class: "section-label" }, "Current version"), h("p", { class: "content diff-old" }, m.content || "")) : null,
   field(mode === "supersede" ? "New version" : "Content", content),
   h("div", { class: "grid grid-2" }, field("Type", type), field("Fact key", factKey, mode === "edit" ? null : "The same key later updates this memory instead of adding another.")),
+  validToField,
   field("Importance", h("div", { class: "row" }, h("div", { class: "spacer" }, importance), importanceValue)),
   field("Tags", tags),
   h("label", { class: "check" }, pinned, "Pinned (never expires)"),

@@ -4,6 +4,7 @@ import { api, ns } from "./api.js";
 import { append, clear, h, icon } from "./dom.js";
 import { percent, when } from "./format.js";
 import { memoryForm } from "./memory-form.js";
+import { planBadge, planButtons } from "./plans.js";
 import { button, errorBox, modal, safely, spinner, toast, typeChip, undoable } from "./ui.js";
 
 const HISTORY_DEPTH = 10;
@@ -49,6 +50,7 @@ export function openMemory(id, { onChange } = {}) {
     const actions = h("div", { class: "actions" });
     if (memory.status === "active") {
       append(actions, 
+        ...(memory.type === "plan" ? planButtons(memory, (status) => { changed(status); show(); }) : []),
         button("Edit", { iconName: "edit", onclick: () => edit("edit") }),
         button("New version", { iconName: "swap", onclick: () => edit("supersede") }),
         button("Archive", {
@@ -92,6 +94,7 @@ export function openMemory(id, { onChange } = {}) {
     append(clear(sheet.body), 
       h("div", { class: "row" }, typeChip(memory.type),
         h("span", { class: "chip chip-status", dataset: { status: memory.status } }, memory.status),
+        memory.type === "plan" ? planBadge(memory) : null,
         memory.pinned ? h("span", { class: "chip chip-pin" }, icon("star", 12), "pinned") : null,
         memory.authored_by ? h("span", { class: "chip" }, `by ${memory.authored_by}`) : null,
         (memory.tags || []).map((t) => h("span", { class: "chip" }, `#${t}`))),

@@ -17,6 +17,7 @@ from .memory.github_daily import GithubDaily
 from .memory.ingest import MessageIngestor
 from .memory.model_call import JobModel
 from .memory.nightly import Nightly
+from .memory.plans import Plans
 from .memory.recall import Recall
 from .memory.retention import Retention
 from .memory.review import ReviewQueue
@@ -74,8 +75,12 @@ class Runtime:
         return Recall(self.db, self.mirror, self.clock, self.config, self.reranker)
 
     @cached_property
+    def plans(self) -> Plans:
+        return Plans(self.db, self.mirror, self.clock, self.config)
+
+    @cached_property
     def boot(self) -> Boot:
-        return Boot(self.db, self.clock, self.config)
+        return Boot(self.db, self.clock, self.config, self.plans)
 
     @cached_property
     def http_client(self) -> httpx.AsyncClient:
@@ -129,4 +134,6 @@ class Runtime:
 
     @cached_property
     def nightly(self) -> Nightly:
-        return Nightly(self.db, self.clock, self.dream, self.retention, self.github_daily, self.rollups, self.tasks)
+        return Nightly(
+            self.db, self.clock, self.dream, self.retention, self.plans, self.github_daily, self.rollups, self.tasks
+        )

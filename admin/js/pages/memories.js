@@ -5,6 +5,7 @@ import { append, clear, h, icon } from "../dom.js";
 import { TYPES, percent, plural, suggestFactKey, typeColour, when } from "../format.js";
 import { memoryForm } from "../memory-form.js";
 import { openMemory } from "../memory-view.js";
+import { planBadge } from "../plans.js";
 import { button, emptyState, errorBox, modal, pageHeader, spinner, toast, typeChip } from "../ui.js";
 
 const PAGE_SIZE = 20;
@@ -14,6 +15,7 @@ export function memoryCard(memory, onOpen, extra = []) {
   return h("button", { class: "item memory-item", type: "button", dataset: { id: memory.id }, onclick: () => onOpen(memory.id) },
     h("div", { class: "item-meta" }, typeChip(memory.type),
       memory.status !== "active" ? h("span", { class: "chip chip-status", dataset: { status: memory.status } }, memory.status) : null,
+      memory.type === "plan" ? planBadge(memory) : null,
       memory.pinned ? h("span", { class: "chip chip-pin" }, icon("star", 12), "pinned") : null,
       extra, h("span", { class: "spacer" }), h("span", {}, when(memory.updated_at))),
     h("p", { class: "content clamp memory-content" }, memory.content),

@@ -6,6 +6,7 @@ import { refreshPendingBadge } from "../badge.js";
 import { append, clear, h, icon } from "../dom.js";
 import { kindLabel, percent, plural, when } from "../format.js";
 import { openMemory } from "../memory-view.js";
+import { until } from "../plans.js";
 import { button, emptyState, errorBox, modal, pageHeader, safely, segmented, spinner, toast, typeChip, undoable } from "../ui.js";
 
 const STATUSES = [["pending", "Pending"], ["approved", "Approved"], ["merged", "Merged"], ["superseded", "Superseded"], ["discarded", "Discarded"]];
@@ -89,6 +90,7 @@ function candidateCard(candidate, pending, remove, restore) {
     h("div", { class: "item-meta" },
       h("span", { class: "chip chip-kind", dataset: { kind: candidate.kind } }, kindLabel(candidate.kind)),
       typeChip(candidate.type),
+      candidate.type === "plan" ? h("span", { class: "chip chip-plan", dataset: { planStatus: "active" } }, until(candidate.valid_to)) : null,
       h("span", {}, `confidence ${percent(candidate.confidence)}`),
       h("span", { class: "spacer" }), h("span", {}, when(candidate.created_at))),
     h("p", { class: "content content-large candidate-content" }, candidate.content),

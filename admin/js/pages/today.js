@@ -1,7 +1,8 @@
-// Today: today's messages, yesterday's diary, counts by type, what waits for review.
+// Today: today's messages, yesterday's diary, counts by type, open plans, what waits for review.
 import { api, ns } from "../api.js";
 import { append, h } from "../dom.js";
 import { longDate, typeColour, when } from "../format.js";
+import { planBadge, planButtons } from "../plans.js";
 import { emptyState, loadInto, pageHeader } from "../ui.js";
 
 function stat(value, label, href) {
@@ -32,6 +33,24 @@ function diaryCard(impressions) {
   return h("section", { class: "card", id: "yesterday-diary" },
     h("div", { class: "card-head" }, h("h2", {}, "Yesterday's diary"), h("a", { class: "small", href: "#/more/diary" }, "All days")),
     h("div", { class: "stack" }, body, wider.map((line) => h("p", { class: "small muted content" }, line))));
+}
+
+function plansCard(plans) {
+  const count = h("span", { class: "chip" }, String(plans.length));
+  const rows = h("div", { id: "plan-rows" });
+  const none = () => emptyState("No open plans", "Give a memory the type plan and a last day, or let the dream find them: \u201c周末去看海\u201d, \u201cnext week\u201d.");
+  append(rows, plans.length ? plans.map((plan) => {
+    const row = h("div", { class: "plan-row", dataset: { id: plan.id } },
+      h("p", { class: "content" }, plan.content), planBadge(plan),
+      planButtons(plan, () => {
+        row.remove();
+        count.textContent = String(rows.children.length);
+        if (!rows.children.length) append(rows, none());
+      }));
+    return row;
+  }) : none());
+  return h("section", { class: "card", id: "upcoming-plans" },
+    h("div", { class: "card-head" }, h("h2", {}, "Plans"), count), rows);
 }
 
 const SHOWN_MESSAGES = 30;
@@ -77,6 +96,7 @@ export function render(container) {
       h("div", { class: "grid grid-2" },
         diaryCard(boot.impressions),
         h("section", { class: "card", id: "counts-by-type" }, h("h2", {}, "Memories by type"), countsByType(boot.counts))),
+      plansCard(boot.plans),
       messagesCard(boot.today_messages),
     ];
   });

@@ -87,6 +87,9 @@ OUTCOMES: dict[tuple[str, str], set[int]] = {
     ("POST", "/v1/memories/{memory_id}/archive"): {404, 409},
     ("POST", "/v1/memories/{memory_id}/relations"): {404, 409},
     ("DELETE", "/v1/memories/{memory_id}/relations/{relation_id}"): {404},
+    # Not a plan, or not an open one: 409.
+    ("POST", "/v1/plans/{plan_id}/done"): {404, 409},
+    ("POST", "/v1/plans/{plan_id}/abandon"): {404, 409},
     ("GET", "/v1/diary"): {404},
     ("GET", "/v1/precious/{precious_id}"): {404},
     ("DELETE", "/v1/precious/{precious_id}"): {404},

@@ -11,7 +11,7 @@ from ..errors import NotFound
 from ..runtime import Runtime
 from .fields import Namespace
 from .principal import MEMORY_READ, Principal
-from .records import GlossaryEntry, PreciousRecord
+from .records import GlossaryEntry, PlanRecord, PreciousRecord
 from .use_case import Input, Output, use_case
 
 
@@ -60,6 +60,7 @@ class BootPackage(Output):
     glossary: list[GlossaryEntry]
     today_messages: list[TodayMessage]
     counts: dict[str, int] = Field(description="Active memories by type.")
+    plans: list[PlanRecord] = Field(description="Open plans, the soonest end first.")
 
 
 class Scope(Input):
@@ -81,7 +82,7 @@ class DiaryList(Output):
 
 @use_case("boot.package", MEMORY_READ)
 async def boot(runtime: Runtime, _: Principal, scope: Scope) -> BootPackage:
-    """Impressions ladder, newest precious words, glossary, today's messages, counts by type."""
+    """Impressions ladder, newest precious words, glossary, today's messages, counts by type, open plans."""
     return BootPackage.model_validate(await runtime.boot.package(scope.namespace))
 
 

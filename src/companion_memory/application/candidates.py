@@ -26,6 +26,7 @@ class CandidateRecord(BaseModel):
     confidence: float
     evidence: list[EvidenceRecord]
     source_message_ids: list[str]
+    valid_to: str | None = Field(description="A plan's last day (or end time), when the candidate is a plan.")
     target_memory_id: str | None = Field(description="The memory an update or delete is about.")
     result_memory_id: str | None = Field(description="The memory the decision wrote.")
     status: str

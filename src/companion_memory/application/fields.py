@@ -24,3 +24,15 @@ Cursor = Annotated[str, StringConstraints(max_length=500), Field(description="ne
 # A type filter: the document offers the known types, and the use case answers
 # ``invalid_type`` for any other (the same on every surface), naming the known ones.
 TypeFilter = Annotated[ShortText, Field(json_schema_extra={"enum": list(MEMORY_TYPES)})]
+# A plan's end (type 'plan' only); the writer reads it and answers invalid_valid_to for
+# anything that is neither a date nor a time.
+ValidTo = Annotated[
+    str,
+    StringConstraints(max_length=40),
+    Field(
+        description="Plans: the last day (YYYY-MM-DD, in DREAM_TIME_ZONE) or an ISO-8601 time the plan is good until."
+    ),
+]
+ValidDays = Annotated[
+    int, Field(ge=0, le=3650, description="Plans: good until this many days from today (0: today); or give valid_to.")
+]

@@ -12,7 +12,19 @@ from ..domain.types import MEMORY_TYPES, RELATIONS, STATUSES, normalise_type
 from ..errors import InvalidInput, NotFound
 from ..memory.writes import MemoryDraft
 from ..runtime import Runtime
-from .fields import Cursor, FactKey, Id, MemoryContent, Namespace, Score, ShortText, Tag, TypeFilter
+from .fields import (
+    Cursor,
+    FactKey,
+    Id,
+    MemoryContent,
+    Namespace,
+    Score,
+    ShortText,
+    Tag,
+    TypeFilter,
+    ValidDays,
+    ValidTo,
+)
 from .principal import MEMORY_READ, MEMORY_WRITE, OWNER, Principal
 from .records import Deleted, MemoryEvent, MemoryRecord, Relation, WriteAnswer
 from .use_case import Input, Output, use_case
@@ -50,6 +62,8 @@ class MemoryFields(Input):
     source_message_ids: Annotated[list[Id], Field(max_length=200)] | None = None
     evidence: Annotated[list[EvidenceIn], Field(max_length=50)] | None = None
     authored_by: Annotated[ShortText | None, Field(description="Marks a memory written by hand (owner only).")] = None
+    valid_to: ValidTo | None = None
+    valid_days: ValidDays | None = None
 
     def draft(self, principal: Principal) -> MemoryDraft:
         if self.authored_by:

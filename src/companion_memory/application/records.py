@@ -42,6 +42,8 @@ class MemoryRecord(BaseModel):
     last_seen_at: str | None
     created_at: str
     updated_at: str
+    valid_to: str | None = Field(description="Plans: the day (YYYY-MM-DD) or UTC time the plan is good until.")
+    plan_status: str | None = Field(description="Plans: active, done, abandoned or expired; null for other types.")
 
     @classmethod
     def of(cls, memory: Memory) -> MemoryRecord:
@@ -71,6 +73,8 @@ class HitRecord(BaseModel):
     last_seen_at: str | None
     created_at: str
     updated_at: str
+    valid_to: str | None
+    plan_status: str | None
     score: float
     raw_score: float | None = Field(description="Relevance before decay; null when no similarity could be had.")
     decayed: bool
@@ -91,6 +95,19 @@ class HitRecord(BaseModel):
                 "contradicted_by": hit.contradicted_by,
             }
         )
+
+
+class PlanRecord(BaseModel):
+    """A plan, in short."""
+
+    id: str
+    content: str
+    valid_to: str | None = Field(
+        description="The day (YYYY-MM-DD) or UTC time the plan is good until; null: open-ended."
+    )
+    plan_status: str = Field(description="active, done, abandoned or expired.")
+    fact_key: str | None
+    created_at: str
 
 
 class GlossaryEntry(BaseModel):

@@ -49,6 +49,10 @@ class Memory:
     last_seen_at: str | None = None
     created_at: str
     updated_at: str
+    # Plans only (type 'plan'): "YYYY-MM-DD" (to the end of that day in DREAM_TIME_ZONE)
+    # or a UTC moment, and the plan's progress (PLAN_STATUSES).
+    valid_to: str | None = None
+    plan_status: str | None = None
 
     def replace(self, **changes: Any) -> Memory:
         return dataclasses.replace(self, **changes)

@@ -15,10 +15,13 @@ MEMORY_TYPES = (
     "note",
     "identity",
     "persona",
+    "plan",
 )
 # Pinned kinds: retention never expires them.
 PINNED_TYPES = ("identity", "persona")
 STATUSES = ("active", "superseded", "archived", "expired", "deleted")
+# A plan's own progress (memories.plan_status), beside the row's status: see migrations/0003_plans.sql.
+PLAN_STATUSES = ("active", "done", "abandoned", "expired")
 RELATIONS = ("supports", "contradicts", "cause_effect", "derived_from", "same_thread", "supersedes")
 
 _ALIASES = {
@@ -40,6 +43,8 @@ _ALIASES = {
     "notes": "note",
     "profile": "identity",
     "persona_pinned": "persona",
+    "plans": "plan",
+    "todo": "plan",
 }
 
 

@@ -17,9 +17,11 @@ from ..store.memories import MemoryStore
 from ..store.messages import MessageStore
 from ..store.precious import PreciousStore
 from .config import MemoryConfig
+from .plans import Plans
 
 NEWEST_PRECIOUS = 10
 TODAY_MESSAGES = 200
+UPCOMING_PLANS = 20
 
 
 def _entry(label: str, row: dict[str, Any] | None) -> str | None:
@@ -53,10 +55,11 @@ def impressions_ladder(
 
 
 class Boot:
-    def __init__(self, db: Database, clock: Clock, config: MemoryConfig) -> None:
+    def __init__(self, db: Database, clock: Clock, config: MemoryConfig, plans: Plans) -> None:
         self.db = db
         self.clock = clock
         self.config = config
+        self.plans = plans
 
     async def package(self, namespace: str) -> dict[str, Any]:
         time_zone = self.config.dream_time_zone
@@ -84,6 +87,10 @@ class Boot:
                 namespace, since=start, until=end, limit=TODAY_MESSAGES
             ),
             "counts": await MemoryStore(self.db).count_active_by_type(namespace),
+            "plans": [
+                {k: getattr(p, k) for k in ("id", "content", "valid_to", "plan_status", "fact_key", "created_at")}
+                for p in await self.plans.upcoming(namespace, UPCOMING_PLANS)
+            ],
         }
 
     async def diary(self, namespace: str, day: str) -> dict[str, Any] | None:

@@ -15,12 +15,13 @@ from typing import Any
 from ..clock import day_bounds, iso, local_date
 from ..domain.memory import Evidence, Memory
 from ..domain.types import normalise_type
-from ..errors import ServiceError
+from ..errors import InvalidInput, ServiceError
 from ..ports import Clock, Database, InfrastructureError
 from ..store.candidates import CandidateStore
 from ..store.dream import DreamStore
 from .config import MemoryConfig
 from .extraction import ExtractedChange, ExtractedMemory, Extractor
+from .plan_dates import has_passed, parse_valid_to, resolve_when
 from .sensitive import refused_classes
 from .vector_mirror import VectorMirror
 from .writes import Actor, MemoryDraft, MemoryWriter
@@ -116,6 +117,7 @@ class Dream:
                 "rejected_unknown_target": 0,
                 "with_target": 0,
                 "applied_world_facts": 0,
+                "past_plans": 0,
             },
             "started_at": iso(self.clock.now()),
             "candidates": [],
@@ -131,7 +133,7 @@ class Dream:
                 shown, _ = await self.writer.store.page(namespace, limit=self.config.dream_memory_context_limit)
                 extraction = await self.extractor.extract(batch, day.isoformat(), shown)
                 candidates = [
-                    c for memory in extraction.add if (c := await self._addition(namespace, batch, memory, report))
+                    c for memory in extraction.add if (c := await self._addition(namespace, batch, memory, day, report))
                 ]
                 for kind, changes in (("update", extraction.update), ("delete", extraction.delete)):
                     candidates += [
@@ -171,9 +173,20 @@ class Dream:
         return report
 
     async def _addition(
-        self, namespace: str, batch: list[dict[str, Any]], memory: ExtractedMemory, report: dict[str, Any]
+        self,
+        namespace: str,
+        batch: list[dict[str, Any]],
+        memory: ExtractedMemory,
+        day: date,
+        report: dict[str, Any],
     ) -> dict[str, Any] | None:
         if not self._acceptable(batch, memory.evidence, memory.content, report):
+            return None
+        memory_type = normalise_type(memory.type) or "note"
+        valid_to = self._plan_end(memory, day) if memory_type == "plan" else None
+        if valid_to and has_passed(valid_to, self.clock.now(), self.config.dream_time_zone):
+            # Over before anyone could review it: not a plan to keep.
+            report["counts"]["past_plans"] += 1
             return None
         target = await self._duplicate_of(namespace, memory)
         report["counts"]["with_target"] += bool(target)
@@ -181,14 +194,29 @@ class Dream:
             namespace,
             batch,
             "update" if target else "add",
-            normalise_type(memory.type) or "note",
+            memory_type,
             memory.content,
             memory.fact_key,
             memory.importance,
             memory.confidence,
             memory.evidence,
             target,
+            valid_to,
         )
+
+    def _plan_end(self, memory: ExtractedMemory, day: date) -> str | None:
+        """The end the extractor gave, else the day the plan's words name ("周末", "next
+        week"), counted from the day the messages were said."""
+        if memory.valid_to:
+            try:
+                return parse_valid_to(memory.valid_to, self.config.dream_time_zone)
+            except InvalidInput:
+                pass  # a model's malformed date: the words may still name the day
+        for text in (*memory.evidence, memory.content):
+            when = resolve_when(text, day)
+            if when is not None:
+                return when[0].isoformat()
+        return None
 
     async def _change(
         self, namespace: str, batch: list[dict[str, Any]], change: ExtractedChange, kind: str, report: dict[str, Any]
@@ -266,6 +294,7 @@ class Dream:
         confidence: float,
         quotes: list[str],
         target: str | None,
+        valid_to: str | None = None,
     ) -> dict[str, Any]:
         now = iso(self.clock.now())
         sources = [m["id"] for m in batch if any(q in m["content"] for q in quotes)]
@@ -281,6 +310,7 @@ class Dream:
             "evidence": [{"quote": q, "message_id": next(m["id"] for m in batch if q in m["content"])} for q in quotes],
             "source_message_ids": sources,
             "target_memory_id": target,
+            "valid_to": valid_to,
             "result_memory_id": None,
             "status": "pending",
             "reason": None,

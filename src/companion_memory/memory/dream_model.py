@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from datetime import date
 from typing import Any
 
 from ..domain.memory import Memory
@@ -23,19 +24,24 @@ answer with ONE JSON object, nothing else:
 {"title": "<diary title, at most 12 characters>",
  "summary": "<what happened today, a few sentences, in the conversation's language>",
  "add": [{"content": "<one lasting fact, preference, boundary, habit, decision or event about the user>",
-          "type": "fact|event|preference|relationship|boundary|habit|decision|note",
+          "type": "fact|event|preference|relationship|boundary|habit|decision|note|plan",
           "fact_key": "<stable dotted key, e.g. user.drink.coffee>", "importance": 0.0-1.0, "confidence": 0.0-1.0,
+          "valid_to": "<plans only: YYYY-MM-DD, the last day of the plan>",
           "evidence": ["<exact words copied from the messages>"]}],
  "update": [{"target_id": "<id of a memory below>", "content": "<the corrected memory>", "evidence": ["<exact words>"]}],
  "delete": [{"target_id": "<id of a memory below>", "evidence": ["<exact words showing it is no longer true>"]}]}
 Facts about the world rather than the user (places, organisations, products) take a fact_key starting
 with "world."; an update to one of those is applied at once, everything else waits for the user's review.
-Only keep what will still matter in a month. Evidence quotes must be copied character for character
+Something the user means to do on a day ahead ("周末去看海", "明天/后天/下周/下个月…", "tomorrow",
+"next week", "this weekend", "on Friday") is a "plan": resolve its words to a date counted from the Day
+the messages were said (周末 and "this weekend" end on that week's Sunday, 下周 and "next week" on next
+week's Sunday, 下个月 and "next month" on its last day) and give it as valid_to. A plan may be short-lived;
+everything else: only keep what will still matter in a month. Evidence quotes must be copied character for character
 from the messages. Never store passwords, keys, tokens or ID numbers."""
 
 
 def _prompt(messages: Sequence[dict[str, Any]], memories: Sequence[Memory], day: str) -> str:
-    lines = [f"Day: {day}", "", "Memories you may update or delete:"]
+    lines = [f"Day: {day} ({date.fromisoformat(day).strftime('%A')})", "", "Memories you may update or delete:"]
     lines += [f"- {m.id} [{m.type}] {m.content}" for m in memories] or ["(none)"]
     lines += ["", "Messages:"]
     lines += [f"[{m['role']}] {m['content']}" for m in messages]

@@ -1,14 +1,17 @@
 """What the dream takes from a batch of messages, and the extractor that works with no
-model at all: explicit requests ("remember …", "记住…", "以后不要…", "always/never …")."""
+model at all: explicit requests ("remember …", "记住…", "以后不要…", "always/never …")
+and plans with a day ("周末去看海", "I'm visiting my sister next week")."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any, Protocol, TypeVar
 
 from ..domain.memory import Memory
+from .plan_dates import resolve_when
 
 # The diary shows at most this many characters of a title; a longer one is cut, not refused.
 TITLE_CHARS = 12
@@ -23,6 +26,8 @@ class ExtractedMemory:
     fact_key: str | None = None
     importance: float = 0.5
     confidence: float = 0.6
+    # Plans: the day (YYYY-MM-DD) or time the plan is good until.
+    valid_to: str | None = None
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,7 @@ class _Reader:
             importance=self.score(value, at, "importance", default=0.5),
             confidence=self.score(value, at, "confidence", default=0.6),
             evidence=self.quotes(value, at),
+            valid_to=self.optional_text(value, at, "valid_to", max_length=40),
         )
 
     def change(self, value: Mapping[str, Any], at: str) -> ExtractedChange:
@@ -205,14 +211,42 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+# A plan is a sentence that names a day ahead and says someone means to do something.
+_SENTENCE = re.compile(r"[^\n.!?。！？；;]+[.!?。！？；;]?")
+# "I'll", "we're", "I will", "I am flying", "we plan to", "I have a …": the speaker means to do it.
+_INTENT_EN = re.compile(
+    r"\b(?:i|we)(?:['’](?:ll|m|re)\b|\s+(?:will|shall|(?:am|are)\s+\w+ing|plan(?:ning)? to|have to|need to"
+    r"|want to|hope to|intend to|have (?:a|an|my))\b)",
+    re.IGNORECASE,
+)
+_INTENT_ZH = re.compile(r"要|去|打算|准备|计划|约|想|回|见|参加|考|出差|旅行|搬|面试")
+
+
+def plans_in(text: str, said_on: date) -> list[ExtractedMemory]:
+    """Plans in a user's message ("周末去看海", "I'm visiting my sister next week"), each
+    ending on the day its words name, counted from the day it was said."""
+    found = []
+    for match in _SENTENCE.finditer(text):
+        sentence = match.group(0).strip()
+        if len(sentence) < 4 or sentence.endswith(("?", "？", "吗")):
+            continue
+        when = resolve_when(sentence, said_on)
+        if when is None or when[0] < said_on or not (_INTENT_EN.search(sentence) or _INTENT_ZH.search(sentence)):
+            continue
+        content = sentence.rstrip(".!。！；;")
+        found.append(ExtractedMemory(content=content, type="plan", evidence=[sentence], valid_to=when[0].isoformat()))
+    return found
+
+
 def _title(messages: Sequence[dict[str, Any]]) -> str:
     first = next((m["content"] for m in messages if m["role"] == "user" and m["content"].strip()), "")
     return " ".join(first.split())[:TITLE_CHARS].rstrip() or "Quiet day"
 
 
 class RequestExtractor:
-    """The embedded default's dream: it keeps what the user explicitly asked to keep, and
-    writes a plain diary entry. Every memory quotes the words it came from."""
+    """The embedded default's dream: it keeps what the user explicitly asked to keep and
+    the plans they named a day for, and writes a plain diary entry. Every memory quotes
+    the words it came from."""
 
     name = "requests"
 
@@ -226,6 +260,7 @@ class RequestExtractor:
                     fact = match.group("fact").strip(" ,，:：")
                     if len(fact) >= 2:
                         found.append(ExtractedMemory(content=fact, type=kind, evidence=[match.group(0).strip()]))
+            found += plans_in(message["content"], date.fromisoformat(day))
         users = [" ".join(m["content"].split())[:60] for m in messages if m["role"] == "user" and m["content"].strip()]
         summary = f"{len(messages)} messages." + (f" The user said: {' / '.join(users[:3])}" if users else "")
         return Extraction(title=_title(messages), summary=summary, add=_unique(found))

@@ -1,5 +1,5 @@
-"""The nightly job, in the reference's order: dream, retention, the GitHub daily pull,
-weekly and monthly rollups; then a pass over the vector outbox as a safety net for a
+"""The nightly job, in the reference's order: dream, retention, plans past their end
+expired, the GitHub daily pull, weekly and monthly rollups; then a pass over the vector outbox as a safety net for a
 lost queue message. A step that fails is recorded and the others still run. The
 Worker's Cron trigger (``10 20 * * *`` UTC) and the local server's scheduler both call
 ``run``; the last run is kept for ``GET /v1/dream/status``."""
@@ -18,6 +18,7 @@ from ..ports import Clock, Database, DatabaseError
 from ..store.cursors import CursorStore
 from .dream import Dream
 from .github_daily import GithubDaily
+from .plans import Plans
 from .retention import Retention
 from .rollups import Rollups
 from .tasks import MirrorTask, TaskRunner
@@ -88,6 +89,7 @@ class Nightly:
         clock: Clock,
         dream: Dream,
         retention: Retention,
+        plans: Plans,
         github: GithubDaily,
         rollups: Rollups,
         tasks: TaskRunner,
@@ -98,6 +100,7 @@ class Nightly:
         self.steps: tuple[tuple[str, Callable[[], Awaitable[Any]]], ...] = (
             ("dream", dream.night),
             ("retention", retention.run),
+            ("plans", plans.expire),
             ("github_daily", github.pull),
             ("weekly_rollup", rollups.weekly),
             ("monthly_rollup", rollups.monthly),

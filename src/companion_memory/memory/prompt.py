@@ -18,7 +18,8 @@ def memories_block(hits: Sequence[Hit], glossary_hits: Sequence[dict[str, Any]])
         memory = hit.memory
         date = memory.updated_at[:10]
         note = f" (contradicted by {', '.join(hit.contradicted_by)})" if hit.contradicted_by else ""
-        lines.append(f"{number}. [{memory.type}, {date}] {memory.content}{note}")
+        until = f", until {memory.valid_to}" if memory.valid_to else ""
+        lines.append(f"{number}. [{memory.type}, {date}{until}] {memory.content}{note}")
     if glossary_hits:
         lines.append("Glossary (the user's own words):")
         for entry in glossary_hits:

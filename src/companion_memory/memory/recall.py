@@ -27,6 +27,7 @@ from ..store.glossary import GlossaryStore
 from ..store.memories import MemoryStore
 from ..store.precious import PreciousStore
 from .config import MemoryConfig
+from .plan_dates import is_open
 from .vector_mirror import VectorMirror
 
 # Reciprocal-rank fusion constant: small, so that the top ranks of each channel count
@@ -207,7 +208,7 @@ class Recall:
         for id_ in ranked:
             memory = rows.get(id_)
             # The index is a mirror and may lag: the row decides what is live.
-            if memory is None or not _live(memory, namespace, types):
+            if memory is None or not _live(memory, namespace, types) or not self._open(memory):
                 continue
             raw = similarity.get(id_)
             if raw is not None and raw < self.config.memory_min_score:
@@ -295,11 +296,15 @@ class Recall:
                 by_id[id_].score += share
         outside = [id_ for id_ in lent if id_ not in by_id]
         for memory in await self.memories.get_many(outside):
-            if _live(memory, namespace, types):
+            if _live(memory, namespace, types) and self._open(memory):
                 share, source = lent[memory.id]
                 pool.append(Hit(memory=memory, score=share, raw_score=None, via=source))
         pool.sort(key=lambda h: h.score, reverse=True)
         return pool
+
+    def _open(self, memory: Memory) -> bool:
+        """Not a plan, or a plan that has not ended (the nightly job may not have marked it yet)."""
+        return is_open(memory, self.clock.now(), self.config.dream_time_zone)
 
     async def _glossary_hits(self, namespace: str, text: str) -> list[dict[str, Any]]:
         lowered = text.lower()

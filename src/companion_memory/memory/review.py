@@ -134,4 +134,5 @@ def _draft(candidate: dict[str, Any]) -> MemoryDraft:
         evidence=[Evidence.from_dict(e) for e in candidate["evidence"]],
         source_message_ids=candidate["source_message_ids"],
         source="dream",
+        valid_to=candidate["valid_to"],
     )

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..clock import iso
 from ..domain.json_value import MAX_DEPTH, json_problem
-from ..domain.types import MEMORY_TYPES, STATUSES
+from ..domain.types import MEMORY_TYPES, PLAN_STATUSES, STATUSES
 from ..errors import InvalidInput
 from ..ports import Clock, Database
 from ..store.outbox import OutboxStore
@@ -117,6 +117,7 @@ _OPTIONAL_TEXT = (
     "authored_by",
     "last_injected_at",
     "last_seen_at",
+    "valid_to",
 )
 
 
@@ -133,6 +134,8 @@ def _memory_problem(row: dict[str, Any]) -> str | None:
         return f"type: {row['type']!r} is not one of {', '.join(MEMORY_TYPES)}"
     if row.get("status", "active") not in STATUSES:
         return f"status: {row['status']!r} is not one of {', '.join(STATUSES)}"
+    if row.get("plan_status") not in (None, *PLAN_STATUSES):
+        return f"plan_status: {row['plan_status']!r} is not one of {', '.join(PLAN_STATUSES)} or null"
     for name in ("importance", "confidence"):
         value = row.get(name, 0.5)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:

@@ -48,8 +48,9 @@ def vector_metadata(memory: Memory) -> dict[str, str | bool]:
 
 
 def is_indexed(memory: Memory) -> bool:
-    """Only live rows belong in the index; everything else is removed from it."""
-    return memory.status == "active" and memory.version_status == "current"
+    """Only live rows belong in the index (a plan only while it is active); everything
+    else is removed from it."""
+    return memory.status == "active" and memory.version_status == "current" and memory.plan_status in (None, "active")
 
 
 class VectorMirror:

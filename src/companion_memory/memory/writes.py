@@ -16,10 +16,11 @@ from ..clock import iso
 from ..domain.memory import Evidence, Memory
 from ..domain.types import RELATIONS, normalise_fact_key, normalise_type
 from ..errors import Conflict, InvalidInput, NotFound, SensitiveContent
-from ..ports import Clock, ConstraintError, Database
+from ..ports import Clock, ConstraintError, Database, Statement
 from ..store.memories import MemoryStore
 from ..store.outbox import OutboxOp, OutboxStore
 from .config import MemoryConfig
+from .plan_dates import parse_valid_to, plan_status, valid_for
 from .sensitive import refused_classes
 from .vector_mirror import VectorMirror
 
@@ -41,6 +42,9 @@ class MemoryDraft:
     evidence: list[Evidence] | None = None
     # Set when a person wrote this by hand; automatic writers leave it empty.
     authored_by: str | None = None
+    # A plan's end: a date or time (valid_to), or a number of days from today (valid_days).
+    valid_to: str | None = None
+    valid_days: int | None = None
 
     def __post_init__(self) -> None:
         if self.fact_key is not None:
@@ -113,6 +117,7 @@ class MemoryWriter:
                 notes.append(f"unknown type {draft.type!r} stored as 'note'")
         now = iso(self.clock.now())
         memory = self._new_memory(namespace, draft, memory_type, now)
+        notes += self._plan_notes(memory_type, draft)
         await self.db.batch(
             [
                 MemoryStore.insert(memory),
@@ -141,6 +146,7 @@ class MemoryWriter:
             )
         now = iso(self.clock.now())
         new = self._new_memory(old.namespace, draft, normalise_type(draft.type) or old.type, now, inherit=old)
+        notes = self._plan_notes(new.type, draft)
         await self._claim_fact_key(old.namespace, new.fact_key, old.id)
         # The old row leaves 'active' before the new one arrives: the one-live-row-per-fact
         # index sees them in this order inside the batch.
@@ -163,7 +169,7 @@ class MemoryWriter:
                 OutboxStore.enqueue(new.id, old.namespace, "upsert", now),
             ]
         )
-        result = await self._finish(new, "superseded", created=True, also_sync=[old.id])
+        result = await self._finish(new, "superseded", created=True, notes=notes, also_sync=[old.id])
         result.previous = old.replace(
             **{"status": "superseded", "version_status": "historical", "superseded_by": new.id, "updated_at": now}
         )
@@ -193,6 +199,8 @@ class MemoryWriter:
             changes["evidence"] = draft.evidence
         if draft.source_message_ids is not None:
             changes["source_message_ids"] = draft.source_message_ids
+        changes.update(self._plan_changes(memory, changes.get("type", memory.type), draft))
+        notes += self._plan_notes(changes.get("type", memory.type), draft)
         if status is not None:
             if status not in ("active", "archived") or memory.status not in ("active", "archived"):
                 raise Conflict(
@@ -244,6 +252,27 @@ class MemoryWriter:
         if memory.status == "deleted":
             return WriteResult(memory=memory, action="unchanged", notes=["already deleted"])
         return await self._retire(memory, "deleted", actor, "delete")
+
+    async def close_plan(self, memory_id: str, status: str, actor: Actor) -> WriteResult:
+        """Mark an active plan ``done`` or ``abandoned``: it is kept, but leaves recall and the index."""
+        memory = await self._existing(memory_id)
+        if memory.type != "plan" or memory.status != "active":
+            raise Conflict(f"memory {memory_id} is not an active plan", code="not_a_plan")
+        self._guard_authored(memory, actor)
+        current = plan_status(memory, self.clock.now(), self.config.dream_time_zone)
+        if current == status:
+            return WriteResult(
+                memory=memory.replace(plan_status=status), action="unchanged", notes=[f"already {status}"]
+            )
+        if current != "active":
+            raise Conflict(
+                f"plan {memory_id} is {current}; only an active plan can be marked {status}", code="not_active"
+            )
+        now = iso(self.clock.now())
+        await self.db.batch(closing(memory, status, actor.name, now))
+        result = await self._finish(memory.replace(plan_status=status, updated_at=now), status)
+        result.old_status = "active"
+        return result
 
     async def relate(
         self, source_id: str, target_id: str, relation: str, weight: float, actor: Actor
@@ -307,6 +336,31 @@ class MemoryWriter:
 
     # -- helpers ------------------------------------------------------------------
 
+    def _plan_changes(self, memory: Memory | None, memory_type: str, draft: MemoryDraft) -> dict[str, Any]:
+        """The plan columns of a memory of ``memory_type`` after this draft. A plan is
+        active from when it is written; a new end (valid_to or valid_days) makes a closed
+        plan active again, since it is a new commitment. Other types hold neither column."""
+        if memory_type != "plan":
+            return {"valid_to": None, "plan_status": None}
+        end = self._valid_to(draft)
+        if end is None and memory is not None and memory.type == "plan":
+            return {"valid_to": memory.valid_to, "plan_status": memory.plan_status}
+        return {"valid_to": end, "plan_status": "active"}
+
+    def _valid_to(self, draft: MemoryDraft) -> str | None:
+        time_zone = self.config.dream_time_zone
+        if draft.valid_to is not None:
+            return parse_valid_to(draft.valid_to, time_zone)
+        if draft.valid_days is not None:
+            return valid_for(draft.valid_days, self.clock.now(), time_zone)
+        return None
+
+    @staticmethod
+    def _plan_notes(memory_type: str, draft: MemoryDraft) -> list[str]:
+        if memory_type != "plan" and (draft.valid_to is not None or draft.valid_days is not None):
+            return [f"valid_to and valid_days are for plans; ignored for a {memory_type}"]
+        return []
+
     async def _claim_fact_key(self, namespace: str, fact_key: str | None, holder: str) -> None:
         """One live memory per fact_key: refuse to give ``holder`` a key another one holds."""
         if not fact_key:
@@ -340,6 +394,7 @@ class MemoryWriter:
             last_seen_at=now,
             created_at=now,
             updated_at=now,
+            **self._plan_changes(inherit, memory_type, draft),
         )
 
     async def _update_for_upsert(self, existing: Memory, draft: MemoryDraft, actor: Actor) -> WriteResult:
@@ -367,6 +422,9 @@ class MemoryWriter:
         if draft.evidence:
             known = {e.quote for e in existing.evidence}
             changes["evidence"] = existing.evidence + [e for e in draft.evidence if e.quote not in known]
+        plan = self._plan_changes(existing, changes.get("type", existing.type), draft)
+        changes.update({k: v for k, v in plan.items() if v != getattr(existing, k)})
+        notes += self._plan_notes(changes.get("type", existing.type), draft)
         changes.update(seen_count=existing.seen_count + 1, last_seen_at=now, updated_at=now)
         statements = [
             MemoryStore.update(existing.id, changes),
@@ -445,6 +503,15 @@ class MemoryWriter:
             )
 
 
+def closing(memory: Memory, status: str, actor: str, at: str) -> list[Statement]:
+    """A plan leaves ``active`` (done, abandoned, expired): the row, its event, its vector removed."""
+    return [
+        MemoryStore.update(memory.id, {"plan_status": status, "updated_at": at}),
+        MemoryStore.event(memory.namespace, memory.id, f"plan_{status}", actor, {"valid_to": memory.valid_to}, at),
+        OutboxStore.enqueue(memory.id, memory.namespace, "delete", at),
+    ]
+
+
 def _or(value: float | None, default: float) -> float:
     return default if value is None else value
 
@@ -463,4 +530,4 @@ def _union(first: list[str], second: list[str]) -> list[str]:
 
 
 def _vector_relevant(changes: dict[str, Any]) -> bool:
-    return bool({"content", "type", "pinned", "status"} & changes.keys())
+    return bool({"content", "type", "pinned", "status", "plan_status"} & changes.keys())

@@ -28,6 +28,7 @@ CANDIDATE_COLUMNS = (
     "created_at",
     "updated_at",
     "reviewed_at",
+    "valid_to",
 )
 _SELECT = f"SELECT {', '.join(CANDIDATE_COLUMNS)} FROM memory_candidates"
 

@@ -149,6 +149,26 @@ class MemoryStore:
         )
         return [(r["id"], float(r["rank"])) for r in rows]
 
+    async def plans(self, namespace: str, plan_statuses: Sequence[str], limit: int) -> list[Memory]:
+        """Live plans with these stored statuses, the soonest end first, open-ended ones last."""
+        rows = await self.db.all(
+            f"{_SELECT} WHERE namespace = ? AND type = 'plan' AND status = 'active' "
+            f"AND plan_status IN ({placeholders(len(plan_statuses))}) "
+            "ORDER BY valid_to IS NULL, valid_to, created_at LIMIT ?",
+            (namespace, *plan_statuses, limit),
+        )
+        return [memory_from_row(r) for r in rows]
+
+    async def plans_ending_before(self, at: str, limit: int) -> list[Memory]:
+        """Active plans whose valid_to sorts before ``at``: a UTC moment before it, or a
+        day up to its UTC date, which includes every day that has ended in any zone."""
+        rows = await self.db.all(
+            f"{_SELECT} WHERE type = 'plan' AND status = 'active' AND plan_status = 'active' "
+            "AND valid_to IS NOT NULL AND valid_to <= ? ORDER BY valid_to LIMIT ?",
+            (at, limit),
+        )
+        return [memory_from_row(r) for r in rows]
+
     async def neighbours(self, ids: Sequence[str]) -> list[dict[str, Any]]:
         """Relation edges touching these memories, except version history."""
         edges: list[dict[str, Any]] = []
@@ -178,10 +198,10 @@ class MemoryStore:
         return [r["id"] for r in rows]
 
     async def live_ids(self, *, after: str, limit: int) -> list[dict[str, Any]]:
-        """Ids (and namespaces) of active current memories, in id order, after ``after``."""
+        """Ids (and namespaces) of what the vector index holds (see ``is_indexed``), in id order, after ``after``."""
         return await self.db.all(
             "SELECT id, namespace FROM memories WHERE status = 'active' AND version_status = 'current' "
-            "AND id > ? ORDER BY id LIMIT ?",
+            "AND (plan_status IS NULL OR plan_status = 'active') AND id > ? ORDER BY id LIMIT ?",
             (after, limit),
         )
 

@@ -322,7 +322,9 @@ def _definition(tool: Tool) -> dict[str, Any]:
     return _DEFINITIONS[tool.name]
 
 
-_IDEMPOTENT = frozenset({"memory_upsert", "memory_ingest", "glossary_set", "memory_archive", "memory_delete"})
+_IDEMPOTENT = frozenset(
+    {"memory_upsert", "memory_ingest", "glossary_set", "memory_archive", "memory_delete", "plan_update"}
+)
 
 
 def _build_definition(tool: Tool) -> dict[str, Any]:

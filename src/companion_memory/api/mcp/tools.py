@@ -1,4 +1,5 @@
-"""The MCP tools: the reference's 14 memory tools over the same services as REST.
+"""The MCP tools: the reference's 14 memory tools, and plan_list and plan_update, over
+the same services as REST.
 
 Each tool is a pydantic model of its arguments (which gives its JSON Schema), the
 scope it needs, and an async handler that returns a JSON-able result. A tool needs the
@@ -17,11 +18,23 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...application import boot, glossary, ingest, memories, precious, recall, snapshot
-from ...application.fields import FactKey, GlossaryTerm, Id, MemoryContent, Namespace, Score, ShortText, Tag, TypeFilter
+from ...application import boot, glossary, ingest, memories, plans, precious, recall, snapshot
+from ...application.fields import (
+    FactKey,
+    GlossaryTerm,
+    Id,
+    MemoryContent,
+    Namespace,
+    Score,
+    ShortText,
+    Tag,
+    TypeFilter,
+    ValidDays,
+    ValidTo,
+)
 from ...application.principal import Principal
 from ...application.use_case import Input, UseCase
-from ...domain.types import MEMORY_TYPES, STATUSES
+from ...domain.types import MEMORY_TYPES, PLAN_STATUSES, STATUSES
 from ...runtime import Runtime
 
 Status = Annotated[ShortText, Field(json_schema_extra={"enum": list(STATUSES)})]
@@ -103,6 +116,8 @@ class Fields(Arguments):
     confidence: Score | None = None
     tags: Annotated[list[Tag], Field(max_length=32)] | None = None
     pinned: bool | None = None
+    valid_to: ValidTo | None = None
+    valid_days: ValidDays | None = None
 
 
 class Upsert(Fields):
@@ -116,6 +131,17 @@ class Supersede(Fields):
     content: MemoryContent
     fact_key: FactKey | None = None
     namespace: Namespace = "default"
+
+
+class PlanList(Arguments):
+    namespace: Namespace = "default"
+    status: Annotated[ShortText, Field(json_schema_extra={"enum": list(PLAN_STATUSES)})] = "active"
+    limit: Annotated[int, Field(ge=1, le=200)] = 50
+
+
+class PlanSet(Arguments):
+    id: Annotated[Id, Field(description="The plan's memory id.")]
+    status: Annotated[Literal["done", "abandoned"], Field(description="What became of the plan.")]
 
 
 # What a tool's arguments ask for: the use case to run and its input.
@@ -160,7 +186,9 @@ class Tool:
 
 def _fields(a: Fields) -> dict[str, Any]:
     return {
-        **a.model_dump(include={"type", "importance", "confidence", "tags", "pinned"}, exclude_none=True),
+        **a.model_dump(
+            include={"type", "importance", "confidence", "tags", "pinned", "valid_to", "valid_days"}, exclude_none=True
+        ),
         "source": "mcp",
     }
 
@@ -289,6 +317,22 @@ TOOLS: dict[str, Tool] = {
             Pin,
             (precious.add_precious,),
             lambda a: (precious.add_precious, precious.PreciousWrite(**a.model_dump(), source="mcp")),
+        ),
+        Tool(
+            "plan_list",
+            "List plans (default the open ones), the soonest end first. A plan is a memory of type "
+            "'plan' written with memory_upsert and valid_to or valid_days; it stops being recalled "
+            "when it is done, abandoned or past its end.",
+            PlanList,
+            (plans.list_plans,),
+            lambda a: (plans.list_plans, plans.PlanQuery(namespace=a.namespace, statuses=[a.status], limit=a.limit)),
+        ),
+        Tool(
+            "plan_update",
+            "Mark an open plan done or abandoned.",
+            PlanSet,
+            (plans.update_plan,),
+            lambda a: (plans.update_plan, plans.PlanUpdate(id=a.id, status=a.status)),
         ),
         Tool(
             "glossary_set",
