@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from companion_memory.adapters.local.sqlite import SqliteDatabase
+from companion_memory.domain.memory import Memory
 from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations, split_statements
 from companion_memory.ports import Database
+from companion_memory.store.memories import MemoryStore
+from tests.fakes.d1 import make_d1_database
 
 
 def test_split_respects_quotes_comments_and_trigger_bodies() -> None:
@@ -29,7 +35,22 @@ async def test_migrations_apply_once_with_wrangler_bookkeeping(db: Database) -> 
     # The db fixture already applied them; a second run applies nothing.
     assert await apply_migrations(db, load_migrations(default_migrations_dir())) == []
     rows = await db.all("SELECT id, name, applied_at FROM d1_migrations")
-    assert [r["name"] for r in rows] == ["0001_initial.sql"] and rows[0]["applied_at"]
+    assert [r["name"] for r in rows] == ["0001_initial.sql", "0002_substring_index.sql"] and rows[0]["applied_at"]
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "d1"])
+async def test_the_substring_index_takes_in_the_memories_written_before_it(kind: str) -> None:
+    db: Database = SqliteDatabase.open(":memory:") if kind == "sqlite" else make_d1_database()
+    initial, *later = load_migrations(default_migrations_dir())
+    await apply_migrations(db, [initial])
+    at = "2026-11-30T00:00:00.000Z"
+    memory = Memory(
+        id="m1", namespace="default", type="fact", content="Locker code ZQW4471K", created_at=at, updated_at=at
+    )
+    await db.batch([MemoryStore.insert(memory)])
+    await apply_migrations(db, later)
+    assert await MemoryStore(db).substring_search("default", ["qw447"]) == ["m1"]
+    await db.run("INSERT INTO memories_substring (memories_substring, rank) VALUES ('integrity-check', 1)")
 
 
 def test_wrangler_toml_names_the_same_migrations_folder() -> None:

@@ -311,3 +311,80 @@ async def test_nothing_is_injected_when_nothing_is_relevant(client: httpx.AsyncC
     result = await recall(client, "what is the capital of France?", include_prompt=True)
     assert result["hits"] == [] and result["prompt"] == ""
     assert result["meta"]["floored"]  # the candidates were there, under the floor
+
+
+async def mcp_search(client: httpx.AsyncClient, arguments: dict[str, object]) -> dict:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "memory_search", "arguments": arguments},
+    }
+    headers = {**auth(MCP_KEY), "MCP-Protocol-Version": "2025-11-25", "Accept": "application/json, text/event-stream"}
+    response = await client.post("/mcp", json=body, headers=headers)
+    assert response.status_code == 200, response.text
+    result = response.json()["result"]
+    assert result["isError"] is False, result
+    return result["structuredContent"]
+
+
+async def test_a_fragment_of_a_code_finds_it_through_rest_and_mcp(client: httpx.AsyncClient, runtime: Runtime) -> None:
+    # The word-hashing embedder sees little of "QW447" in the code: its similarity, not
+    # the channel, would decide under MEMORY_MIN_SCORE (the real model's is shown below).
+    runtime.settings = runtime.settings.model_copy(update={"MEMORY_MIN_SCORE": 0.0})
+    runtime.__dict__.pop("recall", None)
+    await seed(client)
+    code = "ZQW4471K"
+    written = await client.post(
+        "/v1/memories",
+        json={"fact_key": "locker", "type": "fact", "content": f"Her gym locker code is {code}"},
+        headers=auth(),
+    )
+    locker = written.json()["memory"]["id"]
+    # Half-width, full-width, any case, inside a sentence: no whole word of the memory, so
+    # the word index has nothing, and the substring index finds it.
+    for query in ("QW447", "ｑｗ４４７", "what was 4471k again?", "我的QW447呢"):
+        for path in ("/v1/memory/search", "/v1/memory/recall"):
+            hits = (await recall(client, query, path, min_score=0))["hits"]
+            assert hits[0]["id"] == locker and "substring" in hits[0]["channels"], (query, path, hits)
+            assert "lexical" not in hits[0]["channels"]
+    found = await mcp_search(client, {"query": "QW447", "min_score": 0})
+    assert found["hits"][0]["id"] == locker and "substring" in found["hits"][0]["channels"]
+    # A whole word the word index matches goes no further: "locker" is found by words.
+    assert "substring" not in (await recall(client, "locker", "/v1/memory/search", min_score=0))["hits"][0]["channels"]
+    # The floor still applies.
+    floored = await recall(client, "QW447", "/v1/memory/search", min_score=0.5)
+    assert locker not in [h["id"] for h in floored["hits"]] and locker in floored["meta"]["floored"]
+
+
+async def test_the_substring_index_follows_edits_and_deletes(client: httpx.AsyncClient, runtime: Runtime) -> None:
+    runtime.vectors.down = True  # type: ignore[attr-defined]  # words alone: no similarity to floor them
+    written = await client.post(
+        "/v1/memories",
+        json={"fact_key": "wifi", "type": "fact", "content": "Wifi password hint: XK9-PLUM"},
+        headers=auth(),
+    )
+    memory_id = written.json()["memory"]["id"]
+    assert (await recall(client, "k9-pl", "/v1/memory/search", min_score=0))["hits"][0]["id"] == memory_id
+    edited = await client.patch(f"/v1/memories/{memory_id}", json={"content": "Wifi hint: RB7-FIG"}, headers=auth())
+    assert edited.status_code == 200
+    assert (await recall(client, "k9-pl", "/v1/memory/search", min_score=0))["hits"] == []
+    assert (await recall(client, "b7-fi", "/v1/memory/search", min_score=0))["hits"][0]["id"] == memory_id
+    runtime.vectors.down = False  # type: ignore[attr-defined]  # a hard delete waits for the vector to go
+    assert (await client.delete(f"/v1/memories/{memory_id}?hard=true", headers=auth())).status_code == 200
+    assert await runtime.db.first("SELECT id FROM memories WHERE id = ?", (memory_id,)) is None
+    assert (await recall(client, "b7-fi", "/v1/memory/search", min_score=0))["hits"] == []
+    # The index agrees with the table, row for row (FTS5 checks an external-content index so).
+    await runtime.db.run("INSERT INTO memories_substring (memories_substring, rank) VALUES ('integrity-check', 1)")
+
+
+@pytest.mark.embedding_quality
+async def test_a_code_fragment_clears_the_default_floor(client: httpx.AsyncClient) -> None:
+    await seed(client)
+    written = await client.post(
+        "/v1/memories",
+        json={"fact_key": "locker", "type": "fact", "content": "Her gym locker code is ZQW4471K"},
+        headers=auth(),
+    )
+    hits = (await recall(client, "QW447"))["hits"]
+    assert hits[0]["id"] == written.json()["memory"]["id"] and "substring" in hits[0]["channels"]

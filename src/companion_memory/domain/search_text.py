@@ -7,6 +7,14 @@ CJK run out as overlapping character bigrams ("我很怕黑" → "我很 很怕 
 "怕黑" match. Latin words are stemmed here (Snowball English: "hiking" → "hike") rather
 than by the tokenizer, so that a query term is exactly the indexed term and its document
 frequency can be looked up.
+
+Codes, ids and fragments of words ("QW447" of "ZQW4471K") are no whole term of the word
+index; the substring index (FTS5's trigram tokenizer over the content) finds them, and
+``substring_needles`` picks the parts of a query it should look for.
+
+What is embedded (a memory, a query) is first put in one form (``embedding_text``), so
+that the spelling of a question ("Which city…?" or "which city…") cannot move its
+similarity to a memory.
 """
 
 from __future__ import annotations
@@ -21,6 +29,13 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _TOKEN = re.compile(f"[{_CJK}]+|[^\\W_]+", re.UNICODE)
 _MAX_QUERY_TERMS = 32
+# Runs of anything but spaces and CJK (which the word index already spells out as bigrams).
+_SUBSTRING_RUN = re.compile(f"[^\\s{_CJK}]+")
+_EDGE_PUNCTUATION = re.compile(r"^[\W_]+|[\W_]+$")
+# The trigram tokenizer matches nothing shorter than one trigram.
+MIN_SUBSTRING_CHARS = 3
+_MAX_NEEDLES = 8
+_MAX_NEEDLE_CHARS = 64
 _LATIN_WORD = re.compile(r"[a-z0-9]+")
 _STEMMER = snowballstemmer.stemmer("english")
 # Words that match nearly every memory: they cost time and add nothing to a ranking.
@@ -220,3 +235,33 @@ def jaccard(a: set[str], b: set[str]) -> float:
     if not a or not b:
         return 0.0
     return len(a & b) / len(a | b)
+
+
+def substring_needles(query: str) -> list[str]:
+    """The distinct fragments of a query the substring index may look for, in order:
+    runs of characters that are neither spaces nor CJK, width-folded (NFKC), lower-cased
+    and stripped of punctuation at both ends, of ``MIN_SUBSTRING_CHARS`` or more. A run
+    made only of stopwords ("which") is no fragment of anything worth finding."""
+    needles: dict[str, None] = {}
+    for run in _SUBSTRING_RUN.findall(unicodedata.normalize("NFKC", query).lower()):
+        needle = _EDGE_PUNCTUATION.sub("", run)[:_MAX_NEEDLE_CHARS]
+        if len(needle) >= MIN_SUBSTRING_CHARS and query_terms(needle):
+            needles.setdefault(needle, None)
+        if len(needles) >= _MAX_NEEDLES:
+            break
+    return list(needles)
+
+
+def _full_width(text: str) -> str:
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+def substring_expression(needles: list[str]) -> str | None:
+    """An FTS5 MATCH expression for the substring index: any needle, each as one quoted
+    string (so no user text is read as FTS5 syntax), also in full-width form, which an
+    input method in full-width mode writes ("ＱＷ４４７") and the tokenizer does not fold."""
+    forms: dict[str, None] = {}
+    for needle in needles:
+        forms.setdefault(needle, None)
+        forms.setdefault(_full_width(needle), None)
+    return " OR ".join('"' + form.replace('"', '""') + '"' for form in forms) or None

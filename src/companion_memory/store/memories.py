@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..domain.memory import MEMORY_FIELDS, Evidence, Memory
-from ..domain.search_text import match_expression, search_document
+from ..domain.search_text import match_expression, search_document, substring_expression
 from ..ports import Database, Statement
 from .pagination import decode_cursor, page_of
 from .sql import chunks, from_json, placeholders, read_stored_json, to_json
@@ -124,12 +124,7 @@ class MemoryStore:
         blow the budget barely changes which memories come out on top.
         """
         exact = [t for t in terms if not t.endswith("*")]
-        frequency: dict[str, int] = {}
-        for part in chunks(exact):
-            rows = await self.db.all(
-                f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({placeholders(len(part))})", tuple(part)
-            )
-            frequency.update((r["term"], r["doc"]) for r in rows)
+        frequency = await self.term_frequencies(exact)
         kept: list[str] = []
         postings = 0
         for term in sorted((t for t in exact if t in frequency), key=frequency.__getitem__):
@@ -148,6 +143,33 @@ class MemoryStore:
             (expression, namespace, *types, limit),
         )
         return [(r["id"], float(r["rank"])) for r in rows]
+
+    async def term_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many memories (of any namespace and status) the word index holds each
+        term in; a term it lacks is left out."""
+        frequency: dict[str, int] = {}
+        for part in chunks(list(terms)):
+            rows = await self.db.all(
+                f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({placeholders(len(part))})", tuple(part)
+            )
+            frequency.update((r["term"], r["doc"]) for r in rows)
+        return frequency
+
+    async def substring_search(
+        self, namespace: str, needles: Sequence[str], *, types: Sequence[str] = (), limit: int = 50
+    ) -> list[str]:
+        """Ids of live memories whose content holds any of the needles, best first."""
+        expression = substring_expression(list(needles))
+        if expression is None:
+            return []
+        type_filter = f"AND m.type IN ({placeholders(len(types))})" if types else ""
+        rows = await self.db.all(
+            "SELECT m.id AS id FROM memories_substring JOIN memories m ON m.rowid = memories_substring.rowid "
+            "WHERE memories_substring MATCH ? AND m.namespace = ? AND m.status = 'active' "
+            f"AND m.version_status = 'current' {type_filter} ORDER BY bm25(memories_substring) LIMIT ?",
+            (expression, namespace, *types, limit),
+        )
+        return [r["id"] for r in rows]
 
     async def neighbours(self, ids: Sequence[str]) -> list[dict[str, Any]]:
         """Relation edges touching these memories, except version history."""
