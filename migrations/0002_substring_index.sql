@@ -20,3 +20,8 @@ CREATE TRIGGER memories_substring_update AFTER UPDATE OF content ON memories BEG
 END;
 -- The memories written before this migration.
 INSERT INTO memories_substring (memories_substring) VALUES ('rebuild');
+
+-- The form of text the index's vectors were made from (see EMBEDDED_TEXT_FORM in
+-- memory/vector_mirror.py); '' is the raw content embedded before this migration. When
+-- the form changes, every live memory is embedded again in the background.
+ALTER TABLE vector_index_state ADD COLUMN text_form TEXT NOT NULL DEFAULT '';

@@ -388,3 +388,25 @@ async def test_a_code_fragment_clears_the_default_floor(client: httpx.AsyncClien
     )
     hits = (await recall(client, "QW447"))["hits"]
     assert hits[0]["id"] == written.json()["memory"]["id"] and "substring" in hits[0]["channels"]
+
+
+@pytest.mark.embedding_quality
+async def test_capitalisation_width_and_punctuation_cannot_move_the_score(client: httpx.AsyncClient) -> None:
+    await seed(client)
+    home = await client.post(
+        "/v1/memories",
+        json={"fact_key": "home.city", "type": "fact", "content": "Lives in Lisbon, Portugal"},
+        headers=auth(),
+    )
+    spellings = [
+        "Which city do I live in?",
+        "which city do I live in?",
+        "WHICH CITY DO I LIVE IN？",
+        "which city do i live in",
+    ]
+    scores = set()
+    for query in spellings:
+        hits = (await recall(client, query, "/v1/memory/search", min_score=0))["hits"]
+        assert hits[0]["id"] == home.json()["memory"]["id"], (query, hits)
+        scores.add(hits[0]["raw_score"])
+    assert len(scores) == 1, scores

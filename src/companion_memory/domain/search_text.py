@@ -36,6 +36,19 @@ _EDGE_PUNCTUATION = re.compile(r"^[\W_]+|[\W_]+$")
 MIN_SUBSTRING_CHARS = 3
 _MAX_NEEDLES = 8
 _MAX_NEEDLE_CHARS = 64
+# Typographic quotes and dashes, which keyboards, input methods and editors swap for
+# each other, in their ASCII forms (NFKC has already taken care of full-width ones).
+_PUNCTUATION_FORMS = str.maketrans(
+    {
+        **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032", "'"),
+        **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033", '"'),
+        **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
+    }
+)
+_REPEATED_PUNCTUATION = re.compile(r"([^\w\s])\1+")
+# Marks that end a sentence or a clause, when they end the text ("…live in?").
+_TRAILING_PUNCTUATION = re.compile(r"[\s.?!,;:~\u3001\u3002]+$")
+_SPACES = re.compile(r"\s+")
 _LATIN_WORD = re.compile(r"[a-z0-9]+")
 _STEMMER = snowballstemmer.stemmer("english")
 # Words that match nearly every memory: they cost time and add nothing to a ranking.
@@ -265,3 +278,14 @@ def substring_expression(needles: list[str]) -> str | None:
         forms.setdefault(needle, None)
         forms.setdefault(_full_width(needle), None)
     return " OR ".join('"' + form.replace('"', '""') + '"' for form in forms) or None
+
+
+def embedding_text(text: str) -> str:
+    """The form in which a memory or a query is embedded: width-folded (NFKC), lower
+    case, one form of each quote and dash, a repeated mark as one ("??" → "?"), the
+    marks that end the text dropped (unless nothing else is left), spaces collapsed.
+    Spelling is not meaning: a capital letter or a question mark cannot move a
+    similarity across the floor."""
+    folded = unicodedata.normalize("NFKC", text).lower().translate(_PUNCTUATION_FORMS)
+    folded = _SPACES.sub(" ", _REPEATED_PUNCTUATION.sub(r"\1", folded)).strip()
+    return _TRAILING_PUNCTUATION.sub("", folded) or folded

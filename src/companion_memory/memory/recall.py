@@ -22,7 +22,7 @@ from typing import Any
 
 from ..clock import iso, parse_iso
 from ..domain.memory import Memory
-from ..domain.search_text import gate_tokens, jaccard, normalised, query_terms, substring_needles
+from ..domain.search_text import embedding_text, gate_tokens, jaccard, normalised, query_terms, substring_needles
 from ..ports import Clock, Database, Reranker
 from ..store.glossary import GlossaryStore
 from ..store.memories import MemoryStore
@@ -159,7 +159,7 @@ class Recall:
             meta.notes.append(f"vector search off: {problem}; lexical results only")
             return {}, None
         try:
-            vector = (await self.embedder.embed([text], kind="query"))[0]
+            vector = (await self.embedder.embed([embedding_text(text)], kind="query"))[0]
             where: dict[str, Any] = {"namespace": namespace, "status": "active"}
             if types:
                 where["type"] = {"$in": list(types)}
