@@ -8,6 +8,9 @@ CREATE VIRTUAL TABLE memories_substring USING fts5 (
   content_rowid = 'rowid',
   tokenize = 'trigram'
 );
+-- Document frequency of every trigram: recall skips fragments too common to pick out
+-- anything, and forms with a trigram no memory has.
+CREATE VIRTUAL TABLE memories_substring_vocab USING fts5vocab (memories_substring, 'row');
 CREATE TRIGGER memories_substring_insert AFTER INSERT ON memories BEGIN
   INSERT INTO memories_substring (rowid, content) VALUES (new.rowid, new.content);
 END;

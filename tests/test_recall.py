@@ -6,8 +6,10 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from companion_memory.ports import RerankScore
+from companion_memory.domain.memory import Memory
+from companion_memory.ports import Database, RerankScore
 from companion_memory.runtime import Runtime
+from companion_memory.store.memories import POSTINGS_BUDGET, MemoryStore
 from tests.conftest import MCP_KEY, auth
 
 MEMORIES = {
@@ -410,3 +412,18 @@ async def test_capitalisation_width_and_punctuation_cannot_move_the_score(client
         assert hits[0]["id"] == home.json()["memory"]["id"], (query, hits)
         scores.add(hits[0]["raw_score"])
     assert len(scores) == 1, scores
+
+
+async def test_a_fragment_too_common_to_pick_anything_out_is_not_looked_for(db: Database) -> None:
+    at = "2026-11-30T00:00:00.000Z"
+    memories = [
+        Memory(
+            id=f"m{i:03}", namespace="default", type="note", content=f"ticket XYZZY-{i}", created_at=at, updated_at=at
+        )
+        for i in range(POSTINGS_BUDGET + 1)
+    ]
+    await db.batch([MemoryStore.insert(m) for m in memories])
+    store = MemoryStore(db)
+    assert await store.substring_search("default", ["yzzy"]) == []  # in every one of them
+    assert sorted(await store.substring_search("default", ["zzy-12"])) == ["m012", *(f"m{i}" for i in range(120, 130))]
+    assert await store.substring_search("default", ["qqq"]) == []  # no memory has the trigram

@@ -265,18 +265,23 @@ def substring_needles(query: str) -> list[str]:
     return list(needles)
 
 
-def _full_width(text: str) -> str:
-    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
-
-
-def substring_expression(needles: list[str]) -> str | None:
-    """An FTS5 MATCH expression for the substring index: any needle, each as one quoted
-    string (so no user text is read as FTS5 syntax), also in full-width form, which an
-    input method in full-width mode writes ("ＱＷ４４７") and the tokenizer does not fold."""
+def substring_forms(needles: list[str]) -> list[str]:
+    """Each needle, and its full-width form, which an input method in full-width mode
+    writes ("ＱＷ４４７") and the trigram tokenizer does not fold."""
     forms: dict[str, None] = {}
     for needle in needles:
         forms.setdefault(needle, None)
-        forms.setdefault(_full_width(needle), None)
+        forms.setdefault("".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in needle), None)
+    return list(forms)
+
+
+def trigrams(text: str) -> list[str]:
+    return [text[i : i + MIN_SUBSTRING_CHARS] for i in range(len(text) - MIN_SUBSTRING_CHARS + 1)]
+
+
+def substring_expression(forms: list[str]) -> str | None:
+    """An FTS5 MATCH expression for the substring index: any of the forms, each one
+    quoted string, so that no user text is ever read as FTS5 syntax."""
     return " OR ".join('"' + form.replace('"', '""') + '"' for form in forms) or None
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..domain.memory import MEMORY_FIELDS, Evidence, Memory
-from ..domain.search_text import match_expression, search_document, substring_expression
+from ..domain.search_text import match_expression, search_document, substring_expression, substring_forms, trigrams
 from ..ports import Database, Statement
 from .pagination import decode_cursor, page_of
 from .sql import chunks, from_json, placeholders, read_stored_json, to_json
@@ -144,13 +144,14 @@ class MemoryStore:
         )
         return [(r["id"], float(r["rank"])) for r in rows]
 
-    async def term_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
-        """How many memories (of any namespace and status) the word index holds each
-        term in; a term it lacks is left out."""
+    async def term_frequencies(self, terms: Sequence[str], vocabulary: str = "memories_fts_vocab") -> dict[str, int]:
+        """How many memories (of any namespace and status) an index holds each term in;
+        a term it lacks is left out. ``vocabulary``: the word index's, or the substring
+        index's (whose terms are trigrams)."""
         frequency: dict[str, int] = {}
         for part in chunks(list(terms)):
             rows = await self.db.all(
-                f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({placeholders(len(part))})", tuple(part)
+                f"SELECT term, doc FROM {vocabulary} WHERE term IN ({placeholders(len(part))})", tuple(part)
             )
             frequency.update((r["term"], r["doc"]) for r in rows)
         return frequency
@@ -158,8 +159,23 @@ class MemoryStore:
     async def substring_search(
         self, namespace: str, needles: Sequence[str], *, types: Sequence[str] = (), limit: int = 50
     ) -> list[str]:
-        """Ids of live memories whose content holds any of the needles, best first."""
-        expression = substring_expression(list(needles))
+        """Ids of live memories whose content holds any of the needles, best first.
+
+        A form of a needle with a trigram no memory has cannot match and is not looked
+        for; nor is one whose rarest trigram is in more than ``POSTINGS_BUDGET`` memories:
+        a fragment that common picks out nothing, and scoring its matches would be the
+        whole cost of the query.
+        """
+        forms = {form: trigrams(form) for form in substring_forms(list(needles))}
+        frequency = await self.term_frequencies(
+            sorted({g for grams in forms.values() for g in grams}), "memories_substring_vocab"
+        )
+        kept = [
+            form
+            for form, grams in forms.items()
+            if all(g in frequency for g in grams) and min(frequency[g] for g in grams) <= POSTINGS_BUDGET
+        ]
+        expression = substring_expression(kept)
         if expression is None:
             return []
         type_filter = f"AND m.type IN ({placeholders(len(types))})" if types else ""
