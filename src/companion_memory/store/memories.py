@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from ..domain.memory import MEMORY_FIELDS, Evidence, Memory
 from ..domain.search_text import match_expression, search_document, substring_expression, substring_forms, trigrams
@@ -20,6 +20,8 @@ _COLUMNS = (*MEMORY_FIELDS, "search_text")
 # keeps a words-only recall of 10k memories under 2 ms (p50) with LoCoMo recall unchanged
 # (R@5 0.650 vs 0.654 at 1000, MRR 0.535 vs 0.533): bench/recall_latency.py, bench/locomo_recall.py.
 POSTINGS_BUDGET = 500
+# The fts5vocab tables: of the word index, and of the substring index (trigrams).
+Vocabulary = Literal["memories_fts_vocab", "memories_substring_vocab"]
 _SELECT = "SELECT " + ", ".join(c for c in _COLUMNS if c != "search_text") + " FROM memories"
 # Columns a service may change in place; id and namespace never change.
 _UPDATABLE = frozenset(_COLUMNS) - {"id", "namespace", "created_at", "search_text"}
@@ -144,10 +146,11 @@ class MemoryStore:
         )
         return [(r["id"], float(r["rank"])) for r in rows]
 
-    async def term_frequencies(self, terms: Sequence[str], vocabulary: str = "memories_fts_vocab") -> dict[str, int]:
+    async def term_frequencies(
+        self, terms: Sequence[str], vocabulary: Vocabulary = "memories_fts_vocab"
+    ) -> dict[str, int]:
         """How many memories (of any namespace and status) an index holds each term in;
-        a term it lacks is left out. ``vocabulary``: the word index's, or the substring
-        index's (whose terms are trigrams)."""
+        a term it lacks is left out."""
         frequency: dict[str, int] = {}
         for part in chunks(list(terms)):
             rows = await self.db.all(
