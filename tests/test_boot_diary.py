@@ -72,15 +72,37 @@ async def test_boot_package(client: httpx.AsyncClient, runtime: Runtime) -> None
 
 
 def test_ladder_trims_the_month_first_then_the_week() -> None:
-    daily = {"date": "2026-11-29", "title": "Day", "summary": "d" * 100}
-    weekly = {"week": "2026-W47", "title": "Week", "summary": "w" * 300}
-    monthly = {"month": "2026-10", "title": "Month", "summary": "m" * 300}
+    daily = {"date": "2026-11-29", "title": "Day", "summary": "d" * 80}
+    weekly = {"week": "2026-W47", "title": "Week", "summary": "w" * 80}
+    monthly = {"month": "2026-10", "title": "Month", "summary": "m" * 80}
     full = impressions_ladder(daily, weekly, monthly, 10_000)
     assert len(full.splitlines()) == 4
-    trimmed = impressions_ladder(daily, weekly, monthly, 600)
-    assert len(trimmed) <= 600
+    trimmed = impressions_ladder(daily, weekly, monthly, 300)
+    assert len(trimmed) <= 300
     lines = trimmed.splitlines()
-    assert lines[1].endswith("d" * 100) and lines[2].endswith("w" * 300) and lines[3].endswith("…")
-    tight = impressions_ladder(daily, weekly, monthly, 300)
-    assert len(tight) <= 300 and "Month" not in tight and tight.splitlines()[1].endswith("d" * 100)
+    assert lines[1].endswith("d" * 80) and lines[2].endswith("w" * 80) and lines[3].endswith("…")
+    tight = impressions_ladder(daily, weekly, monthly, 200)
+    assert len(tight) <= 200 and "Month" not in tight and tight.splitlines()[1].endswith("d" * 80)
     assert impressions_ladder(None, None, None, 1000) == ""
+
+
+async def test_a_long_diary_entry_leaves_room_for_the_week_and_the_month(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    await add_daily(runtime, "2026-11-29", "A very long day", "走了很远的路。" * 300)  # 2,100 characters
+    await runtime.db.run(
+        "INSERT INTO weekly_log (id, namespace, week, start_date, end_date, title, summary, created_at, updated_at) "
+        "VALUES ('w1', 'default', '2026-W47', '2026-11-16', '2026-11-22', 'Busy week', ?, 'x', 'x')",
+        ("Exams and a trip. " * 40,),
+    )
+    await runtime.db.run(
+        "INSERT INTO monthly_log (id, namespace, month, title, summary, created_at, updated_at) "
+        "VALUES ('m1', 'default', '2026-10', 'October', 'Moved flats', 'x', 'x')"
+    )
+    text = (await client.get("/v1/memory_boot", headers=auth())).json()["impressions"]["text"]
+    lines = text.splitlines()
+    assert len(text) <= 1000 and len(lines) == 4, text
+    assert lines[1].startswith("Yesterday (2026-11-29): A very long day — 走了很远的路") and lines[1].endswith("…")
+    assert lines[2].startswith("Week 2026-W47: Busy week — Exams and a trip.") and lines[2].endswith("…")
+    assert lines[3] == "Month 2026-10: October — Moved flats"
+    assert all(len(line.split(": ", 1)[1]) <= 100 for line in lines[1:])

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from companion_memory.adapters.local.sqlite import SqliteDatabase
 from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations, split_statements
 from companion_memory.ports import Database
+from companion_memory.store.memories import MemoryStore
+from tests.fakes.d1 import make_d1_database
 
 
 def test_split_respects_quotes_comments_and_trigger_bodies() -> None:
@@ -31,6 +36,21 @@ async def test_migrations_apply_once_with_wrangler_bookkeeping(db: Database) -> 
     rows = await db.all("SELECT id, name, applied_at FROM d1_migrations")
     assert [r["name"] for r in rows] == [m.name for m in load_migrations(default_migrations_dir())]
     assert rows[0]["name"] == "0001_initial.sql" and rows[0]["applied_at"]
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "d1"])
+async def test_the_substring_index_takes_in_the_memories_written_before_it(kind: str) -> None:
+    db: Database = SqliteDatabase.open(":memory:") if kind == "sqlite" else make_d1_database()
+    initial, *later = load_migrations(default_migrations_dir())
+    await apply_migrations(db, [initial])
+    # Written with the first migration's columns, as an older server wrote it.
+    await db.run(
+        "INSERT INTO memories (id, namespace, type, content, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+        ("m1", "default", "fact", "Locker code ZQW4471K", "2026-11-30T00:00:00.000Z", "2026-11-30T00:00:00.000Z"),
+    )
+    await apply_migrations(db, later)
+    assert await MemoryStore(db).substring_search("default", ["qw447"]) == ["m1"]
+    await db.run("INSERT INTO memories_substring (memories_substring, rank) VALUES ('integrity-check', 1)")
 
 
 def test_wrangler_toml_names_the_same_migrations_folder() -> None:

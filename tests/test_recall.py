@@ -7,8 +7,10 @@ import httpx
 import pytest
 
 from companion_memory.adapters.model_io import ModelAPIError
-from companion_memory.ports import RerankScore
+from companion_memory.domain.memory import Memory
+from companion_memory.ports import Database, RerankScore
 from companion_memory.runtime import Runtime
+from companion_memory.store.memories import POSTINGS_BUDGET, MemoryStore
 from tests.conftest import MCP_KEY, auth
 
 MEMORIES = {
@@ -328,3 +330,117 @@ async def test_nothing_is_injected_when_nothing_is_relevant(client: httpx.AsyncC
     result = await recall(client, "what is the capital of France?", include_prompt=True)
     assert result["hits"] == [] and result["prompt"] == ""
     assert result["meta"]["floored"]  # the candidates were there, under the floor
+
+
+async def mcp_search(client: httpx.AsyncClient, arguments: dict[str, object]) -> dict:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "memory_search", "arguments": arguments},
+    }
+    headers = {**auth(MCP_KEY), "MCP-Protocol-Version": "2025-11-25", "Accept": "application/json, text/event-stream"}
+    response = await client.post("/mcp", json=body, headers=headers)
+    assert response.status_code == 200, response.text
+    result = response.json()["result"]
+    assert result["isError"] is False, result
+    return result["structuredContent"]
+
+
+async def test_a_fragment_of_a_code_finds_it_through_rest_and_mcp(client: httpx.AsyncClient, runtime: Runtime) -> None:
+    # The word-hashing embedder sees little of "QW447" in the code: its similarity, not
+    # the channel, would decide under MEMORY_MIN_SCORE (the real model's is shown below).
+    runtime.settings = runtime.settings.model_copy(update={"MEMORY_MIN_SCORE": 0.0})
+    runtime.__dict__.pop("recall", None)
+    await seed(client)
+    code = "ZQW4471K"
+    written = await client.post(
+        "/v1/memories",
+        json={"fact_key": "locker", "type": "fact", "content": f"Her gym locker code is {code}"},
+        headers=auth(),
+    )
+    locker = written.json()["memory"]["id"]
+    # Half-width, full-width, any case, inside a sentence: no whole word of the memory, so
+    # the word index has nothing, and the substring index finds it.
+    for query in ("QW447", "ｑｗ４４７", "what was 4471k again?", "我的QW447呢"):
+        for path in ("/v1/memory/search", "/v1/memory/recall"):
+            hits = (await recall(client, query, path, min_score=0))["hits"]
+            assert hits[0]["id"] == locker and "substring" in hits[0]["channels"], (query, path, hits)
+            assert "lexical" not in hits[0]["channels"]
+    found = await mcp_search(client, {"query": "QW447", "min_score": 0})
+    assert found["hits"][0]["id"] == locker and "substring" in found["hits"][0]["channels"]
+    # A whole word the word index matches goes no further: "locker" is found by words.
+    assert "substring" not in (await recall(client, "locker", "/v1/memory/search", min_score=0))["hits"][0]["channels"]
+    # The floor still applies.
+    floored = await recall(client, "QW447", "/v1/memory/search", min_score=0.5)
+    assert locker not in [h["id"] for h in floored["hits"]] and locker in floored["meta"]["floored"]
+
+
+async def test_the_substring_index_follows_edits_and_deletes(client: httpx.AsyncClient, runtime: Runtime) -> None:
+    runtime.vectors.down = True  # type: ignore[attr-defined]  # words alone: no similarity to floor them
+    written = await client.post(
+        "/v1/memories",
+        json={"fact_key": "wifi", "type": "fact", "content": "Wifi password hint: XK9-PLUM"},
+        headers=auth(),
+    )
+    memory_id = written.json()["memory"]["id"]
+    assert (await recall(client, "k9-pl", "/v1/memory/search", min_score=0))["hits"][0]["id"] == memory_id
+    edited = await client.patch(f"/v1/memories/{memory_id}", json={"content": "Wifi hint: RB7-FIG"}, headers=auth())
+    assert edited.status_code == 200
+    assert (await recall(client, "k9-pl", "/v1/memory/search", min_score=0))["hits"] == []
+    assert (await recall(client, "b7-fi", "/v1/memory/search", min_score=0))["hits"][0]["id"] == memory_id
+    runtime.vectors.down = False  # type: ignore[attr-defined]  # a hard delete waits for the vector to go
+    assert (await client.delete(f"/v1/memories/{memory_id}?hard=true", headers=auth())).status_code == 200
+    assert await runtime.db.first("SELECT id FROM memories WHERE id = ?", (memory_id,)) is None
+    assert (await recall(client, "b7-fi", "/v1/memory/search", min_score=0))["hits"] == []
+    # The index agrees with the table, row for row (FTS5 checks an external-content index so).
+    await runtime.db.run("INSERT INTO memories_substring (memories_substring, rank) VALUES ('integrity-check', 1)")
+
+
+@pytest.mark.embedding_quality
+async def test_a_code_fragment_clears_the_default_floor(client: httpx.AsyncClient) -> None:
+    await seed(client)
+    written = await client.post(
+        "/v1/memories",
+        json={"fact_key": "locker", "type": "fact", "content": "Her gym locker code is ZQW4471K"},
+        headers=auth(),
+    )
+    hits = (await recall(client, "QW447"))["hits"]
+    assert hits[0]["id"] == written.json()["memory"]["id"] and "substring" in hits[0]["channels"]
+
+
+@pytest.mark.embedding_quality
+async def test_capitalisation_width_and_punctuation_cannot_move_the_score(client: httpx.AsyncClient) -> None:
+    await seed(client)
+    home = await client.post(
+        "/v1/memories",
+        json={"fact_key": "home.city", "type": "fact", "content": "Lives in Lisbon, Portugal"},
+        headers=auth(),
+    )
+    spellings = [
+        "Which city do I live in?",
+        "which city do I live in?",
+        "WHICH CITY DO I LIVE IN？",
+        "which city do i live in",
+    ]
+    scores = set()
+    for query in spellings:
+        hits = (await recall(client, query, "/v1/memory/search", min_score=0))["hits"]
+        assert hits[0]["id"] == home.json()["memory"]["id"], (query, hits)
+        scores.add(hits[0]["raw_score"])
+    assert len(scores) == 1, scores
+
+
+async def test_a_fragment_too_common_to_pick_anything_out_is_not_looked_for(db: Database) -> None:
+    at = "2026-11-30T00:00:00.000Z"
+    memories = [
+        Memory(
+            id=f"m{i:03}", namespace="default", type="note", content=f"ticket XYZZY-{i}", created_at=at, updated_at=at
+        )
+        for i in range(POSTINGS_BUDGET + 1)
+    ]
+    await db.batch([MemoryStore.insert(m) for m in memories])
+    store = MemoryStore(db)
+    assert await store.substring_search("default", ["yzzy"]) == []  # in every one of them
+    assert sorted(await store.substring_search("default", ["zzy-12"])) == ["m012", *(f"m{i}" for i in range(120, 130))]
+    assert await store.substring_search("default", ["qqq"]) == []  # no memory has the trigram

@@ -1,10 +1,15 @@
-"""Changing EMBEDDING_MODEL: detected, refused for vector work, and repaired by a reindex."""
+"""Changing EMBEDDING_MODEL: detected, refused for vector work, and repaired by a reindex;
+changing the form of the embedded text: repaired in the background."""
 
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from companion_memory.api.app import create_app
+from companion_memory.domain.search_text import embedding_text
+from companion_memory.memory.vector_mirror import EMBEDDED_TEXT_FORM
+from companion_memory.ports import VectorRecord
 from companion_memory.runtime import Runtime
 from tests.conftest import DEBUG_KEY, auth
 from tests.fakes.embedder import HashEmbedder
@@ -73,3 +78,42 @@ async def test_health_counts_rows_missing_from_the_mirror(runtime: Runtime, clie
     restart = (await client.post("/v1/debug/vector_reindex", json={"restart": True}, headers=auth(DEBUG_KEY))).json()
     assert restart["queued"] == 3 and restart["done"]
     assert (await client.get("/v1/debug/vector_health", headers=auth(DEBUG_KEY))).json()["missing_from_index"] == 0
+
+
+async def test_vectors_of_an_older_text_form_are_made_again_in_the_background(
+    runtime: Runtime, client: httpx.AsyncClient
+) -> None:
+    texts = ["She loves GREEN tea!", "Her cat is called “Mochi”", "我一直很怕黑。"]
+    ids = [
+        (await client.post("/v1/memories", json={"fact_key": f"k{i}", "content": t}, headers=auth())).json()["memory"][
+            "id"
+        ]
+        for i, t in enumerate(texts)
+    ]
+    # An index filled before EMBEDDED_TEXT_FORM: same model, vectors of another text.
+    stale = [1.0] + [0.0] * (runtime.embedder.dimensions - 1)
+    await runtime.vectors.upsert(
+        [VectorRecord(id_, stale, {"namespace": "default", "status": "active"}) for id_ in ids]
+    )
+    await runtime.db.run("UPDATE vector_index_state SET text_form = ''")
+
+    restarted = Runtime(
+        settings=runtime.settings,
+        db=runtime.db,
+        vectors=runtime.vectors,
+        embedder=runtime.embedder,
+        clock=runtime.clock,
+    )
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=create_app(restarted)), base_url="http://test"
+    ) as other:
+        result = (await other.post("/v1/memory/recall", json={"query": "tea", "min_score": 0}, headers=auth())).json()
+        assert not any("vector search off" in n for n in result["meta"]["notes"])  # the old vectors serve meanwhile
+        health = (await other.get("/v1/debug/vector_health", headers=auth(DEBUG_KEY))).json()
+        assert health["mismatch"] is None and health["index"]["text_form"] == EMBEDDED_TEXT_FORM
+        assert health["outbox"]["pending"] == 3  # queued once, for the background
+    assert (await restarted.mirror.drain()).synced == 3
+    wanted = await runtime.embedder.embed([embedding_text(t) for t in texts], kind="passage")
+    stored = {r.id: r.values for r in await runtime.vectors.get(ids)}
+    for id_, vector in zip(ids, wanted, strict=True):
+        assert stored[id_] == pytest.approx(vector, abs=1e-6)

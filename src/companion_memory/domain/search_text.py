@@ -7,6 +7,14 @@ CJK run out as overlapping character bigrams ("我很怕黑" → "我很 很怕 
 "怕黑" match. Latin words are stemmed here (Snowball English: "hiking" → "hike") rather
 than by the tokenizer, so that a query term is exactly the indexed term and its document
 frequency can be looked up.
+
+Codes, ids and fragments of words ("QW447" of "ZQW4471K") are no whole term of the word
+index; the substring index (FTS5's trigram tokenizer over the content) finds them, and
+``substring_needles`` picks the parts of a query it should look for.
+
+What is embedded (a memory, a query) is first put in one form (``embedding_text``), so
+that the spelling of a question ("Which city…?" or "which city…") cannot move its
+similarity to a memory.
 """
 
 from __future__ import annotations
@@ -21,6 +29,26 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _TOKEN = re.compile(f"[{_CJK}]+|[^\\W_]+", re.UNICODE)
 _MAX_QUERY_TERMS = 32
+# Runs of anything but spaces and CJK (which the word index already spells out as bigrams).
+_SUBSTRING_RUN = re.compile(f"[^\\s{_CJK}]+")
+_EDGE_PUNCTUATION = re.compile(r"^[\W_]+|[\W_]+$")
+# The trigram tokenizer matches nothing shorter than one trigram.
+MIN_SUBSTRING_CHARS = 3
+_MAX_NEEDLES = 8
+_MAX_NEEDLE_CHARS = 64
+# Typographic quotes and dashes, which keyboards, input methods and editors swap for
+# each other, in their ASCII forms (NFKC has already taken care of full-width ones).
+_PUNCTUATION_FORMS = str.maketrans(
+    {
+        **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032", "'"),
+        **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033", '"'),
+        **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
+    }
+)
+_REPEATED_PUNCTUATION = re.compile(r"([^\w\s])\1+")
+# Marks that end a sentence or a clause, when they end the text ("…live in?").
+_TRAILING_PUNCTUATION = re.compile(r"[\s.?!,;:~\u3001\u3002]+$")
+_SPACES = re.compile(r"\s+")
 _LATIN_WORD = re.compile(r"[a-z0-9]+")
 _STEMMER = snowballstemmer.stemmer("english")
 # Words that match nearly every memory: they cost time and add nothing to a ranking.
@@ -220,3 +248,49 @@ def jaccard(a: set[str], b: set[str]) -> float:
     if not a or not b:
         return 0.0
     return len(a & b) / len(a | b)
+
+
+def substring_needles(query: str) -> list[str]:
+    """The distinct fragments of a query the substring index may look for, in order:
+    runs of characters that are neither spaces nor CJK, width-folded (NFKC), lower-cased
+    and stripped of punctuation at both ends, of ``MIN_SUBSTRING_CHARS`` or more. A run
+    made only of stopwords ("which") is no fragment of anything worth finding."""
+    needles: dict[str, None] = {}
+    for run in _SUBSTRING_RUN.findall(unicodedata.normalize("NFKC", query).lower()):
+        needle = _EDGE_PUNCTUATION.sub("", run)[:_MAX_NEEDLE_CHARS]
+        if len(needle) >= MIN_SUBSTRING_CHARS and query_terms(needle):
+            needles.setdefault(needle, None)
+        if len(needles) >= _MAX_NEEDLES:
+            break
+    return list(needles)
+
+
+def substring_forms(needles: list[str]) -> list[str]:
+    """Each needle, and its full-width form, which an input method in full-width mode
+    writes ("ＱＷ４４７") and the trigram tokenizer does not fold."""
+    forms: dict[str, None] = {}
+    for needle in needles:
+        forms.setdefault(needle, None)
+        forms.setdefault("".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in needle), None)
+    return list(forms)
+
+
+def trigrams(text: str) -> list[str]:
+    return [text[i : i + MIN_SUBSTRING_CHARS] for i in range(len(text) - MIN_SUBSTRING_CHARS + 1)]
+
+
+def substring_expression(forms: list[str]) -> str | None:
+    """An FTS5 MATCH expression for the substring index: any of the forms, each one
+    quoted string, so that no user text is ever read as FTS5 syntax."""
+    return " OR ".join('"' + form.replace('"', '""') + '"' for form in forms) or None
+
+
+def embedding_text(text: str) -> str:
+    """The form in which a memory or a query is embedded: width-folded (NFKC), lower
+    case, one form of each quote and dash, a repeated mark as one ("??" → "?"), the
+    marks that end the text dropped (unless nothing else is left), spaces collapsed.
+    Spelling is not meaning: a capital letter or a question mark cannot move a
+    similarity across the floor."""
+    folded = unicodedata.normalize("NFKC", text).lower().translate(_PUNCTUATION_FORMS)
+    folded = _SPACES.sub(" ", _REPEATED_PUNCTUATION.sub(r"\1", folded)).strip()
+    return _TRAILING_PUNCTUATION.sub("", folded) or folded

@@ -22,20 +22,27 @@ from .plans import Plans
 NEWEST_PRECIOUS = 10
 TODAY_MESSAGES = 200
 UPCOMING_PLANS = 20
+# Characters of each ladder entry after its label: one long day (a 2,000-character diary
+# entry) must not push the week and the month out of the budget.
+LADDER_ENTRY_CHARS = 100
 
 
 def _entry(label: str, row: dict[str, Any] | None) -> str | None:
     if not row or not (row.get("title") or row.get("summary")):
         return None
     title, summary = row.get("title") or "", row.get("summary") or ""
-    return f"{label}: {title} — {summary}" if title and summary else f"{label}: {title or summary}"
+    text = f"{title} — {summary}" if title and summary else title or summary
+    if len(text) > LADDER_ENTRY_CHARS:
+        text = text[: LADDER_ENTRY_CHARS - 1].rstrip() + "…"
+    return f"{label}: {text}"
 
 
 def impressions_ladder(
     daily: dict[str, Any] | None, weekly: dict[str, Any] | None, monthly: dict[str, Any] | None, budget: int
 ) -> str:
-    """Yesterday, then the week, then the month, within ``budget`` characters; what does
-    not fit is trimmed from the month first, then the week, then the day."""
+    """Yesterday, then the week, then the month, each entry at most
+    ``LADDER_ENTRY_CHARS`` after its label, within ``budget`` characters; what does not
+    fit is trimmed from the month first, then the week, then the day."""
     lines = [
         _entry(f"Yesterday ({daily['date']})" if daily else "", daily),
         _entry(f"Week {weekly['week']}" if weekly else "", weekly),

@@ -1,7 +1,8 @@
 """Recall: the few memories that matter for a query.
 
-Two channels find candidates — the vector index (meaning) and the full-text index
-(words, CJK bigrams) — and reciprocal-rank fusion merges them. The pool is cut to the
+Three channels find candidates — the vector index (meaning), the full-text index
+(words, CJK bigrams) and, for fragments no word matches (codes, ids, parts of words), the
+substring index — and reciprocal-rank fusion merges them. The pool is cut to the
 best ``MEMORY_FILTER_MAX_CANDIDATES``, reranked when a reranker is configured, then
 passed through the gates: nothing that repeats a precious row, recently injected
 memories ranked lower, a floor on the raw score. Recall (not search) records what it
@@ -21,7 +22,7 @@ from typing import Any
 
 from ..clock import iso, parse_iso
 from ..domain.memory import Memory
-from ..domain.search_text import gate_tokens, jaccard, normalised, query_terms
+from ..domain.search_text import embedding_text, gate_tokens, jaccard, normalised, query_terms, substring_needles
 from ..ports import Clock, Database, ModelError, Reranker, VectorIndexError
 from ..store.glossary import GlossaryStore
 from ..store.memories import MemoryStore
@@ -34,7 +35,7 @@ from .vector_mirror import VectorMirror
 # for more than a long tail (measured on LoCoMo by bench/locomo_recall.py).
 RRF_K = 10
 # Meaning counts for a little more than shared words (LoCoMo R@5 0.663 vs 0.658 offline).
-CHANNEL_WEIGHTS = {"vector": 1.3, "lexical": 1.0}
+CHANNEL_WEIGHTS = {"vector": 1.3, "lexical": 1.0, "substring": 1.0}
 PRECIOUS_OVERLAP = 0.6
 DECAY_FACTOR = 0.5
 # Share of a related memory's score that one hop along an edge passes on.
@@ -124,12 +125,14 @@ class Recall:
             meta.notes.append("empty query")
             return RecallResult([], glossary_hits, meta)
 
-        (vector_ranked, query_vector), lexical_ranked = await asyncio.gather(
+        (vector_ranked, query_vector), lexical_ranked, substring_ranked = await asyncio.gather(
             self._vector_channel(text, namespace, types, meta) if vector else _nothing(),
-            self._lexical_channel(text, namespace, types, meta),
+            self._lexical_channel(text, namespace, types),
+            self._substring_channel(text, namespace, types),
         )
         size = max(self.config.memory_filter_max_candidates, k)
-        pool = await self._pool(vector_ranked, query_vector, lexical_ranked, namespace, types, POOL_FACTOR * size, meta)
+        word_ranked = {"lexical": lexical_ranked, "substring": substring_ranked}
+        pool = await self._pool(vector_ranked, query_vector, word_ranked, namespace, types, POOL_FACTOR * size, meta)
         if expand and pool:
             pool = await self._expand(pool, namespace, types)
         pool = pool[:size]
@@ -157,7 +160,7 @@ class Recall:
             meta.notes.append(f"vector search off: {problem}; lexical results only")
             return {}, None
         try:
-            vector = (await self.embedder.embed([text], kind="query"))[0]
+            vector = (await self.embedder.embed([embedding_text(text)], kind="query"))[0]
             where: dict[str, Any] = {"namespace": namespace, "status": "active"}
             if types:
                 where["type"] = {"$in": list(types)}
@@ -167,18 +170,30 @@ class Recall:
             return {}, None
         return {m.id: m.score for m in matches}, vector
 
-    async def _lexical_channel(self, text: str, namespace: str, types: Sequence[str], meta: RecallMeta) -> list[str]:
+    async def _lexical_channel(self, text: str, namespace: str, types: Sequence[str]) -> list[str]:
         terms = query_terms(text)
         if not terms:
             return []
         found = await self.memories.lexical_search(namespace, terms, types=types, limit=self.config.memory_top_k)
         return [id_ for id_, _ in found]
 
+    async def _substring_channel(self, text: str, namespace: str, types: Sequence[str]) -> list[str]:
+        """Memories holding a fragment of the query that the word index cannot match, one
+        with a term no memory has (in any namespace: the index keeps one vocabulary)."""
+        terms = {needle: query_terms(needle) for needle in substring_needles(text)}
+        if not terms:
+            return []
+        known = await self.memories.term_frequencies(sorted({t for found in terms.values() for t in found}))
+        unmatched = [needle for needle, found in terms.items() if any(t not in known for t in found)]
+        if not unmatched:
+            return []
+        return await self.memories.substring_search(namespace, unmatched, types=types, limit=self.config.memory_top_k)
+
     async def _pool(
         self,
         vector_ranked: dict[str, float],
         query_vector: list[float] | None,
-        lexical_ranked: list[str],
+        word_ranked: dict[str, list[str]],
         namespace: str,
         types: Sequence[str],
         limit: int,
@@ -188,7 +203,7 @@ class Recall:
         floor and not a repeat of a better one's text."""
         fused: dict[str, float] = {}
         channels: dict[str, dict[str, int]] = {}
-        for name, ids in (("vector", list(vector_ranked)), ("lexical", lexical_ranked)):
+        for name, ids in (("vector", list(vector_ranked)), *word_ranked.items()):
             weight = CHANNEL_WEIGHTS[name]
             for rank, id_ in enumerate(ids, start=1):
                 fused[id_] = fused.get(id_, 0.0) + weight / (RRF_K + rank)

@@ -16,6 +16,7 @@ from datetime import timedelta
 
 from ..clock import iso, parse_iso
 from ..domain.memory import Memory
+from ..domain.search_text import embedding_text
 from ..ports import Clock, Database, Embedder, InfrastructureError, TaskQueue, VectorIndex, VectorRecord
 from ..store.memories import MemoryStore
 from ..store.outbox import OutboxEntry, OutboxStore
@@ -27,6 +28,9 @@ _MAX_BACKOFF = timedelta(hours=1)
 MIRROR_TASK = {"task": "vector_mirror"}
 # Cloudflare Queues delay a message by at most 12 hours.
 MAX_TASK_DELAY_SECONDS = 12 * 3600
+# What is embedded of a memory: ``embedding_text`` of its content. Change this whenever
+# that form changes, and the vectors made from the old form are made again.
+EMBEDDED_TEXT_FORM = "folded-1"
 
 
 @dataclass(frozen=True)
@@ -74,19 +78,30 @@ class VectorMirror:
         The first embedder to write claims the index. Another one (EMBEDDING_MODEL was
         changed) must not mix its vectors in or query them: until a reindex, recall uses
         words only and mirror writes wait in the outbox.
+
+        Vectors of the same model made from an older form of the text
+        (``EMBEDDED_TEXT_FORM``) stay usable meanwhile; every live memory is queued to be
+        embedded again, once, and the outbox replaces them in the background.
         """
         if not self._checked:
             state = await self.state.get()
             wanted = (self.embedder.model, self.embedder.dimensions)
+            stale_form = False
             if state is None:
-                await self.state.set(*wanted, iso(self.clock.now()))
+                await self.state.set(*wanted, EMBEDDED_TEXT_FORM, iso(self.clock.now()))
             elif (state["model"], state["dimensions"]) != wanted:
                 self._mismatch = (
                     f"the vector index holds {state['model']} vectors ({state['dimensions']}-d) but EMBEDDING_MODEL is "
                     f"{wanted[0]} ({wanted[1]}-d); rebuild it with POST /v1/debug/vector_reindex "
                     "(or `companion-memory reindex`), or set EMBEDDING_MODEL back"
                 )
+            else:
+                stale_form = state["text_form"] != EMBEDDED_TEXT_FORM
             self._checked = True
+            if stale_form:
+                await self.state.set(*wanted, EMBEDDED_TEXT_FORM, iso(self.clock.now()))
+                await self._enqueue_live(only_missing=False)
+                await self.schedule_retry()
         return self._mismatch
 
     async def sync(self, memory_ids: Sequence[str]) -> SyncReport:
@@ -120,7 +135,7 @@ class VectorMirror:
         the index fails (callers treat the check as a hint and go on without it)."""
         if not text.strip() or await self.mismatch():  # no model embeds an empty text
             return None
-        vector = (await self.embedder.embed([text], kind="passage"))[0]
+        vector = (await self.embedder.embed([embedding_text(text)], kind="passage"))[0]
         matches = await self.vectors.query(vector, top_k=1, filter={"namespace": namespace, "status": "active"})
         return matches[0].id if matches and matches[0].score >= threshold else None
 
@@ -151,7 +166,7 @@ class VectorMirror:
         while ids := await self.memories.ids_after(after, 500):
             await self.vectors.delete(ids)
             after = ids[-1]
-        await self.state.set(self.embedder.model, self.embedder.dimensions, iso(self.clock.now()))
+        await self.state.set(self.embedder.model, self.embedder.dimensions, EMBEDDED_TEXT_FORM, iso(self.clock.now()))
         self._mismatch, self._checked = None, True
         queued = await self._enqueue_live(only_missing=False)
         # The rebuild goes on in the background even if whoever started it stops asking.
@@ -210,7 +225,7 @@ class VectorMirror:
         live = [rows[e.memory_id] for e in entries if e.memory_id in rows and is_indexed(rows[e.memory_id])]
         gone = [e.memory_id for e in entries if e.memory_id not in rows or not is_indexed(rows[e.memory_id])]
         if live:
-            embeddings = await self.embedder.embed([m.content for m in live], kind="passage")
+            embeddings = await self.embedder.embed([embedding_text(m.content) for m in live], kind="passage")
             await self.vectors.upsert(
                 [VectorRecord(m.id, values, vector_metadata(m)) for m, values in zip(live, embeddings, strict=False)]
             )

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from ..domain.memory import MEMORY_FIELDS, Evidence, Memory
-from ..domain.search_text import match_expression, search_document
+from ..domain.search_text import match_expression, search_document, substring_expression, substring_forms, trigrams
 from ..ports import Database, Statement
 from .pagination import decode_cursor, page_of
 from .sql import chunks, from_json, placeholders, read_stored_json, to_json
@@ -20,6 +20,8 @@ _COLUMNS = (*MEMORY_FIELDS, "search_text")
 # keeps a words-only recall of 10k memories under 2 ms (p50) with LoCoMo recall unchanged
 # (R@5 0.650 vs 0.654 at 1000, MRR 0.535 vs 0.533): bench/recall_latency.py, bench/locomo_recall.py.
 POSTINGS_BUDGET = 500
+# The fts5vocab tables: of the word index, and of the substring index (trigrams).
+Vocabulary = Literal["memories_fts_vocab", "memories_substring_vocab"]
 _SELECT = "SELECT " + ", ".join(c for c in _COLUMNS if c != "search_text") + " FROM memories"
 # Columns a service may change in place; id and namespace never change.
 _UPDATABLE = frozenset(_COLUMNS) - {"id", "namespace", "created_at", "search_text"}
@@ -124,12 +126,7 @@ class MemoryStore:
         blow the budget barely changes which memories come out on top.
         """
         exact = [t for t in terms if not t.endswith("*")]
-        frequency: dict[str, int] = {}
-        for part in chunks(exact):
-            rows = await self.db.all(
-                f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({placeholders(len(part))})", tuple(part)
-            )
-            frequency.update((r["term"], r["doc"]) for r in rows)
+        frequency = await self.term_frequencies(exact)
         kept: list[str] = []
         postings = 0
         for term in sorted((t for t in exact if t in frequency), key=frequency.__getitem__):
@@ -168,6 +165,50 @@ class MemoryStore:
             (at, limit),
         )
         return [memory_from_row(r) for r in rows]
+
+    async def term_frequencies(
+        self, terms: Sequence[str], vocabulary: Vocabulary = "memories_fts_vocab"
+    ) -> dict[str, int]:
+        """How many memories (of any namespace and status) an index holds each term in;
+        a term it lacks is left out."""
+        frequency: dict[str, int] = {}
+        for part in chunks(list(terms)):
+            rows = await self.db.all(
+                f"SELECT term, doc FROM {vocabulary} WHERE term IN ({placeholders(len(part))})", tuple(part)
+            )
+            frequency.update((r["term"], r["doc"]) for r in rows)
+        return frequency
+
+    async def substring_search(
+        self, namespace: str, needles: Sequence[str], *, types: Sequence[str] = (), limit: int = 50
+    ) -> list[str]:
+        """Ids of live memories whose content holds any of the needles, best first.
+
+        A form of a needle with a trigram no memory has cannot match and is not looked
+        for; nor is one whose rarest trigram is in more than ``POSTINGS_BUDGET`` memories:
+        a fragment that common picks out nothing, and scoring its matches would be the
+        whole cost of the query.
+        """
+        forms = {form: trigrams(form) for form in substring_forms(list(needles))}
+        frequency = await self.term_frequencies(
+            sorted({g for grams in forms.values() for g in grams}), "memories_substring_vocab"
+        )
+        kept = [
+            form
+            for form, grams in forms.items()
+            if all(g in frequency for g in grams) and min(frequency[g] for g in grams) <= POSTINGS_BUDGET
+        ]
+        expression = substring_expression(kept)
+        if expression is None:
+            return []
+        type_filter = f"AND m.type IN ({placeholders(len(types))})" if types else ""
+        rows = await self.db.all(
+            "SELECT m.id AS id FROM memories_substring JOIN memories m ON m.rowid = memories_substring.rowid "
+            "WHERE memories_substring MATCH ? AND m.namespace = ? AND m.status = 'active' "
+            f"AND m.version_status = 'current' {type_filter} ORDER BY bm25(memories_substring) LIMIT ?",
+            (expression, namespace, *types, limit),
+        )
+        return [r["id"] for r in rows]
 
     async def neighbours(self, ids: Sequence[str]) -> list[dict[str, Any]]:
         """Relation edges touching these memories, except version history."""

@@ -24,7 +24,8 @@ class TableSpec:
     derived: tuple[tuple[str, Callable[[dict[str, Any]], Any]], ...] = ()
 
 
-# Derived columns (memories.search_text) are rebuilt on import, not exported.
+# Derived columns (memories.search_text) are rebuilt on import, not exported; the
+# full-text and substring indexes follow the rows by trigger.
 TABLES = (
     TableSpec(
         "memories",

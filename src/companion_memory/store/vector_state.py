@@ -1,4 +1,5 @@
-"""SQL for the one row that says which embedder filled the vector index."""
+"""SQL for the one row that says which embedder filled the vector index, and from what
+form of the text."""
 
 from __future__ import annotations
 
@@ -12,12 +13,14 @@ class VectorStateStore:
         self.db = db
 
     async def get(self) -> dict[str, Any] | None:
-        return await self.db.first("SELECT model, dimensions, updated_at FROM vector_index_state WHERE id = 1")
+        return await self.db.first(
+            "SELECT model, dimensions, text_form, updated_at FROM vector_index_state WHERE id = 1"
+        )
 
-    async def set(self, model: str, dimensions: int, at: str) -> None:
+    async def set(self, model: str, dimensions: int, text_form: str, at: str) -> None:
         await self.db.run(
-            "INSERT INTO vector_index_state (id, model, dimensions, updated_at) VALUES (1, ?, ?, ?) "
+            "INSERT INTO vector_index_state (id, model, dimensions, text_form, updated_at) VALUES (1, ?, ?, ?, ?) "
             "ON CONFLICT (id) DO UPDATE SET model = excluded.model, dimensions = excluded.dimensions, "
-            "updated_at = excluded.updated_at",
-            (model, dimensions, at),
+            "text_form = excluded.text_form, updated_at = excluded.updated_at",
+            (model, dimensions, text_form, at),
         )
