@@ -244,6 +244,7 @@ def test_plans_show_their_day_and_are_marked_done_or_abandoned(panel: Panel, res
     # A plan the dream found waits for review with its day.
     rest.say("I'm flying to Osaka tomorrow")
     page = panel.go("more/maintenance")
+    expect(page.locator("input[name=dream-date]")).not_to_have_value("")  # today, from the boot package
     page.click("#dream-run")
     expect(page.locator("#dream-report")).to_contain_text("1 new candidate")
     page = panel.go("review")

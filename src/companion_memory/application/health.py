@@ -33,6 +33,7 @@ async def liveness(runtime: Runtime) -> Health:
 class IndexState(BaseModel):
     model: str
     dimensions: int
+    text_form: str = Field(description="The form of the text the vectors were made from (see domain/search_text.py).")
     updated_at: str
 
 
