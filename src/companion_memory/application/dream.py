@@ -23,6 +23,7 @@ class DreamCounts(BaseModel):
     rejected_unknown_target: int
     with_target: int
     applied_world_facts: int
+    contradictions: int = Field(0, description="Candidates that contradict a live memory (kind contradiction).")
 
 
 class DreamCandidate(BaseModel):

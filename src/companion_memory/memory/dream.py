@@ -20,6 +20,7 @@ from ..ports import Clock, Database, InfrastructureError
 from ..store.candidates import CandidateStore
 from ..store.dream import DreamStore
 from .config import MemoryConfig
+from .contradictions import question
 from .extraction import ExtractedChange, ExtractedMemory, Extractor
 from .sensitive import refused_classes
 from .vector_mirror import VectorMirror
@@ -116,6 +117,7 @@ class Dream:
                 "rejected_unknown_target": 0,
                 "with_target": 0,
                 "applied_world_facts": 0,
+                "contradictions": 0,
             },
             "started_at": iso(self.clock.now()),
             "candidates": [],
@@ -175,6 +177,23 @@ class Dream:
     ) -> dict[str, Any] | None:
         if not self._acceptable(batch, memory.evidence, memory.content, report):
             return None
+        pairs = await self.writer.contradictions.find(namespace, memory.content, memory.fact_key)
+        if pairs:
+            report["counts"]["contradictions"] += 1
+            row = self._row(
+                namespace,
+                batch,
+                "contradiction",
+                normalise_type(memory.type) or "note",
+                memory.content,
+                memory.fact_key,
+                memory.importance,
+                memory.confidence,
+                memory.evidence,
+                pairs[0].older.id,
+            )
+            row["reason"] = question(pairs[0].older, pairs[0].reason)
+            return row
         target = await self._duplicate_of(namespace, memory)
         report["counts"]["with_target"] += bool(target)
         return self._row(

@@ -85,6 +85,16 @@ class MemoryStore:
         )
         return memory_from_row(row) if row else None
 
+    async def in_fact_key_family(self, namespace: str, family: str, limit: int) -> list[Memory]:
+        """Live memories whose fact_key starts with ``family`` and a dot."""
+        escaped = family.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = await self.db.all(
+            f"{_SELECT} WHERE namespace = ? AND status = 'active' AND version_status = 'current' "
+            "AND fact_key LIKE ? ESCAPE '\\' ORDER BY created_at LIMIT ?",
+            (namespace, escaped + ".%", limit),
+        )
+        return [memory_from_row(r) for r in rows]
+
     async def page(
         self,
         namespace: str,
