@@ -4,6 +4,7 @@ the dream finding one in a day's messages without a model."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -15,6 +16,8 @@ from companion_memory.memory.recall import Hit
 from companion_memory.runtime import Runtime
 from tests.conftest import MCP_KEY, FlakyIndex, auth
 from tests.test_dream import say
+from tests.test_dream_model import answer
+from tests.upstreams import RecordingUpstream
 
 
 @pytest.mark.parametrize(
@@ -191,3 +194,40 @@ def test_the_prompt_names_the_older_claim() -> None:
         '1. [fact, ] Moved to Berlin (this contradicts an older memory, "Lives in Paris"; '
         "the user has not yet said which one stands)"
     )
+
+
+@pytest.fixture
+def upstream() -> Iterator[RecordingUpstream]:
+    with RecordingUpstream() as fake:
+        yield fake
+
+
+@pytest.fixture
+def dreaming(runtime: Runtime, upstream: RecordingUpstream) -> Runtime:
+    runtime.settings = runtime.settings.model_copy(
+        update={"CHAT_BASE_URL": upstream.url + "/v1", "DREAM_MODEL": "dreamer"}
+    )
+    for cached in ("dream", "dream_model"):
+        runtime.__dict__.pop(cached, None)
+    return runtime
+
+
+@pytest.mark.parametrize("confirmed", [True, False])
+async def test_dream_model_confirms_or_dismisses_what_the_rules_suspect(
+    client: httpx.AsyncClient, dreaming: Runtime, upstream: RecordingUpstream, confirmed: bool
+) -> None:
+    older = (await write(client, "user.coffee", "Likes coffee"))["memory"]
+    await say(client, ("user", "I don't like coffee any more.", "2026-11-29T02:00:00Z"))
+    # One scripted reply serves both calls: the extraction, and the verdict on the pair.
+    upstream.reply_text = answer(
+        add=[{"content": "Doesn't like coffee", "evidence": ["I don't like coffee"]}], contradicts=confirmed
+    )
+    [report] = await dreaming.dream.night()
+    assert (report["counts"]["contradictions"], report["counts"]["contradictions_dismissed"]) == (
+        (1, 0) if confirmed else (0, 1)
+    )
+    [candidate] = await pending(client)
+    assert candidate["kind"] == ("contradiction" if confirmed else "add")
+    verdict_asked = upstream.requests[-1].json["messages"][1]["content"]
+    assert verdict_asked == "Older: Likes coffee\nNewer: Doesn't like coffee"
+    assert candidate["target_memory_id"] == (older["id"] if confirmed else None)

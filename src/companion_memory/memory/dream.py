@@ -21,7 +21,9 @@ from ..store.candidates import CandidateStore
 from ..store.dream import DreamStore
 from .config import MemoryConfig
 from .contradictions import question
+from .dream_model import confirms_contradiction
 from .extraction import ExtractedChange, ExtractedMemory, Extractor
+from .model_call import JobModel
 from .sensitive import refused_classes
 from .vector_mirror import VectorMirror
 from .writes import Actor, MemoryDraft, MemoryWriter
@@ -44,6 +46,7 @@ class Dream:
         clock: Clock,
         config: MemoryConfig,
         extractor: Extractor,
+        judge: JobModel | None = None,
     ) -> None:
         self.db = db
         self.writer = writer
@@ -51,6 +54,8 @@ class Dream:
         self.clock = clock
         self.config = config
         self.extractor = extractor
+        # DREAM_MODEL, when configured: it confirms or dismisses what the contradiction rules suspect.
+        self.judge = judge
         self.store = DreamStore(db)
 
     def yesterday(self) -> date:
@@ -118,6 +123,7 @@ class Dream:
                 "with_target": 0,
                 "applied_world_facts": 0,
                 "contradictions": 0,
+                "contradictions_dismissed": 0,
             },
             "started_at": iso(self.clock.now()),
             "candidates": [],
@@ -178,6 +184,10 @@ class Dream:
         if not self._acceptable(batch, memory.evidence, memory.content, report):
             return None
         pairs = await self.writer.contradictions.find(namespace, memory.content, memory.fact_key)
+        if pairs and self.judge is not None:
+            verdicts = [await confirms_contradiction(self.judge, memory.content, p.older.content) for p in pairs]
+            report["counts"]["contradictions_dismissed"] += verdicts.count(False)
+            pairs = [pair for pair, verdict in zip(pairs, verdicts, strict=True) if verdict is not False]
         if pairs:
             report["counts"]["contradictions"] += 1
             row = self._row(
