@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from companion_memory.adapters.local.sqlite import SqliteDatabase
 from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations, split_statements
 from companion_memory.ports import Database
+from tests.fakes.d1 import make_d1_database
 
 
 def test_split_respects_quotes_comments_and_trigger_bodies() -> None:
@@ -29,7 +33,36 @@ async def test_migrations_apply_once_with_wrangler_bookkeeping(db: Database) -> 
     # The db fixture already applied them; a second run applies nothing.
     assert await apply_migrations(db, load_migrations(default_migrations_dir())) == []
     rows = await db.all("SELECT id, name, applied_at FROM d1_migrations")
-    assert [r["name"] for r in rows] == ["0001_initial.sql"] and rows[0]["applied_at"]
+    assert [r["name"] for r in rows] == [m.name for m in load_migrations(default_migrations_dir())]
+    assert rows[0]["name"] == "0001_initial.sql" and rows[0]["applied_at"]
+
+
+@pytest.mark.parametrize("adapter", ["sqlite", "d1"])
+async def test_the_candidates_rebuild_keeps_rows_and_indexes(adapter: str) -> None:
+    db: Database = SqliteDatabase.open(":memory:") if adapter == "sqlite" else make_d1_database()
+    migrations = load_migrations(default_migrations_dir())
+    await apply_migrations(db, migrations[:1])
+    at = "2026-11-30T12:00:00.000Z"
+    await db.run(
+        "INSERT INTO memory_candidates (id, kind, content, evidence, status, created_at, updated_at) "
+        "VALUES ('c1', 'update', 'Lives in Lisbon', '[{\"quote\": \"Lisbon\"}]', 'approved', ?, ?)",
+        (at, at),
+    )
+    await apply_migrations(db, migrations)
+    row = await db.first("SELECT kind, content, evidence, status, created_at FROM memory_candidates WHERE id = 'c1'")
+    assert row == {
+        "kind": "update",
+        "content": "Lives in Lisbon",
+        "evidence": '[{"quote": "Lisbon"}]',
+        "status": "approved",
+        "created_at": at,
+    }
+    await db.run(
+        "INSERT INTO memory_candidates (id, kind, created_at, updated_at) VALUES ('c2', 'contradiction', ?, ?)",
+        (at, at),
+    )
+    indexes = await db.all("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'memory_candidates'")
+    assert {"memory_candidates_status", "memory_candidates_target"} <= {r["name"] for r in indexes}
 
 
 def test_wrangler_toml_names_the_same_migrations_folder() -> None:
