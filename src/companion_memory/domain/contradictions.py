@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .search_text import cjk_bigrams, stem
 
@@ -159,6 +160,9 @@ def _normal(text: str) -> str:
     return text
 
 
+# A write compares its memory with up to a few dozen others, and the same ones again on
+# the next write: each text is read once.
+@lru_cache(maxsize=4096)
 def read_claim(text: str) -> Claim:
     families: set[str] = set()
     negations = 0
@@ -231,7 +235,8 @@ class Slot:
     value: str
 
 
-def read_slots(text: str) -> list[Slot]:
+@lru_cache(maxsize=4096)
+def read_slots(text: str) -> tuple[Slot, ...]:
     """The single-valued slots a text fills, each with whose it is (the words before it)."""
     normal = _normal(text)
     found: list[Slot] = []
@@ -242,7 +247,7 @@ def read_slots(text: str) -> list[Slot]:
                 continue
             slot = name.format(what=match.groupdict().get("what") or "")
             found.append(Slot(slot, before.words, match.group("value").strip()))
-    return found
+    return tuple(found)
 
 
 # Terms that find the memories filling a slot, for the full-text search (search_text forms).

@@ -21,7 +21,7 @@ candidate of kind ``contradiction``: ``target_memory_id`` is the older memory an
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,18 +70,17 @@ class Contradictions:
         fact_key: str | None,
         *,
         memory_id: str | None = None,
-        exclude: Collection[str] = (),
     ) -> list[Contradiction]:
         """The live memories ``content`` contradicts, oldest first. ``memory_id`` is the
         new memory when it is already stored (its vector is then looked up, not made);
         a vector index or embedder that is down leaves the other ways of looking."""
-        found: dict[str, Memory] = {}
+        texts: dict[str, dict[str, Any]] = {}
         known_subject: set[str] = set()
         family = fact_key_family(fact_key)
         if family:
-            for memory in await self.memories.in_fact_key_family(namespace, family, _LOOKED_AT):
-                found[memory.id] = memory
-                known_subject.add(memory.id)
+            for row in await self.memories.in_fact_key_family(namespace, family, _LOOKED_AT):
+                texts[row["id"]] = row
+                known_subject.add(row["id"])
         terms = query_terms(content) + (list(SLOT_CUES) if read_slots(content) else [])
         ids = [id_ for id_, _ in await self.memories.lexical_search(namespace, terms, limit=_LOOKED_AT)]
         try:
@@ -90,16 +89,19 @@ class Contradictions:
             near = []
         ids += [id_ for id_, _ in near]
         known_subject.update(id_ for id_, relevance in near if relevance >= SAME_SUBJECT_RELEVANCE)
-        for memory in await self.memories.get_many([i for i in dict.fromkeys(ids) if i not in found]):
-            found[memory.id] = memory
-        pairs = []
-        for memory in sorted(found.values(), key=lambda m: (m.created_at, m.id)):
-            if memory.id == memory_id or memory.id in exclude or not _live(memory, namespace):
+        for row in await self.memories.live_texts(namespace, [i for i in dict.fromkeys(ids) if i not in texts]):
+            texts[row["id"]] = row
+        reasons: dict[str, str] = {}
+        for row in sorted(texts.values(), key=lambda r: (r["created_at"], r["id"])):
+            if row["id"] == memory_id:
                 continue
-            reason = contradiction(content, memory.content, same_subject=memory.id in known_subject)
+            reason = contradiction(content, row["content"], same_subject=row["id"] in known_subject)
             if reason:
-                pairs.append(Contradiction(memory, reason))
-        return pairs[:MAX_PAIRS]
+                reasons[row["id"]] = reason
+            if len(reasons) == MAX_PAIRS:
+                break
+        rows = {m.id: m for m in await self.memories.get_many(list(reasons))}
+        return [Contradiction(rows[id_], reason) for id_, reason in reasons.items() if id_ in rows]
 
     async def record(self, newer: Memory, pairs: list[Contradiction], actor: str, now: str) -> list[str]:
         """An edge, a review candidate and an event for each pair not already waiting
@@ -189,7 +191,3 @@ def contradiction_candidate(
 def question(older: Memory, reason: str) -> str:
     """What a contradiction candidate asks the owner."""
     return f"Contradicts an older memory ({reason}): “{older.content}”. Which one stands?"
-
-
-def _live(memory: Memory, namespace: str) -> bool:
-    return memory.namespace == namespace and memory.status == "active" and memory.version_status == "current"

@@ -85,15 +85,26 @@ class MemoryStore:
         )
         return memory_from_row(row) if row else None
 
-    async def in_fact_key_family(self, namespace: str, family: str, limit: int) -> list[Memory]:
-        """Live memories whose fact_key starts with ``family`` and a dot."""
+    async def in_fact_key_family(self, namespace: str, family: str, limit: int) -> list[dict[str, Any]]:
+        """id, content and created_at of live memories whose fact_key starts with ``family`` and a dot."""
         escaped = family.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        rows = await self.db.all(
-            f"{_SELECT} WHERE namespace = ? AND status = 'active' AND version_status = 'current' "
-            "AND fact_key LIKE ? ESCAPE '\\' ORDER BY created_at LIMIT ?",
+        return await self.db.all(
+            "SELECT id, content, created_at FROM memories WHERE namespace = ? AND status = 'active' "
+            "AND version_status = 'current' AND fact_key LIKE ? ESCAPE '\\' ORDER BY created_at LIMIT ?",
             (namespace, escaped + ".%", limit),
         )
-        return [memory_from_row(r) for r in rows]
+
+    async def live_texts(self, namespace: str, ids: Sequence[str]) -> list[dict[str, Any]]:
+        """id, content and created_at of those of these memories that are live in the
+        namespace: what a text comparison needs, without decoding whole rows."""
+        found: list[dict[str, Any]] = []
+        for part in chunks(list(ids)):
+            found += await self.db.all(
+                f"SELECT id, content, created_at FROM memories WHERE id IN ({placeholders(len(part))}) "
+                "AND namespace = ? AND status = 'active' AND version_status = 'current'",
+                (*part, namespace),
+            )
+        return found
 
     async def page(
         self,
