@@ -155,6 +155,15 @@ def test_a_contradiction_asks_which_memory_stands(panel: Panel, rest: Rest) -> N
     expect(page.locator(".toast-ok", has_text="Approved")).to_contain_text("replaced the old version")
     assert [m["id"] for m in rest.memories()] == [newer]
 
+    # A pair the rules got wrong: both stand, and the question is closed.
+    rest.remember("drink.coffee", "Likes coffee")
+    rest.remember("drink.coffee.evening", "Doesn't like coffee after 6pm")
+    page.locator("button", has_text="Refresh").click()
+    expect(card).to_have_count(1)
+    card.locator("[data-action=both]").click()
+    expect(card).to_have_count(0)
+    eventually(lambda: rest.candidates() == [] and len(rest.memories()) == 3)
+
 
 def test_create_find_edit_supersede_and_delete_a_memory(panel: Panel, rest: Rest) -> None:
     panel.sign_in()

@@ -142,6 +142,19 @@ async def test_discarding_keeps_the_older_and_merge_is_refused(client: httpx.Asy
     assert [h["id"] for h in (await recall(client, "吃辣"))["hits"]] == [older["id"]]
 
 
+async def test_removing_the_edge_lets_both_stand(client: httpx.AsyncClient) -> None:
+    older = (await write(client, "user.tea.like", "我喜欢喝茶"))["memory"]
+    newer = (await write(client, "user.tea.evening", "我不喜欢喝茶"))["memory"]
+    detail = (await client.get(f"/v1/memories/{newer['id']}", headers=auth())).json()
+    [edge] = [r for r in detail["relations"] if r["relation"] == "contradicts"]
+    removed = await client.delete(f"/v1/memories/{newer['id']}/relations/{edge['id']}", headers=auth())
+    assert removed.status_code == 200, removed.text
+    assert await pending(client) == []
+    [closed] = (await client.get("/v1/candidates", params={"status": "discarded"}, headers=auth())).json()["candidates"]
+    assert closed["reason"].startswith("both stand")
+    assert {h["id"] for h in (await recall(client, "喝茶"))["hits"]} == {older["id"], newer["id"]}
+
+
 async def test_over_mcp_a_move_contradicts_where_the_user_lived(client: httpx.AsyncClient, runtime: Runtime) -> None:
     older = (await mcp_upsert(client, "home", "Lives in Paris"))["memory"]
     newer = (await mcp_upsert(client, "moved", "Moved to Berlin"))["memory"]

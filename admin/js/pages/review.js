@@ -1,8 +1,8 @@
 // Review queue: each candidate the dream proposed, with the words it came from and the
 // memory it would change. Approve is one click; discard, merge and supersede are one
 // click too, with a few seconds to undo before they are sent. A contradiction shows the
-// older and the newer memory and asks which one stands: the newer (approve) or the
-// older (discard).
+// older and the newer memory and asks which one stands: the newer (approve), the older
+// (discard), or both (the contradicts edge is removed).
 import { api, ns } from "../api.js";
 import { refreshPendingBadge } from "../badge.js";
 import { append, clear, h, icon } from "../dom.js";
@@ -104,9 +104,19 @@ function candidateCard(candidate, pending, remove, restore) {
 
   const contradiction = candidate.kind === "contradiction";
   const approveButton = button(contradiction ? "Keep the newer" : "Approve", { kind: "ok", iconName: "check", onclick: approve, dataset: { action: "approve" } });
+  // Both stand: the contradicts edge goes, which closes the question (only a stored pair has one).
+  async function bothStand() {
+    const newer = encodeURIComponent(candidate.result_memory_id);
+    const { relations } = await api.get(`/v1/memories/${newer}`);
+    const edge = relations.find((r) => r.relation === "contradicts" && r.target_id === candidate.target_memory_id);
+    if (edge) await api.delete(`/v1/memories/${newer}/relations/${encodeURIComponent(edge.id)}`);
+  }
   const decisions = contradiction
     ? [approveButton,
-        button("Keep the older", { iconName: "undo", dataset: { action: "discard" }, onclick: () => later("Kept the older memory.", () => api.post(path("discard"))) })]
+        button("Keep the older", { iconName: "undo", dataset: { action: "discard" }, onclick: () => later("Kept the older memory.", () => api.post(path("discard"))) }),
+        candidate.result_memory_id
+          ? button("Both stand", { kind: "ghost", iconName: "check", dataset: { action: "both" }, onclick: () => later("Both memories stand.", bothStand) })
+          : null]
     : [approveButton,
         button(candidate.target_memory_id ? "Merge" : "Merge…", { iconName: "merge", dataset: { action: "merge" }, onclick: safely(() => withTarget("merge", "Merged")) }),
         button(candidate.target_memory_id ? "Supersede" : "Supersede…", { iconName: "swap", dataset: { action: "supersede" }, onclick: safely(() => withTarget("supersede", "Superseded")) }),

@@ -4,8 +4,9 @@ The text rules (``domain/contradictions.py``) decide; this chooses what they com
 new memory with, in one namespace, among active current memories:
 
 - its fact_key family: the key without its last segment, when that leaves at least two
-  segments (``user.coffee.opinion`` → ``user.coffee``; a one-segment prefix such as
-  ``user`` or ``pref`` names no subject);
+  segments (``user.coffee.opinion`` → ``user.coffee``: the memories keyed ``user.coffee``
+  and ``user.coffee.*``; a one-segment prefix such as ``user`` or ``pref`` names no
+  subject);
 - what the full-text index finds by its words, and by a slot's cue words when it fills
   one ("moved to Berlin" looks up memories about where the user lives);
 - its nearest neighbours in the vector index, when the index is up.

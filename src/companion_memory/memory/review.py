@@ -9,7 +9,8 @@ newer claim (the older is superseded by it), discarding keeps the older (the new
 archived). Between two stored memories that is the owner's own choice, so a hand-authored
 memory may be the one set aside. From the dream the newer claim is no memory yet:
 approving writes it over the older as any update does, discarding writes nothing. Merge
-and supersede do not apply to a contradiction.
+and supersede do not apply to a contradiction. When both stand, the owner removes the
+``contradicts`` edge, and that closes the question (MemoryWriter.unrelate).
 """
 
 from __future__ import annotations

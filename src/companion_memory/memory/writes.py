@@ -17,6 +17,7 @@ from ..domain.memory import Evidence, Memory
 from ..domain.types import RELATIONS, normalise_fact_key, normalise_type
 from ..errors import Conflict, InvalidInput, NotFound, SensitiveContent
 from ..ports import Clock, ConstraintError, Database
+from ..store.candidates import CandidateStore
 from ..store.memories import MemoryStore
 from ..store.outbox import OutboxOp, OutboxStore
 from .config import MemoryConfig
@@ -332,14 +333,14 @@ class MemoryWriter:
                 f"relation {relation_id} of memory {memory_id} not found (version history cannot be removed)"
             )
         now = iso(self.clock.now())
-        await self.db.batch(
-            [
-                MemoryStore.remove_relation(relation_id),
-                MemoryStore.event(
-                    memory.namespace, memory.id, "unrelated", actor.name, {"relation_id": relation_id}, now
-                ),
-            ]
-        )
+        statements = [
+            MemoryStore.remove_relation(relation_id),
+            MemoryStore.event(memory.namespace, memory.id, "unrelated", actor.name, {"relation_id": relation_id}, now),
+        ]
+        if edges[0]["relation"] == "contradicts":
+            # No contradiction any more: both memories stand, and the question about them is closed.
+            statements.append(CandidateStore.both_stand(edges[0]["target_id"], edges[0]["source_id"], now))
+        await self.db.batch(statements)
 
     # -- helpers ------------------------------------------------------------------
 
