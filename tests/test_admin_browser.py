@@ -141,6 +141,30 @@ def test_the_review_loop_from_messages_to_an_approved_memory(panel: Panel, rest:
     expect(page.locator("#candidate-list")).to_contain_text("All caught up")
 
 
+def test_a_contradiction_asks_which_memory_stands(panel: Panel, rest: Rest) -> None:
+    rest.remember("home.city", "Lives in Paris")
+    newer = rest.remember("home.move", "Moved to Berlin")
+    panel.sign_in()
+    page = panel.go("review")
+    card = page.locator("article.candidate:visible")
+    expect(card).to_have_count(1)
+    expect(card.locator(".contradiction-question")).to_have_text("Which one stands?")
+    expect(card.locator(".target-content")).to_have_text(["Lives in Paris", "Moved to Berlin"])
+    panel.shoot("review-contradiction")
+    card.locator("[data-action=approve]").click()
+    expect(page.locator(".toast-ok", has_text="Approved")).to_contain_text("replaced the old version")
+    assert [m["id"] for m in rest.memories()] == [newer]
+
+    # A pair the rules got wrong: both stand, and the question is closed.
+    rest.remember("drink.coffee", "Likes coffee")
+    rest.remember("drink.coffee.evening", "Doesn't like coffee after 6pm")
+    page.locator("button", has_text="Refresh").click()
+    expect(card).to_have_count(1)
+    card.locator("[data-action=both]").click()
+    expect(card).to_have_count(0)
+    eventually(lambda: rest.candidates() == [] and len(rest.memories()) == 3)
+
+
 def test_create_find_edit_supersede_and_delete_a_memory(panel: Panel, rest: Rest) -> None:
     panel.sign_in()
     page = panel.go("memories")

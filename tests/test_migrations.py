@@ -53,6 +53,34 @@ async def test_the_substring_index_takes_in_the_memories_written_before_it(kind:
     await db.run("INSERT INTO memories_substring (memories_substring, rank) VALUES ('integrity-check', 1)")
 
 
+@pytest.mark.parametrize("adapter", ["sqlite", "d1"])
+async def test_the_candidates_rebuild_keeps_rows_and_indexes(adapter: str) -> None:
+    db: Database = SqliteDatabase.open(":memory:") if adapter == "sqlite" else make_d1_database()
+    migrations = load_migrations(default_migrations_dir())
+    await apply_migrations(db, migrations[:1])
+    at = "2026-11-30T12:00:00.000Z"
+    await db.run(
+        "INSERT INTO memory_candidates (id, kind, content, evidence, status, created_at, updated_at) "
+        "VALUES ('c1', 'update', 'Lives in Lisbon', '[{\"quote\": \"Lisbon\"}]', 'approved', ?, ?)",
+        (at, at),
+    )
+    await apply_migrations(db, migrations)
+    row = await db.first("SELECT kind, content, evidence, status, created_at FROM memory_candidates WHERE id = 'c1'")
+    assert row == {
+        "kind": "update",
+        "content": "Lives in Lisbon",
+        "evidence": '[{"quote": "Lisbon"}]',
+        "status": "approved",
+        "created_at": at,
+    }
+    await db.run(
+        "INSERT INTO memory_candidates (id, kind, created_at, updated_at) VALUES ('c2', 'contradiction', ?, ?)",
+        (at, at),
+    )
+    indexes = await db.all("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'memory_candidates'")
+    assert {"memory_candidates_status", "memory_candidates_target"} <= {r["name"] for r in indexes}
+
+
 def test_wrangler_toml_names_the_same_migrations_folder() -> None:
     root = Path(__file__).resolve().parents[1]
     toml = (root / "wrangler.toml").read_text(encoding="utf-8")

@@ -255,13 +255,16 @@ async def test_relations_expand_one_hop_and_contradictions_mark(client: httpx.As
     # Not found on its own before the edge; now brought in by it, from the nurse.
     assert ids["hobby.hiking"] not in before
     assert brought["via"] == ids["work.job"] and brought["channels"] == {}
+    # An undecided contradiction: the newer memory (the edge's source) answers, flagged,
+    # in place of the older one the words found.
     cat = await recall(client, "Mochi the cat", k=1)
-    assert cat["hits"][0]["contradicted_by"] == [allergy["id"]]
+    assert cat["hits"][0]["id"] == allergy["id"] and cat["hits"][0]["contradicted_by"] == [ids["pet.cat"]]
     edge = clash.json()["relation"]
     assert (
         await client.delete(f"/v1/memories/{allergy['id']}/relations/{edge['id']}", headers=auth())
     ).status_code == 200
-    assert (await recall(client, "Mochi the cat", k=1))["hits"][0]["contradicted_by"] == []
+    uncontested = (await recall(client, "Mochi the cat", k=1))["hits"][0]
+    assert uncontested["id"] == ids["pet.cat"] and uncontested["contradicted_by"] == []
 
 
 class FakeReranker:

@@ -15,7 +15,7 @@ export function typeColour(type) {
   return TYPE_COLOURS[type] || "#64748b";
 }
 
-const KIND_LABELS = { add: "New memory", update: "Update", delete: "Forget", quote: "Quote" };
+const KIND_LABELS = { add: "New memory", update: "Update", delete: "Forget", quote: "Quote", contradiction: "Contradiction" };
 export const kindLabel = (kind) => KIND_LABELS[kind] || kind;
 
 export function when(value) {

@@ -126,7 +126,7 @@ class Runtime:
         extractor: Extractor = (
             ModelExtractor(self.dream_model, self.settings.DREAM_MAX_TOKENS) if self.dream_model else RequestExtractor()
         )
-        return Dream(self.db, self.writer, self.mirror, self.clock, self.config, extractor)
+        return Dream(self.db, self.writer, self.mirror, self.clock, self.config, extractor, self.dream_model)
 
     @cached_property
     def tasks(self) -> TaskRunner:

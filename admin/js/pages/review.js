@@ -1,6 +1,8 @@
 // Review queue: each candidate the dream proposed, with the words it came from and the
 // memory it would change. Approve is one click; discard, merge and supersede are one
-// click too, with a few seconds to undo before they are sent.
+// click too, with a few seconds to undo before they are sent. A contradiction shows the
+// older and the newer memory and asks which one stands: the newer (approve), the older
+// (discard), or both (the contradicts edge is removed).
 import { api, ns } from "../api.js";
 import { refreshPendingBadge } from "../badge.js";
 import { append, clear, h, icon } from "../dom.js";
@@ -13,13 +15,18 @@ const STATUSES = [["pending", "Pending"], ["approved", "Approved"], ["merged", "
 const ACTION_WORDS = { created: "created a new memory", upserted: "updated the memory with its fact key", superseded: "replaced the old version", archived: "archived the memory" };
 
 function targetBox(candidate) {
-  const box = h("div", { class: "target", dataset: { target: candidate.target_memory_id } },
-    h("span", { class: "section-label" }, candidate.kind === "delete" ? "Would archive this memory" : "Would change this memory"),
+  const label = candidate.kind === "delete" ? "Would archive this memory" : "Would change this memory";
+  return memoryBox(candidate.target_memory_id, label, candidate.kind !== "add" ? "diff-old" : null);
+}
+
+function memoryBox(id, label, contentClass) {
+  const box = h("div", { class: "target", dataset: { target: id } },
+    h("span", { class: "section-label" }, label),
     h("p", { class: "content muted" }, "Loading…"));
-  api.get(`/v1/memories/${encodeURIComponent(candidate.target_memory_id)}`).then(({ memory }) => {
-    append(clear(box), 
-      h("span", { class: "section-label" }, candidate.kind === "delete" ? "Would archive this memory" : "Would change this memory"),
-      h("p", { class: ["content", candidate.kind !== "add" && "diff-old", "target-content"] }, memory.content),
+  api.get(`/v1/memories/${encodeURIComponent(id)}`).then(({ memory }) => {
+    append(clear(box),
+      h("span", { class: "section-label" }, label),
+      h("p", { class: ["content", contentClass, "target-content"] }, memory.content),
       h("div", { class: "item-meta" }, typeChip(memory.type), memory.status !== "active" ? h("span", { class: "chip chip-status", dataset: { status: memory.status } }, memory.status) : null,
         memory.fact_key ? h("span", { class: "mono" }, memory.fact_key) : null,
         h("button", { class: "button button-small button-ghost", type: "button", onclick: () => openMemory(memory.id) }, "Open")));
@@ -27,6 +34,17 @@ function targetBox(candidate) {
     append(clear(box), h("span", { class: "section-label" }, "Target memory"), h("p", { class: "small muted" }, error.message));
   });
   return box;
+}
+
+/** Two memories that cannot both hold: the older one, and the newer (stored, or from the dream's messages). */
+function contradictionPair(candidate) {
+  return h("div", { class: "stack contradiction" },
+    h("p", { class: "content content-large contradiction-question" }, "Which one stands?"),
+    memoryBox(candidate.target_memory_id, "Older", null),
+    candidate.result_memory_id
+      ? memoryBox(candidate.result_memory_id, "Newer", null)
+      : h("div", { class: "target" }, h("span", { class: "section-label" }, "Newer, from your messages"),
+          h("p", { class: "content candidate-content" }, candidate.content)));
 }
 
 /** Choose the memory a candidate is merged into or replaces. */
@@ -85,7 +103,25 @@ function candidateCard(candidate, pending, remove, restore) {
     later(`${word} into the chosen memory.`, () => api.post(path(verb), { target_id: target.id }));
   }
 
-  const approveButton = button("Approve", { kind: "ok", iconName: "check", onclick: approve, dataset: { action: "approve" } });
+  const contradiction = candidate.kind === "contradiction";
+  const approveButton = button(contradiction ? "Keep the newer" : "Approve", { kind: "ok", iconName: "check", onclick: approve, dataset: { action: "approve" } });
+  // Both stand: the contradicts edge goes, which closes the question (only a stored pair has one).
+  async function bothStand() {
+    const newer = encodeURIComponent(candidate.result_memory_id);
+    const { relations } = await api.get(`/v1/memories/${newer}`);
+    const edge = relations.find((r) => r.relation === "contradicts" && r.target_id === candidate.target_memory_id);
+    if (edge) await api.delete(`/v1/memories/${newer}/relations/${encodeURIComponent(edge.id)}`);
+  }
+  const decisions = contradiction
+    ? [approveButton,
+        button("Keep the older", { iconName: "undo", dataset: { action: "discard" }, onclick: () => later("Kept the older memory.", () => api.post(path("discard"))) }),
+        candidate.result_memory_id
+          ? button("Both stand", { kind: "ghost", iconName: "check", dataset: { action: "both" }, onclick: () => later("Both memories stand.", bothStand) })
+          : null]
+    : [approveButton,
+        button(candidate.target_memory_id ? "Merge" : "Merge…", { iconName: "merge", dataset: { action: "merge" }, onclick: safely(() => withTarget("merge", "Merged")) }),
+        button(candidate.target_memory_id ? "Supersede" : "Supersede…", { iconName: "swap", dataset: { action: "supersede" }, onclick: safely(() => withTarget("supersede", "Superseded")) }),
+        button("Discard", { kind: "danger", iconName: "trash", dataset: { action: "discard" }, onclick: () => later("Candidate discarded.", () => api.post(path("discard"))) })];
   append(card, 
     h("div", { class: "item-meta" },
       h("span", { class: "chip chip-kind", dataset: { kind: candidate.kind } }, kindLabel(candidate.kind)),
@@ -93,20 +129,16 @@ function candidateCard(candidate, pending, remove, restore) {
       candidate.type === "plan" ? h("span", { class: "chip chip-plan", dataset: { planStatus: "active" } }, until(candidate.valid_to)) : null,
       h("span", {}, `confidence ${percent(candidate.confidence)}`),
       h("span", { class: "spacer" }), h("span", {}, when(candidate.created_at))),
-    h("p", { class: "content content-large candidate-content" }, candidate.content),
-    candidate.fact_key ? h("p", { class: "mono muted" }, candidate.fact_key) : null,
+    contradiction ? contradictionPair(candidate) : h("p", { class: "content content-large candidate-content" }, candidate.content),
+    candidate.fact_key && !contradiction ? h("p", { class: "mono muted" }, candidate.fact_key) : null,
     candidate.evidence.length
       ? h("div", { class: "stack" }, h("span", { class: "section-label" }, icon("quote", 14), "From your messages"),
           candidate.evidence.map((e) => h("blockquote", { class: "quote candidate-quote" }, e.quote)))
       : null,
-    candidate.target_memory_id ? targetBox(candidate) : null,
+    candidate.target_memory_id && !contradiction ? targetBox(candidate) : null,
     candidate.reason ? h("p", { class: "small muted" }, candidate.reason) : null,
     pending
-      ? h("div", { class: "actions" },
-          approveButton,
-          button(candidate.target_memory_id ? "Merge" : "Merge…", { iconName: "merge", dataset: { action: "merge" }, onclick: safely(() => withTarget("merge", "Merged")) }),
-          button(candidate.target_memory_id ? "Supersede" : "Supersede…", { iconName: "swap", dataset: { action: "supersede" }, onclick: safely(() => withTarget("supersede", "Superseded")) }),
-          button("Discard", { kind: "danger", iconName: "trash", dataset: { action: "discard" }, onclick: () => later("Candidate discarded.", () => api.post(path("discard"))) }))
+      ? h("div", { class: "actions" }, ...decisions)
       : candidate.result_memory_id
         ? h("div", { class: "actions" }, button("Open the memory", { onclick: () => openMemory(candidate.result_memory_id) }))
         : null,

@@ -18,7 +18,10 @@ CandidateStatus = Literal["pending", "approved", "discarded", "merged", "superse
 class CandidateRecord(BaseModel):
     id: str
     namespace: str
-    kind: str = Field(description="add, update or delete.")
+    kind: str = Field(
+        description="add, update, delete, or contradiction: the content contradicts the target memory, and the "
+        "owner says which one stands (approve: the newer; discard: the older)."
+    )
     type: str
     content: str
     fact_key: str | None
@@ -27,8 +30,12 @@ class CandidateRecord(BaseModel):
     evidence: list[EvidenceRecord]
     source_message_ids: list[str]
     valid_to: str | None = Field(description="A plan's last day (or end time), when the candidate is a plan.")
-    target_memory_id: str | None = Field(description="The memory an update or delete is about.")
-    result_memory_id: str | None = Field(description="The memory the decision wrote.")
+    target_memory_id: str | None = Field(
+        description="The memory an update or delete is about; for a contradiction, the older memory."
+    )
+    result_memory_id: str | None = Field(
+        description="The memory the decision wrote; for a contradiction found on a write, the newer memory."
+    )
     status: str
     reason: str | None
     dream_run_id: str | None
@@ -82,13 +89,15 @@ async def list_candidates(runtime: Runtime, _: Principal, query: CandidateQuery)
 
 @use_case("candidates.approve", OWNER)
 async def approve(runtime: Runtime, principal: Principal, target: CandidateId) -> Decision:
-    """Apply a candidate; ``action`` says how: created, upserted, superseded or archived."""
+    """Apply a candidate; ``action`` says how: created, upserted, superseded or archived. A
+    contradiction keeps the newer memory and supersedes the older."""
     return Decision.model_validate(await runtime.review.approve(target.id, principal.profile))
 
 
 @use_case("candidates.discard", OWNER)
 async def discard(runtime: Runtime, principal: Principal, target: CandidateId) -> Decision:
-    """Set a candidate aside without writing anything."""
+    """Set a candidate aside without writing anything; a contradiction found on a write
+    keeps the older memory and archives the newer."""
     return Decision.model_validate(await runtime.review.discard(target.id, principal.profile))
 
 

@@ -23,6 +23,10 @@ class DreamCounts(BaseModel):
     rejected_unknown_target: int
     with_target: int
     applied_world_facts: int
+    contradictions: int = Field(0, description="Candidates that contradict a live memory (kind contradiction).")
+    contradictions_dismissed: int = Field(
+        0, description="Contradictions the rules suspected and DREAM_MODEL said were none."
+    )
 
 
 class DreamCandidate(BaseModel):

@@ -80,7 +80,9 @@ class HitRecord(BaseModel):
     decayed: bool
     channels: dict[str, int] = Field(description="Retrieval channel → 1-based rank in it.")
     via: str | None = Field(description="The hit whose relation brought this one in.")
-    contradicted_by: list[str]
+    contradicted_by: list[str] = Field(
+        description="Older live memories this one contradicts; they stay out of recall until the owner decides."
+    )
 
     @classmethod
     def of(cls, hit: Hit) -> HitRecord:
@@ -134,6 +136,7 @@ class RecallMetaRecord(BaseModel):
     deduped: list[str]
     floored: list[str]
     precious_overlap: list[str]
+    contradicted: list[str] = Field(description="Older memories held back: a newer one contradicts them.")
     notes: list[str]
 
     @classmethod
@@ -146,6 +149,7 @@ class RecallMetaRecord(BaseModel):
             deduped=meta.deduped,
             floored=meta.floored,
             precious_overlap=meta.precious_overlap,
+            contradicted=meta.contradicted,
             notes=meta.notes,
         )
 

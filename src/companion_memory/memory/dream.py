@@ -20,7 +20,10 @@ from ..ports import Clock, Database, InfrastructureError
 from ..store.candidates import CandidateStore
 from ..store.dream import DreamStore
 from .config import MemoryConfig
+from .contradictions import question
+from .dream_model import confirms_contradiction
 from .extraction import ExtractedChange, ExtractedMemory, Extractor
+from .model_call import JobModel
 from .plan_dates import has_passed, parse_valid_to, resolve_when
 from .sensitive import refused_classes
 from .vector_mirror import VectorMirror
@@ -44,6 +47,7 @@ class Dream:
         clock: Clock,
         config: MemoryConfig,
         extractor: Extractor,
+        judge: JobModel | None = None,
     ) -> None:
         self.db = db
         self.writer = writer
@@ -51,6 +55,8 @@ class Dream:
         self.clock = clock
         self.config = config
         self.extractor = extractor
+        # DREAM_MODEL, when configured: it confirms or dismisses what the contradiction rules suspect.
+        self.judge = judge
         self.store = DreamStore(db)
 
     def yesterday(self) -> date:
@@ -118,6 +124,8 @@ class Dream:
                 "with_target": 0,
                 "applied_world_facts": 0,
                 "past_plans": 0,
+                "contradictions": 0,
+                "contradictions_dismissed": 0,
             },
             "started_at": iso(self.clock.now()),
             "candidates": [],
@@ -188,6 +196,28 @@ class Dream:
             # Over before anyone could review it: not a plan to keep.
             report["counts"]["past_plans"] += 1
             return None
+        pairs = await self.writer.contradictions.find(namespace, memory.content, memory.fact_key)
+        if pairs and self.judge is not None:
+            verdicts = [await confirms_contradiction(self.judge, memory.content, p.older.content) for p in pairs]
+            report["counts"]["contradictions_dismissed"] += verdicts.count(False)
+            pairs = [pair for pair, verdict in zip(pairs, verdicts, strict=True) if verdict is not False]
+        if pairs:
+            report["counts"]["contradictions"] += 1
+            row = self._row(
+                namespace,
+                batch,
+                "contradiction",
+                memory_type,
+                memory.content,
+                memory.fact_key,
+                memory.importance,
+                memory.confidence,
+                memory.evidence,
+                pairs[0].older.id,
+                valid_to,
+            )
+            row["reason"] = question(pairs[0].older, pairs[0].reason)
+            return row
         target = await self._duplicate_of(namespace, memory)
         report["counts"]["with_target"] += bool(target)
         return self._row(

@@ -14,6 +14,7 @@ from datetime import date
 from typing import Any
 
 from ..domain.memory import Memory
+from ..ports import ModelError, UpstreamError
 from .extraction import Extraction, read_extraction
 from .model_call import JobModel
 
@@ -83,3 +84,32 @@ class ModelExtractor:
                     else f"the answer is not valid JSON ({str(error)[:200]})"
                 )
         raise ValueError(f"dream model: {problem}")
+
+
+JUDGE_INSTRUCTIONS = """Two statements about the same user were written at different times. Can both be
+true now? Answer with ONE JSON object, nothing else: {"contradicts": true} when they cannot both be
+true, {"contradicts": false} when they can (two different preferences, or one adds detail to the other)."""
+
+
+async def confirms_contradiction(model: JobModel, newer: str, older: str) -> bool | None:
+    """The model's verdict on a pair the rules suspect; None when it gives none (it failed,
+    or answered something else), and the rules' verdict then stands."""
+    body = {
+        "messages": [
+            {"role": "system", "content": JUDGE_INSTRUCTIONS},
+            {"role": "user", "content": f"Older: {older}\nNewer: {newer}"},
+        ],
+        "max_tokens": 200,
+        "temperature": 0,
+    }
+    try:
+        answer = await model.ask(body)
+    except (ModelError, UpstreamError):  # a hint only: the rules found the pair on their own
+        return None
+    match = re.search(r"\{.*\}", answer.text, re.DOTALL)
+    try:
+        value = json.loads(match.group(0)) if match else None
+    except ValueError:
+        return None
+    verdict = value.get("contradicts") if isinstance(value, dict) else None
+    return verdict if isinstance(verdict, bool) else None

@@ -17,7 +17,10 @@ def memories_block(hits: Sequence[Hit], glossary_hits: Sequence[dict[str, Any]])
     for number, hit in enumerate(hits, start=1):
         memory = hit.memory
         date = memory.updated_at[:10]
-        note = f" (contradicted by {', '.join(hit.contradicted_by)})" if hit.contradicted_by else ""
+        note = "".join(
+            f' (this contradicts an older memory, "{claim}"; the user has not yet said which one stands)'
+            for claim in hit.contradicted_claims
+        )
         until = f", until {memory.valid_to}" if memory.valid_to else ""
         lines.append(f"{number}. [{memory.type}, {date}{until}] {memory.content}{note}")
     if glossary_hits:

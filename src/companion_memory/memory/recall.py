@@ -5,8 +5,9 @@ Three channels find candidates — the vector index (meaning), the full-text ind
 substring index — and reciprocal-rank fusion merges them. The pool is cut to the
 best ``MEMORY_FILTER_MAX_CANDIDATES``, reranked when a reranker is configured, then
 passed through the gates: nothing that repeats a precious row, recently injected
-memories ranked lower, a floor on the raw score. Recall (not search) records what it
-injected.
+memories ranked lower, a floor on the raw score. Of two live memories that contradict
+each other and wait for the owner's decision, only the newer is returned, flagged.
+Recall (not search) records what it injected.
 """
 
 from __future__ import annotations
@@ -58,7 +59,10 @@ class Hit:
     channels: dict[str, int] = field(default_factory=dict)  # channel → 1-based rank
     decayed: bool = False
     via: str | None = None  # the hit whose relation brought this one in
+    # Older live memories this one contradicts, the owner not having said which stands
+    # (ids, and their contents for the prompt); those stay out of recall meanwhile.
     contradicted_by: list[str] = field(default_factory=list)
+    contradicted_claims: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -73,6 +77,8 @@ class RecallMeta:
     deduped: list[str] = field(default_factory=list)
     floored: list[str] = field(default_factory=list)
     precious_overlap: list[str] = field(default_factory=list)
+    # Older memories held back because a newer one contradicts them (see Hit.contradicted_by).
+    contradicted: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
 
@@ -135,7 +141,7 @@ class Recall:
         pool = await self._pool(vector_ranked, query_vector, word_ranked, namespace, types, POOL_FACTOR * size, meta)
         if expand and pool:
             pool = await self._expand(pool, namespace, types)
-        pool = pool[:size]
+        pool = (await self._contradictions(pool, namespace, types, meta))[:size]
         if rerank:
             await self._rerank(text, pool, meta)
         else:
@@ -291,7 +297,7 @@ class Recall:
     async def _expand(self, pool: list[Hit], namespace: str, types: Sequence[str]) -> list[Hit]:
         """One hop along relation edges: a memory gains a weighted share of its best
         related memory's score, and a related memory outside the pool joins with that
-        share. A ``contradicts`` edge marks the hit instead of lending it anything."""
+        share. A ``contradicts`` edge lends nothing (see _contradictions)."""
         by_id = {h.memory.id: h for h in pool}
         fused = {id_: h.score for id_, h in by_id.items()}
         lent: dict[str, tuple[float, str]] = {}
@@ -300,8 +306,6 @@ class Recall:
                 if here not in by_id:
                     continue
                 if edge["relation"] == "contradicts":
-                    if there not in by_id[here].contradicted_by:
-                        by_id[here].contradicted_by.append(there)
                     continue
                 share = RELATION_SHARE * float(edge["weight"]) * fused[here]
                 if share > lent.get(there, (0.0, ""))[0]:
@@ -320,6 +324,39 @@ class Recall:
     def _open(self, memory: Memory) -> bool:
         """Not a plan, or a plan that has not ended (the nightly job may not have marked it yet)."""
         return is_open(memory, self.clock.now(), self.config.dream_time_zone)
+
+    async def _contradictions(
+        self, pool: list[Hit], namespace: str, types: Sequence[str], meta: RecallMeta
+    ) -> list[Hit]:
+        """A ``contradicts`` edge between two live memories is a question the owner has
+        not answered yet: the newer memory stands and is flagged, the older stays out.
+        When the query found only the older, the newer takes its place (and its scores:
+        the two are about the same thing)."""
+        by_id = {h.memory.id: h for h in pool}
+        edges = [e for e in await self.memories.neighbours(list(by_id)) if e["relation"] == "contradicts"]
+        if not edges:
+            return pool
+        rows = {h.memory.id: h.memory for h in pool}
+        ends = {e["source_id"] for e in edges} | {e["target_id"] for e in edges}
+        rows.update((m.id, m) for m in await self.memories.get_many([i for i in ends if i not in rows]))
+        for edge in edges:
+            source, target = rows.get(edge["source_id"]), rows.get(edge["target_id"])
+            if source is None or target is None or not (_live(source, namespace, ()) and _live(target, namespace, ())):
+                continue
+            # The edge points from the newer claim; creation time decides for edges drawn by hand.
+            newer, older = (target, source) if target.created_at > source.created_at else (source, target)
+            held = by_id.pop(older.id, None)
+            if held is not None:
+                meta.contradicted.append(older.id)
+            hit = by_id.get(newer.id)
+            if hit is None:
+                if held is None or not _live(newer, namespace, types):
+                    continue
+                hit = by_id[newer.id] = Hit(memory=newer, score=held.score, raw_score=held.raw_score, via=older.id)
+            if older.id not in hit.contradicted_by:
+                hit.contradicted_by.append(older.id)
+                hit.contradicted_claims.append(older.content)
+        return sorted(by_id.values(), key=lambda h: h.score, reverse=True)
 
     async def _glossary_hits(self, namespace: str, text: str) -> list[dict[str, Any]]:
         lowered = text.lower()

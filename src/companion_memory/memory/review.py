@@ -3,6 +3,14 @@
 Applying a candidate is an automatic write the owner agreed to: it passes the
 sensitive-data filter and may not change a hand-authored memory (409). A candidate is
 claimed before it is applied, so approving twice never applies it twice.
+
+A ``contradiction`` candidate asks which of two memories stands: approving keeps the
+newer claim (the older is superseded by it), discarding keeps the older (the newer is
+archived). Between two stored memories that is the owner's own choice, so a hand-authored
+memory may be the one set aside. From the dream the newer claim is no memory yet:
+approving writes it over the older as any update does, discarding writes nothing. Merge
+and supersede do not apply to a contradiction. When both stand, the owner removes the
+``contradicts`` edge, and that closes the question (MemoryWriter.unrelate).
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ class ReviewQueue:
 
     async def supersede(self, candidate_id: str, target_id: str, reviewer: str) -> dict[str, Any]:
         async def apply(candidate: dict[str, Any], actor: Actor) -> tuple[str, WriteResult | None, list[str]]:
+            _not_a_contradiction(candidate)
             result = await self.writer.supersede(candidate["namespace"], target_id, _draft(candidate), actor)
             return "superseded" if result.old_status != "missing" else "created", result, result.notes
 
@@ -42,6 +51,7 @@ class ReviewQueue:
 
     async def merge(self, candidate_id: str, target_id: str, reviewer: str) -> dict[str, Any]:
         async def apply(candidate: dict[str, Any], actor: Actor) -> tuple[str, WriteResult | None, list[str]]:
+            _not_a_contradiction(candidate)
             target = await self._active(target_id)
             evidence = [Evidence.from_dict(e) for e in candidate["evidence"]]
             known = {e.quote for e in target.evidence}
@@ -57,7 +67,14 @@ class ReviewQueue:
 
     async def discard(self, candidate_id: str, reviewer: str) -> dict[str, Any]:
         async def apply(candidate: dict[str, Any], actor: Actor) -> tuple[str, WriteResult | None, list[str]]:
-            return "discarded", None, []
+            newer = candidate["result_memory_id"] if candidate["kind"] == "contradiction" else None
+            if newer is None:
+                return "discarded", None, []
+            memory = await self.writer.store.get(newer)
+            if memory is None or memory.status != "active":
+                return "discarded", None, [f"memory {newer} is no longer active"]
+            result = await self.writer.archive(newer, _owner(actor))
+            return "archived", result, [*result.notes, "the older memory stands"]
 
         return await self._decide(candidate_id, "discarded", reviewer, apply)
 
@@ -87,6 +104,11 @@ class ReviewQueue:
         """Approve: the target if it is still live, else by fact_key, else a near-duplicate,
         else a new memory. A delete candidate archives its target."""
         namespace, notes = candidate["namespace"], list[str]()
+        if candidate["kind"] == "contradiction" and candidate["result_memory_id"]:
+            result = await self.writer.resolve_contradiction(
+                candidate["result_memory_id"], candidate["target_memory_id"], _owner(actor)
+            )
+            return result.action, result, result.notes
         target = await self.writer.store.get(candidate["target_memory_id"]) if candidate["target_memory_id"] else None
         live = target is not None and target.status == "active"
         if candidate["kind"] == "delete":
@@ -122,6 +144,18 @@ class ReviewQueue:
         if memory is None or memory.status != "active":
             raise Conflict(f"memory {memory_id} is not an active memory", code="target_missing")
         return memory
+
+
+def _owner(actor: Actor) -> Actor:
+    return Actor(actor.name, owner=True)
+
+
+def _not_a_contradiction(candidate: dict[str, Any]) -> None:
+    if candidate["kind"] == "contradiction":
+        raise Conflict(
+            "a contradiction is decided by approving it (the newer memory stands) or discarding it (the older stands)",
+            code="contradiction_decision",
+        )
 
 
 def _draft(candidate: dict[str, Any]) -> MemoryDraft:

@@ -139,6 +139,32 @@ class VectorMirror:
         matches = await self.vectors.query(vector, top_k=1, filter={"namespace": namespace, "status": "active"})
         return matches[0].id if matches and matches[0].score >= threshold else None
 
+    async def similar(
+        self, namespace: str, *, memory_id: str | None = None, text: str = "", top_k: int = 5
+    ) -> list[tuple[str, float]]:
+        """Live memories near a stored memory's vector (nothing to embed again) or near a
+        text, each with its cosine mapped onto 0–1 for this embedder (see
+        Embedder.similarity_range). Nothing while the index holds another embedder's
+        vectors; raises if the embedder or the index fails, as near_duplicate does."""
+        if await self.mismatch():
+            return []
+        if memory_id is not None:
+            stored = await self.vectors.get([memory_id])
+            if not stored:
+                return []
+            vector = stored[0].values
+        elif text.strip():
+            vector = (await self.embedder.embed([text], kind="passage"))[0]
+        else:
+            return []
+        matches = await self.vectors.query(vector, top_k=top_k + 1, filter={"namespace": namespace, "status": "active"})
+        unrelated, identical = self.embedder.similarity_range
+        return [
+            (m.id, min(1.0, max(0.0, (m.score - unrelated) / (identical - unrelated))))
+            for m in matches
+            if m.id != memory_id
+        ][:top_k]
+
     async def enqueue_missing(self) -> int:
         """Queue every live memory the index lacks (a new or emptied index); returns how many."""
         return await self._enqueue_live(only_missing=True)

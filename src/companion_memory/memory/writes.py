@@ -17,9 +17,11 @@ from ..domain.memory import Evidence, Memory
 from ..domain.types import RELATIONS, normalise_fact_key, normalise_type
 from ..errors import Conflict, InvalidInput, NotFound, SensitiveContent
 from ..ports import Clock, ConstraintError, Database, Statement
+from ..store.candidates import CandidateStore
 from ..store.memories import MemoryStore
 from ..store.outbox import OutboxOp, OutboxStore
 from .config import MemoryConfig
+from .contradictions import Contradictions
 from .plan_dates import parse_valid_to, plan_status, valid_for
 from .sensitive import refused_classes
 from .vector_mirror import VectorMirror
@@ -86,6 +88,7 @@ class MemoryWriter:
         self.config = config
         self.new_id = new_id
         self.store = MemoryStore(db)
+        self.contradictions = Contradictions(db, mirror, new_id)
 
     # -- public write paths -------------------------------------------------------
 
@@ -125,7 +128,7 @@ class MemoryWriter:
                 OutboxStore.enqueue(memory.id, namespace, "upsert", now),
             ]
         )
-        return await self._finish(memory, "created", created=True, notes=notes)
+        return await self._flag_contradictions(await self._finish(memory, "created", created=True, notes=notes), actor)
 
     async def supersede(self, namespace: str, old_id: str, draft: MemoryDraft, actor: Actor) -> WriteResult:
         """Replace a memory by a new version; the old one stays as history."""
@@ -174,6 +177,40 @@ class MemoryWriter:
             **{"status": "superseded", "version_status": "historical", "superseded_by": new.id, "updated_at": now}
         )
         result.old_status = old.status
+        return await self._flag_contradictions(result, actor)
+
+    async def resolve_contradiction(self, keep_id: str, drop_id: str, actor: Actor) -> WriteResult:
+        """The owner's answer to a contradiction between two live memories: ``drop``
+        becomes history, superseded by ``keep``, which stays as it is."""
+        keep, drop = await self._existing(keep_id), await self.store.get(drop_id)
+        if keep.status != "active":
+            raise Conflict(
+                f"memory {keep.id} is {keep.status}; the memory that stands must be active", code="target_missing"
+            )
+        if drop is None or drop.status != "active":
+            state = drop.status if drop else "gone"
+            return WriteResult(memory=keep, action="unchanged", notes=[f"memory {drop_id} is already {state}"])
+        self._guard_authored(drop, actor)
+        now = iso(self.clock.now())
+        retired = {"status": "superseded", "version_status": "historical", "superseded_by": keep.id, "updated_at": now}
+        await self.db.batch(
+            [
+                MemoryStore.update(drop.id, retired),
+                MemoryStore.add_relation(self.new_id(), keep.namespace, keep.id, drop.id, "supersedes", 1.0, now),
+                MemoryStore.event(
+                    drop.namespace,
+                    drop.id,
+                    "superseded",
+                    actor.name,
+                    {"superseded_by": keep.id, "contradiction": True},
+                    now,
+                ),
+                OutboxStore.enqueue(drop.id, drop.namespace, "delete", now),
+            ]
+        )
+        result = await self._finish(keep, "superseded", also_sync=[drop.id])
+        result.previous = drop.replace(**retired)
+        result.old_status = drop.status
         return result
 
     async def edit(self, memory_id: str, draft: MemoryDraft, actor: Actor, *, status: str | None = None) -> WriteResult:
@@ -325,14 +362,14 @@ class MemoryWriter:
                 f"relation {relation_id} of memory {memory_id} not found (version history cannot be removed)"
             )
         now = iso(self.clock.now())
-        await self.db.batch(
-            [
-                MemoryStore.remove_relation(relation_id),
-                MemoryStore.event(
-                    memory.namespace, memory.id, "unrelated", actor.name, {"relation_id": relation_id}, now
-                ),
-            ]
-        )
+        statements = [
+            MemoryStore.remove_relation(relation_id),
+            MemoryStore.event(memory.namespace, memory.id, "unrelated", actor.name, {"relation_id": relation_id}, now),
+        ]
+        if edges[0]["relation"] == "contradicts":
+            # No contradiction any more: both memories stand, and the question about them is closed.
+            statements.append(CandidateStore.both_stand(edges[0]["target_id"], edges[0]["source_id"], now))
+        await self.db.batch(statements)
 
     # -- helpers ------------------------------------------------------------------
 
@@ -441,7 +478,17 @@ class MemoryWriter:
             statements.append(OutboxStore.enqueue(existing.id, existing.namespace, "upsert", now))
         await self.db.batch(statements)
         updated = existing.replace(**changes)
-        return await self._finish(updated, "updated", notes=notes)
+        result = await self._finish(updated, "updated", notes=notes)
+        # Seen once more with the same words is no new claim; new words may contradict another memory.
+        return await self._flag_contradictions(result, actor) if "content" in changes else result
+
+    async def _flag_contradictions(self, result: WriteResult, actor: Actor) -> WriteResult:
+        """Record each live memory the written one contradicts (see memory/contradictions.py)."""
+        memory = result.memory
+        pairs = await self.contradictions.find(memory.namespace, memory.content, memory.fact_key, memory_id=memory.id)
+        if pairs:
+            result.notes += await self.contradictions.record(memory, pairs, actor.name, iso(self.clock.now()))
+        return result
 
     async def _retire(self, memory: Memory, status: str, actor: Actor, op: OutboxOp) -> WriteResult:
         now = iso(self.clock.now())

@@ -81,6 +81,23 @@ class CandidateStore:
         )
         return int(row["n"]) if row else 0
 
+    async def pending_contradiction(self, older_id: str, newer_id: str) -> bool:
+        row = await self.db.first(
+            "SELECT id FROM memory_candidates WHERE kind = 'contradiction' AND status = 'pending' "
+            "AND target_memory_id = ? AND result_memory_id = ?",
+            (older_id, newer_id),
+        )
+        return row is not None
+
+    @staticmethod
+    def both_stand(older_id: str, newer_id: str, at: str) -> Statement:
+        """Close the open contradiction about this pair: neither memory is set aside."""
+        return Statement(
+            "UPDATE memory_candidates SET status = 'discarded', reason = ?, reviewed_at = ?, updated_at = ? "
+            "WHERE kind = 'contradiction' AND status = 'pending' AND target_memory_id = ? AND result_memory_id = ?",
+            ("both stand: the contradicts edge was removed", at, at, older_id, newer_id),
+        )
+
     async def claim(self, candidate_id: str, status: str, at: str) -> bool:
         """Move a pending candidate to ``status``; False when it was not pending (any more)."""
         result = await self.db.run(

@@ -1,0 +1,194 @@
+"""Which live memories a new one contradicts, and the record of each pair for the owner.
+
+The text rules (``domain/contradictions.py``) decide; this chooses what they compare the
+new memory with, in one namespace, among active current memories:
+
+- its fact_key family: the key without its last segment, when that leaves at least two
+  segments (``user.coffee.opinion`` → ``user.coffee``: the memories keyed ``user.coffee``
+  and ``user.coffee.*``; a one-segment prefix such as ``user`` or ``pref`` names no
+  subject);
+- what the full-text index finds by its words, and by a slot's cue words when it fills
+  one ("moved to Berlin" looks up memories about where the user lives);
+- its nearest neighbours in the vector index, when the index is up.
+
+A memory of the same family, or at least ``SAME_SUBJECT_RELEVANCE`` similar, is known
+to share the subject, and the rules then need fewer shared words.
+
+A pair found becomes a ``contradicts`` edge from the newer to the older and a review
+candidate of kind ``contradiction``: ``target_memory_id`` is the older memory and
+``result_memory_id`` the newer one, the one that stands unless the owner says otherwise.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..domain.contradictions import SLOT_CUES, contradiction, read_slots
+from ..domain.memory import Memory
+from ..domain.search_text import query_terms
+from ..ports import Database, InfrastructureError, Statement
+from ..store.candidates import CandidateStore
+from ..store.memories import MemoryStore
+from .vector_mirror import VectorMirror
+
+# Mapped similarity (0–1 on the embedder's own scale) at which two memories are taken to
+# be about the same thing.
+SAME_SUBJECT_RELEVANCE = 0.8
+# How many memories each way of looking brings to the rules.
+_LOOKED_AT = 20
+# At most this many pairs are recorded for one write: more would bury the review queue.
+MAX_PAIRS = 3
+
+
+def fact_key_family(fact_key: str | None) -> str | None:
+    if not fact_key:
+        return None
+    family, dot, _ = fact_key.rpartition(".")
+    return family if dot and "." in family else None
+
+
+@dataclass(frozen=True)
+class Contradiction:
+    older: Memory
+    reason: str
+
+
+class Contradictions:
+    def __init__(self, db: Database, mirror: VectorMirror, new_id: Callable[[], str] = lambda: str(uuid.uuid4())):
+        self.db = db
+        self.mirror = mirror
+        self.new_id = new_id
+        self.memories = MemoryStore(db)
+        self.candidates = CandidateStore(db)
+
+    async def find(
+        self,
+        namespace: str,
+        content: str,
+        fact_key: str | None,
+        *,
+        memory_id: str | None = None,
+    ) -> list[Contradiction]:
+        """The live memories ``content`` contradicts, oldest first. ``memory_id`` is the
+        new memory when it is already stored (its vector is then looked up, not made);
+        a vector index or embedder that is down leaves the other ways of looking."""
+        texts: dict[str, dict[str, Any]] = {}
+        known_subject: set[str] = set()
+        family = fact_key_family(fact_key)
+        if family:
+            for row in await self.memories.in_fact_key_family(namespace, family, _LOOKED_AT):
+                texts[row["id"]] = row
+                known_subject.add(row["id"])
+        terms = query_terms(content) + (list(SLOT_CUES) if read_slots(content) else [])
+        ids = [id_ for id_, _ in await self.memories.lexical_search(namespace, terms, limit=_LOOKED_AT)]
+        try:
+            near = await self.mirror.similar(namespace, memory_id=memory_id, text=content, top_k=_LOOKED_AT // 4)
+        except InfrastructureError:  # the words and the fact key still find the obvious pairs
+            near = []
+        ids += [id_ for id_, _ in near]
+        known_subject.update(id_ for id_, relevance in near if relevance >= SAME_SUBJECT_RELEVANCE)
+        for row in await self.memories.live_texts(namespace, [i for i in dict.fromkeys(ids) if i not in texts]):
+            texts[row["id"]] = row
+        reasons: dict[str, str] = {}
+        for row in sorted(texts.values(), key=lambda r: (r["created_at"], r["id"])):
+            if row["id"] == memory_id:
+                continue
+            reason = contradiction(content, row["content"], same_subject=row["id"] in known_subject)
+            if reason:
+                reasons[row["id"]] = reason
+            if len(reasons) == MAX_PAIRS:
+                break
+        rows = {m.id: m for m in await self.memories.get_many(list(reasons))}
+        return [Contradiction(rows[id_], reason) for id_, reason in reasons.items() if id_ in rows]
+
+    async def record(self, newer: Memory, pairs: list[Contradiction], actor: str, now: str) -> list[str]:
+        """An edge, a review candidate and an event for each pair not already waiting
+        for the owner; returns what was recorded, as notes for the writer's answer."""
+        statements: list[Statement] = []
+        notes: list[str] = []
+        for pair in pairs:
+            older = pair.older
+            if await self.candidates.pending_contradiction(older.id, newer.id):
+                continue
+            candidate = contradiction_candidate(
+                newer.namespace,
+                newer.content,
+                newer.type,
+                newer.fact_key,
+                older,
+                pair.reason,
+                now,
+                self.new_id(),
+                importance=newer.importance,
+                confidence=newer.confidence,
+                evidence=[e.as_dict() for e in newer.evidence],
+                source_message_ids=newer.source_message_ids,
+                newer_id=newer.id,
+            )
+            statements += [
+                MemoryStore.add_relation(self.new_id(), newer.namespace, newer.id, older.id, "contradicts", 1.0, now),
+                CandidateStore.insert(candidate),
+                MemoryStore.event(
+                    newer.namespace,
+                    newer.id,
+                    "contradiction_found",
+                    actor,
+                    {"older": older.id, "reason": pair.reason, "candidate": candidate["id"]},
+                    now,
+                ),
+            ]
+            notes.append(
+                f"contradicts memory {older.id} ({pair.reason}); review candidate {candidate['id']} asks which one stands"
+            )
+        if statements:
+            await self.db.batch(statements)
+        return notes
+
+
+def contradiction_candidate(
+    namespace: str,
+    content: str,
+    type_: str,
+    fact_key: str | None,
+    older: Memory,
+    reason: str,
+    now: str,
+    candidate_id: str,
+    *,
+    importance: float,
+    confidence: float,
+    evidence: list[dict[str, Any]],
+    source_message_ids: list[str],
+    newer_id: str | None = None,
+) -> dict[str, Any]:
+    """The review candidate for a pair. Its content is the newer claim; from the dream,
+    where the newer claim is not a memory yet, ``result_memory_id`` stays empty until the
+    owner approves it."""
+    return {
+        "id": candidate_id,
+        "namespace": namespace,
+        "kind": "contradiction",
+        "type": type_,
+        "content": content,
+        "fact_key": fact_key,
+        "importance": importance,
+        "confidence": confidence,
+        "evidence": evidence,
+        "source_message_ids": source_message_ids,
+        "target_memory_id": older.id,
+        "result_memory_id": newer_id,
+        "status": "pending",
+        "reason": question(older, reason),
+        "dream_run_id": None,
+        "created_at": now,
+        "updated_at": now,
+        "reviewed_at": None,
+    }
+
+
+def question(older: Memory, reason: str) -> str:
+    """What a contradiction candidate asks the owner."""
+    return f"Contradicts an older memory ({reason}): “{older.content}”. Which one stands?"
