@@ -3,6 +3,7 @@ the real local server, and a REST client to seed and check what the panel did.""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,7 +25,19 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 VIEWPORTS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 800}}
-SCREENSHOTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "screenshots"
+ROOT = Path(__file__).resolve().parents[1]
+SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
+
+
+def _ui_js_number(pattern: str) -> int:
+    found = re.search(pattern, (ROOT / "admin" / "js" / "ui.js").read_text())
+    assert found, f"admin/js/ui.js no longer matches {pattern}"
+    return int(found[1])
+
+
+# How long the panel waits for an undo, and how long a toast stays.
+UNDO_MS = _ui_js_number(r"UNDO_MS = (\d+)")
+TOAST_MS = _ui_js_number(r"function toast\(.*ms = (\d+)")
 # Assertions wait longer than Playwright's 5 s: a loaded CI machine embeds slowly.
 expect.set_options(timeout=15_000)
 
@@ -84,6 +97,9 @@ class Panel:
         self.context = browser.new_context(
             viewport=VIEWPORTS[viewport], color_scheme="light" if theme == "light" else "dark"
         )
+        # The page's timers run on Playwright's clock (in real time unless told otherwise), so that
+        # a test can let an undo window or a toast run out at once: see pass_time().
+        self.context.clock.install()
         self.page: Page = self.context.new_page()
         self.errors: list[str] = []
         self.requests: list[tuple[str, dict[str, str]]] = []
@@ -111,6 +127,12 @@ class Panel:
         page.fill("input[name=apiKey]", key)
         page.click("button[type=submit]")
         expect(page.locator(".page[data-page=today] h1")).to_have_text("Today")
+        # The "Connected" toast covers buttons at the bottom of a phone until it goes.
+        self.pass_time(TOAST_MS)
+
+    def pass_time(self, ms: int) -> None:
+        """The user waits ``ms``: the page's due timers fire now instead of the test sleeping through them."""
+        self.page.clock.fast_forward(ms)
 
     def go(self, route: str) -> Page:
         self.page.evaluate("route => { location.hash = route }", f"#/{route}")
@@ -119,8 +141,8 @@ class Panel:
     def shoot(self, name: str) -> Path:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         path = SCREENSHOTS / f"{self.viewport}-{name}.png"
-        self.page.wait_for_timeout(250)  # let sheets and transitions settle
-        self.page.screenshot(path=str(path))
+        # Sheets and transitions shown as they end (the panel draws nothing in animation frames).
+        self.page.screenshot(path=str(path), animations="disabled")
         return path
 
     def close(self) -> None:

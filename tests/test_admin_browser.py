@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import Browser, expect, sync_playwright
 
 from companion_memory.settings import Settings
-from tests.admin_browser import CHROMIUM, CHROMIUM_ARGS, Panel, Rest, eventually
+from tests.admin_browser import CHROMIUM, CHROMIUM_ARGS, TOAST_MS, UNDO_MS, Panel, Rest, eventually
 from tests.conftest import OWNER_KEY
 from tests.live_server import LiveServer
 
@@ -114,6 +114,7 @@ def test_the_review_loop_from_messages_to_an_approved_memory(panel: Panel, rest:
     expect(cards).to_have_count(2)
     memory = next(m for m in rest.memories() if m["content"] == "my sister's birthday is on 12 March")
     assert memory["evidence"][0]["quote"] == "Please remember that my sister's birthday is on 12 March"
+    panel.pass_time(TOAST_MS)  # the toast covers the cards' buttons on a phone until it goes
 
     # Discard waits a few seconds for an undo: undone, it stays pending.
     name = cards.filter(has_text="never call me by my full name")
@@ -121,11 +122,12 @@ def test_the_review_loop_from_messages_to_an_approved_memory(panel: Panel, rest:
     expect(cards).to_have_count(1)
     page.locator("[data-undo] .toast-action").click()
     expect(cards).to_have_count(2)
-    page.wait_for_timeout(500)
+    panel.pass_time(UNDO_MS)  # past the undo window: still nothing sent
     assert len(rest.candidates()) == 2
     # Not undone, it is sent.
     name.locator("[data-action=discard]").click()
     expect(cards).to_have_count(1)
+    panel.pass_time(UNDO_MS)
     eventually(lambda: [c["content"] for c in rest.candidates("discarded")] == ["never call me by my full name"])
 
     # The last one merges into the memory just approved, chosen in the picker.
@@ -136,6 +138,7 @@ def test_the_review_loop_from_messages_to_an_approved_memory(panel: Panel, rest:
     picker.locator("button[type=submit]").click()
     picker.locator(".item", has_text="my sister's birthday is on 12 March").click()
     expect(page.locator("#review-summary")).to_have_text("0 candidates waiting for you.")
+    panel.pass_time(UNDO_MS)
     merged = eventually(lambda: rest.candidates("merged"))
     assert merged[0]["result_memory_id"] == memory["id"]
     expect(page.locator("#candidate-list")).to_contain_text("All caught up")
@@ -188,11 +191,13 @@ def test_create_find_edit_supersede_and_delete_a_memory(panel: Panel, rest: Rest
     sheet = page.locator(".sheet")
     expect(sheet.locator("#memory-content")).to_have_text("Her favourite hiking trail is the MacRitchie loop")
     panel.shoot("flow-memory-sheet")
+    panel.pass_time(TOAST_MS)  # "Memory saved" covers the sheet's buttons on a phone until it goes
     sheet.get_by_role("button", name="Edit").click()
     sheet.locator("textarea[name=content]").fill("Her favourite hiking trail is the Southern Ridges")
     sheet.locator("button[type=submit]").click()
     expect(sheet.locator("#memory-content")).to_have_text("Her favourite hiking trail is the Southern Ridges")
     expect(sheet.locator("#memory-events")).to_contain_text("edited (content")
+    panel.pass_time(TOAST_MS)
     assert (
         rest.get(f"/v1/memories/{created['id']}")["memory"]["content"]
         == "Her favourite hiking trail is the Southern Ridges"
@@ -210,6 +215,7 @@ def test_create_find_edit_supersede_and_delete_a_memory(panel: Panel, rest: Rest
 
     sheet.get_by_role("button", name="Delete").click()
     expect(page.locator("[data-undo]")).to_contain_text("Memory deleted")
+    panel.pass_time(UNDO_MS)
     eventually(lambda: rest.get(f"/v1/memories/{newest['id']}")["memory"]["status"] == "deleted")
 
     # Archive and restore, from the list.

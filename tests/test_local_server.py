@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
@@ -19,10 +20,21 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+# The served process binds its port itself, after free_port() let go of it. Below the kernel's
+# ephemeral range (where every bind to port 0, as the in-process test servers do, lands) and in
+# a block of its own per xdist worker, no other test can take that port in between.
+_PORTS = itertools.count(20_000 + 1_000 * int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")))
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    while True:
+        port = next(_PORTS)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:  # something else on the machine has it
+                continue
+            return port
 
 
 def clean_env(**extra: str) -> dict[str, str]:

@@ -27,7 +27,6 @@ import httpx
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from companion_memory.api.app import create_app
 from companion_memory.api.json_body import MAX_BODY_DEPTH
 from companion_memory.api.mcp import jsonrpc, rpc
 from companion_memory.api.mcp.tools import TOOLS, Tool
@@ -36,7 +35,7 @@ from companion_memory.application.use_case import Input, UseCase
 from companion_memory.domain.json_value import json_problem
 from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
 from companion_memory.runtime import Runtime
-from tests.conftest import MCP_KEY, OWNER_KEY, auth
+from tests.conftest import MCP_KEY, OWNER_KEY, app_on, auth
 from tests.fakes.d1 import make_d1_database
 from tests.test_mcp_scopes import ERAS, KEYS, META, MODERN, fast_runtime, may_call, mcp_call
 
@@ -268,7 +267,7 @@ async def runtime(backend: str) -> Runtime:
 
 @pytest.fixture
 async def http(runtime: Runtime) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=create_app(runtime))
+    transport = httpx.ASGITransport(app=app_on(runtime))
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
         yield client
 

@@ -23,14 +23,13 @@ import pytest
 
 from companion_memory.adapters.local.sqlite import SqliteDatabase
 from companion_memory.adapters.local.vector_index import LocalVectorIndex
-from companion_memory.api.app import create_app
 from companion_memory.api.auth import identify
 from companion_memory.api.mcp.tools import TOOLS
 from companion_memory.clock import FixedClock
 from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
-from tests.conftest import DEBUG_KEY, GUIDE_DOG_KEY, IM_KEY, MCP_KEY, OWNER_KEY, all_keys_settings, auth
+from tests.conftest import DEBUG_KEY, GUIDE_DOG_KEY, IM_KEY, MCP_KEY, OWNER_KEY, all_keys_settings, app_on, auth
 from tests.fakes.embedder import HashEmbedder
 
 MODERN = "2026-07-28"
@@ -58,7 +57,7 @@ async def fast_runtime(settings: Settings | None = None) -> Runtime:
 
 @pytest.fixture
 async def http() -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=create_app(await fast_runtime()))
+    transport = httpx.ASGITransport(app=app_on(await fast_runtime()))
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
         yield client
 

@@ -70,7 +70,9 @@ async def test_a_streamed_answer_arrives_in_pieces(
 ) -> None:
     upstream.reply_text = "one two three four five six seven"
     upstream.chunk_size = 4
-    upstream.chunk_delay = 0.02  # the provider sends its events one by one
+    # The provider sends its events one by one: each only once the one before was read.
+    upstream.hold_stream(after=1)
+    fetch.on_chunk = upstream.release
     pieces = []
     async with worker_client.stream(
         "POST",

@@ -11,6 +11,7 @@ a background thread) that speaks two real wire formats and records every request
         upstream.usage = {"input_tokens": 10, "cache_read_input_tokens": 90}
         upstream.tool_calls = [{"name": "recall", "arguments": {"query": "cat"}}]
         upstream.chunk_size, upstream.chunk_delay = 4, 0.05   # streamed pieces, pause between SSE events
+        upstream.hold_stream(after=1)               # then one more SSE event per upstream.release()
         upstream.fail_with(529)                     # or .malformed() / .delay(5) / .disconnect_mid_stream()
         ... point the gateway at upstream.url ...
         upstream.requests[-1].json["messages"]      # what the gateway actually sent
@@ -68,6 +69,7 @@ _ANTHROPIC_ERRORS = {
 }
 _SSE_HEADERS = {"cache-control": "no-cache", "content-type": "text/event-stream; charset=utf-8"}
 _CUT = b"<drop the connection here>"  # marker yielded by a body iterator (never sent)
+HOLD_TIMEOUT = 10.0  # seconds a held stream waits for release() before it sends the rest anyway
 
 
 @dataclass
@@ -81,6 +83,7 @@ class RecordedRequest:
     at: float  # time.monotonic() on arrival
     provider: str | None  # "openai", "anthropic", or None (unknown path)
     completed: bool | None = None  # True: the last byte was handed over; False: cut (fault, or the client hung up)
+    sent: int = 0  # SSE events handed over so far
 
 
 @dataclass
@@ -156,6 +159,9 @@ class RecordingUpstream:
         self._thread: threading.Thread | None = None
         self.port = 0
         self._closing = False  # set by stop(): delayed and streaming responses end at once
+        self._hold_after: int | None = None
+        self._releases = threading.Semaphore(0)
+        self._released_all = threading.Event()
         self._app = Starlette(routes=[Route("/{path:path}", self._handle, methods=["GET", "POST", "PUT", "DELETE"])])
 
     # -- lifecycle ---------------------------------------------------------------------------------
@@ -220,6 +226,31 @@ class RecordingUpstream:
         """Wait ``seconds`` before any response byte (headers included): lets client timeouts fire.
         Combines with the other faults."""
         self._delay = _Fault("delay", times, seconds=seconds)
+
+    def hold_stream(self, after: int = 1) -> None:
+        """Streams send their first ``after`` SSE events, then one more per ``release()``: a test sees
+        what reached the client before the rest exists, instead of timing gaps between events."""
+        self._hold_after = after
+        self._releases = threading.Semaphore(0)
+        self._released_all.clear()
+
+    def release(self, events: int | None = 1) -> None:
+        """Let ``events`` more held SSE events go; None: all the rest, and hold no more."""
+        if events is None:
+            self._released_all.set()
+        else:
+            for _ in range(events):
+                self._releases.release()
+
+    def _wait_for_release(self) -> None:
+        # Nobody releasing in time means the client is waiting for the end of the stream (buffered):
+        # stop holding, so the test gets to its assertions instead of hanging.
+        deadline = time.monotonic() + HOLD_TIMEOUT
+        while not (self._released_all.is_set() or self._closing):
+            if self._releases.acquire(timeout=0.05):
+                return
+            if time.monotonic() > deadline:
+                self._released_all.set()
 
     def reset(self) -> None:
         """Forget faults and recorded requests (reply configuration is kept)."""
@@ -305,15 +336,19 @@ class RecordingUpstream:
         for i, (event, is_delta) in enumerate(events):
             if i and self.chunk_delay:
                 await asyncio.sleep(self.chunk_delay)
+            if self._hold_after is not None and i >= self._hold_after:
+                await asyncio.to_thread(self._wait_for_release)
             if self._closing:
                 yield _CUT
                 return
             deltas += is_delta
             if cut_after is not None and deltas >= cut_after:
+                record.sent += 1
                 yield event
                 yield _CUT
                 return
             record.completed = i == len(events) - 1
+            record.sent += 1
             yield event
 
     def _error(

@@ -13,7 +13,7 @@ signal that fires rejects with ``TimeoutError``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
@@ -38,11 +38,16 @@ class FakeTimeoutSignal:
 
 class _Reader:
     def __init__(
-        self, chunks: AsyncIterator[bytes], response: httpx.Response, call: dict[str, Any] | None = None
+        self,
+        chunks: AsyncIterator[bytes],
+        response: httpx.Response,
+        call: dict[str, Any] | None = None,
+        on_chunk: Callable[[], None] | None = None,
     ) -> None:
         self._chunks = chunks
         self._response = response
         self._call = call if call is not None else {}
+        self._on_chunk = on_chunk
         self.cancelled = False
 
     async def read(self) -> FakeJsProxy:
@@ -56,6 +61,8 @@ class _Reader:
         except httpx.HTTPError as error:
             raise FakeJsException(f"Network connection lost ({error})", name="TypeError") from None
         self._call["chunks"] = self._call.get("chunks", 0) + 1
+        if self._on_chunk is not None:
+            self._on_chunk()
         return _Chunk(FakeUint8Array(chunk))
 
     async def cancel(self) -> None:
@@ -97,6 +104,8 @@ class FakeFetch:
     def __init__(self) -> None:
         self.client = httpx.AsyncClient(timeout=None)
         self.calls: list[dict[str, Any]] = []
+        # Called after each chunk of a body is read: a test may let a held-back provider send its next event.
+        self.on_chunk: Callable[[], None] | None = None
 
     async def __call__(self, url: str, init: Any = None) -> FakeFetchResponse:
         init = init.to_py() if isinstance(init, FakeJsProxy) else dict(init or {})
@@ -124,7 +133,7 @@ class FakeFetch:
         except httpx.HTTPError:
             raise FakeJsException("Network connection lost.", name="TypeError") from None
         # aiter_bytes decodes the Content-Encoding, as fetch does; the raw headers stay.
-        reader = _Reader(response.aiter_bytes().__aiter__(), response, call)
+        reader = _Reader(response.aiter_bytes().__aiter__(), response, call, self.on_chunk)
         return FakeFetchResponse(response.status_code, list(response.headers.multi_items()), _Stream(reader))
 
     async def aclose(self) -> None:
