@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query, Response
 
 from ..application import memories
 from ..application.memories import (
+    ConsolidationUndone,
     MemoryDetail,
     MemoryPage,
     MemoryPatch,
@@ -138,3 +139,16 @@ async def unrelate_memory(
 ) -> Deleted:
     edge = memories.RelationRemove(memory_id=memory_id, relation_id=relation_id)
     return await memories.unrelate_memories(runtime, principal, edge)
+
+
+@router.post("/v1/memories/{memory_id}/events/{event_id}/undo")
+@router.post("/v1/memory/{memory_id}/events/{event_id}/undo", include_in_schema=False)
+async def undo_consolidation(
+    memory_id: str,
+    event_id: int,
+    runtime: RuntimeDep,
+    principal: Annotated[Principal, allowed(memories.undo_consolidation)],
+) -> ConsolidationUndone:
+    """Undo a nightly consolidation event (``consolidation_*``) from the memory's history."""
+    undo = memories.ConsolidationUndo(memory_id=memory_id, event_id=event_id)
+    return await memories.undo_consolidation(runtime, principal, undo)

@@ -149,6 +149,11 @@ class RelationRemove(Input):
     relation_id: Id
 
 
+class ConsolidationUndo(Input):
+    memory_id: Annotated[Id, Field(description="The memory whose history holds the event.")]
+    event_id: Annotated[int, Field(ge=1, description="A consolidation_* event of that memory.")]
+
+
 class MemoryPage(Output):
     memories: list[MemoryRecord]
     count: int
@@ -163,6 +168,12 @@ class MemoryDetail(Output):
 
 class RelationAnswer(Output):
     relation: Relation
+
+
+class ConsolidationUndone(Output):
+    memory_id: str
+    event_id: int
+    changed: list[str] = Field(description="The memories the undo changed (restored, or given back their old values).")
 
 
 def _statuses(names: list[str]) -> list[str]:
@@ -255,3 +266,12 @@ async def unrelate_memories(runtime: Runtime, principal: Principal, edge: Relati
     """Remove an edge."""
     await runtime.writer.unrelate(edge.memory_id, edge.relation_id, principal.actor)
     return Deleted(id=edge.relation_id)
+
+
+@use_case("memories.undo_consolidation", MEMORY_WRITE)
+async def undo_consolidation(runtime: Runtime, principal: Principal, undo: ConsolidationUndo) -> ConsolidationUndone:
+    """Put back what a night's consolidation did: an archived duplicate is live again (and
+    the evidence it gave the kept one is taken back), a strengthened rule gets its old
+    importance and type, a dropped edge returns."""
+    changed = await runtime.consolidation.undo(undo.memory_id, undo.event_id, principal.actor)
+    return ConsolidationUndone(memory_id=undo.memory_id, event_id=undo.event_id, changed=changed)
