@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Path, Query, Response
 
 from ..application import memories
 from ..application.memories import (
@@ -145,7 +145,7 @@ async def unrelate_memory(
 @router.post("/v1/memory/{memory_id}/events/{event_id}/undo", include_in_schema=False)
 async def undo_consolidation(
     memory_id: str,
-    event_id: int,
+    event_id: Annotated[int, Path(ge=1, le=memories.EVENT_ID_MAX)],
     runtime: RuntimeDep,
     principal: Annotated[Principal, allowed(memories.undo_consolidation)],
 ) -> ConsolidationUndone:

@@ -149,9 +149,13 @@ class RelationRemove(Input):
     relation_id: Id
 
 
+# Event ids are SQLite integers.
+EVENT_ID_MAX = 2**63 - 1
+
+
 class ConsolidationUndo(Input):
     memory_id: Annotated[Id, Field(description="The memory whose history holds the event.")]
-    event_id: Annotated[int, Field(ge=1, description="A consolidation_* event of that memory.")]
+    event_id: Annotated[int, Field(ge=1, le=EVENT_ID_MAX, description="A consolidation_* event of that memory.")]
 
 
 class MemoryPage(Output):
