@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from companion_memory.clock import FixedClock
+from companion_memory.memory import consolidation
 from companion_memory.memory.consolidation import normalised_text, standing_rule
 from companion_memory.runtime import Runtime
 from tests.conftest import FlakyIndex, auth
@@ -199,3 +200,14 @@ async def test_only_consolidation_events_can_be_undone(client: httpx.AsyncClient
     answer = await undo(client, memory_id, created["id"])
     assert answer.status_code == 409 and answer.json()["error"]["code"] == "not_a_consolidation"
     assert (await undo(client, memory_id, 99_999)).status_code == 404
+
+
+async def test_a_backlog_larger_than_a_night_continues_the_next_night(
+    client: httpx.AsyncClient, runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(consolidation, "PER_RUN", 2)
+    # Written in one moment, as an import writes them.
+    rules = [await write(client, f"rule.{n}", f"Never use the word number{n} again") for n in range(5)]
+    assert [(await consolidate(runtime))["rules_strengthened"] for _ in range(4)] == [2, 2, 1, 0]
+    for rule in rules:
+        assert (await detail(client, rule))["memory"]["type"] == "boundary"

@@ -31,14 +31,17 @@ from .writes import Actor, MemoryDraft, MemoryWriter
 
 log = logging.getLogger("companion_memory.consolidation")
 ACTOR = "consolidation"
-# Memories looked at per night; a larger backlog continues on the next night.
-PER_RUN = 2_000
+# Memories looked at per night; a larger backlog continues on the next night. Each costs
+# two vector index calls, and a Worker's invocation has a bounded number of subrequests.
+PER_RUN = 200
 # Who the user is and what they forbade may be the copy that is kept, never an archived one;
 # a plan's copies may differ in their end, which the text does not show.
 _NEVER_ARCHIVED = ("identity", "persona", "boundary", "plan")
 # Only these loose kinds are retyped as a boundary or decision; the others say more.
 _RETYPED = ("note", "fact", "event", "habit")
 _EDGES_PER_PAGE = 500
+# Live memories of one type read for the text comparison while the index is down.
+SAME_TEXT_SCAN = 10_000
 # The events this pass writes, each of which ``undo`` can put back.
 UNDOABLE = (
     "consolidation_archived",
@@ -112,9 +115,11 @@ class Consolidation:
     async def run(self) -> dict[str, Any]:
         now = self.clock.now()
         night = _Night(at=iso(now), archived=set())
-        changed = await self.store.changed_since(await self.store.last_run() or "", PER_RUN)
+        updated_at, _, after_id = (await self.store.last_run() or "").partition(" ")
+        # Without an id, nothing at ``updated_at`` itself is read (``id > NULL`` is never true).
+        changed = await self.store.changed_since(updated_at, after_id or None, PER_RUN)
         # A full page leaves the rest for tomorrow; otherwise everything up to now was seen.
-        cursor = changed[-1].updated_at if len(changed) == PER_RUN else night.at
+        cursor = f"{changed[-1].updated_at} {changed[-1].id}" if len(changed) == PER_RUN else night.at
         touched: list[str] = []
         same_text: dict[tuple[str, str], dict[str, list[Memory]]] = {}
         for memory in changed:
@@ -184,7 +189,7 @@ class Consolidation:
         key = (memory.namespace, memory.type)
         if key not in cache:
             by_text: dict[str, list[Memory]] = {}
-            for other in await self.store.live_of_type(memory.namespace, memory.type, PER_RUN * 5):
+            for other in await self.store.live_of_type(memory.namespace, memory.type, SAME_TEXT_SCAN):
                 by_text.setdefault(normalised_text(other.content), []).append(other)
             cache[key] = by_text
         return cache[key].get(normalised_text(memory.content), [])

@@ -132,7 +132,7 @@ class VectorMirror:
         if await self.mismatch():
             return None
         stored = await self.vectors.get([memory.id])
-        if stored:
+        if stored and stored[0].values:
             vector = list(stored[0].values)
         elif memory.content.strip():
             vector = (await self.embedder.embed([memory.content], kind="passage"))[0]

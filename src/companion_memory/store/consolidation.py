@@ -20,12 +20,13 @@ class ConsolidationStore:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def changed_since(self, after: str, limit: int) -> list[Memory]:
-        """Live memories written or changed after ``after``, oldest change first."""
+    async def changed_since(self, updated_at: str, after_id: str | None, limit: int) -> list[Memory]:
+        """Live memories changed after ``updated_at`` (or at it, with an id after ``after_id``:
+        an import writes many rows in one moment), oldest change first."""
         rows = await self.db.all(
-            f"{_SELECT} WHERE status = 'active' AND version_status = 'current' AND updated_at > ? "
-            "ORDER BY updated_at, id LIMIT ?",
-            (after, limit),
+            f"{_SELECT} WHERE status = 'active' AND version_status = 'current' "
+            "AND (updated_at > ? OR (updated_at = ? AND id > ?)) ORDER BY updated_at, id LIMIT ?",
+            (updated_at, updated_at, after_id, limit),
         )
         return [memory_from_row(r) for r in rows]
 
