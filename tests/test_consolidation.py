@@ -181,8 +181,16 @@ async def test_relation_edges_fade_with_a_half_life_and_a_dropped_one_can_be_res
     assert (await consolidate(runtime))["edges_decayed"] == 1
     [edge] = (await detail(client, source))["relations"]
     assert edge["weight"] == pytest.approx(0.5)
+    # A snapshot keeps when the weight was set, so the edge brought back is not faded twice.
+    exported = (await client.get("/api/memories/export", headers=auth())).json()
+    await runtime.db.run("DELETE FROM memory_relations")
+    assert (await client.post("/api/memories/import", json=exported, headers=auth())).status_code == 200
+    clock.advance(days=10)
+    assert (await consolidate(runtime))["edges_decayed"] == 1
+    [edge] = (await detail(client, source))["relations"]
+    assert edge["weight"] == pytest.approx(0.25)
 
-    clock.advance(days=25)  # 0.5 × 0.5^2.5 ≈ 0.088, under RELATION_DROP_BELOW (0.1)
+    clock.advance(days=15)  # 0.25 × 0.5^1.5 ≈ 0.088, under RELATION_DROP_BELOW (0.1)
     assert (await consolidate(runtime))["edges_dropped"] == 1
     memory = await detail(client, source)
     assert memory["relations"] == []
@@ -191,7 +199,7 @@ async def test_relation_edges_fade_with_a_half_life_and_a_dropped_one_can_be_res
 
     assert (await undo(client, source, dropped["id"])).status_code == 200
     [restored] = (await detail(client, source))["relations"]
-    assert restored["target_id"] == target and restored["weight"] == pytest.approx(0.5)
+    assert restored["target_id"] == target and restored["weight"] == pytest.approx(0.25)
 
 
 async def test_only_consolidation_events_can_be_undone(client: httpx.AsyncClient) -> None:
