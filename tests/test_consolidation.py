@@ -219,3 +219,20 @@ async def test_a_backlog_larger_than_a_night_continues_the_next_night(
     assert [(await consolidate(runtime))["rules_strengthened"] for _ in range(4)] == [2, 2, 1, 0]
     for rule in rules:
         assert (await detail(client, rule))["memory"]["type"] == "boundary"
+
+
+async def test_an_edge_said_again_is_refreshed_and_fades_from_then(
+    client: httpx.AsyncClient, runtime: Runtime, clock: FixedClock
+) -> None:
+    runtime.settings = runtime.settings.model_copy(update={"RELATION_HALF_LIFE_DAYS": 10.0})
+    source = await write(client, "trip", "Planning a trip to Kyoto")
+    target = await write(client, "friend", "Aiko lives in Kyoto")
+    edge = {"target_id": target, "relation": "same_thread", "weight": 0.8}
+    first = (await client.post(f"/v1/memories/{source}/relations", json=edge, headers=auth())).json()["relation"]
+    clock.advance(days=30)  # 0.8 × 0.5^3 = 0.1: still kept
+    again = await client.post(f"/v1/memories/{source}/relations", json=edge, headers=auth())
+    assert again.status_code == 201 and again.json()["relation"]["id"] == first["id"]
+    clock.advance(days=10)
+    assert (await consolidate(runtime))["edges_dropped"] == 0
+    [faded] = (await detail(client, source))["relations"]
+    assert faded["id"] == first["id"] and faded["weight"] == pytest.approx(0.4)

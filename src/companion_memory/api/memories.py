@@ -124,7 +124,8 @@ async def relate_memory(
     runtime: RuntimeDep,
     principal: Annotated[Principal, allowed(memories.relate_memories)],
 ) -> RelationAnswer:
-    """A typed, weighted edge from this memory to another (recall follows it one hop)."""
+    """A typed, weighted edge from this memory to another (recall follows it one hop); posting an
+    existing edge again sets its weight and restarts its fade."""
     edge = memories.RelationAdd(**body.model_dump(), source_id=memory_id)
     return await memories.relate_memories(runtime, principal, edge)
 

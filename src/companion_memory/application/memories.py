@@ -260,7 +260,8 @@ async def delete_memory(runtime: Runtime, principal: Principal, target: MemoryDe
 
 @use_case("memories.relate", MEMORY_WRITE)
 async def relate_memories(runtime: Runtime, principal: Principal, edge: RelationAdd) -> RelationAnswer:
-    """A typed, weighted edge from one memory to another (recall follows it one hop)."""
+    """A typed, weighted edge from one memory to another (recall follows it one hop); an
+    existing one is refreshed with this weight."""
     relation = await runtime.writer.relate(edge.source_id, edge.target_id, edge.relation, edge.weight, principal.actor)
     return RelationAnswer.model_validate({"relation": relation})
 
