@@ -155,16 +155,15 @@ class Consolidation:
             reason = f"near duplicate (cosine ≥ {self.config.consolidate_duplicate_cosine})"
             rows = {m.id: m for m in await self.memories.get_many([i for i, _ in found])}
             others = [(rows[i], score) for i, score in found if i in rows]
-        scores = {
-            m.id: round(score, 4)
-            for m, score in others
-            if m.id not in night.archived
-            and m.status == "active"
-            and m.version_status == "current"
-            and m.type == memory.type
-            and not _untouchable(m)
-        }
-        group = [memory, *(m for m, _ in others if m.id in scores)]
+        scores = {m.id: round(score, 4) for m, score in others if m.id not in night.archived}
+        if not scores:
+            return []
+        # Read again: a copy kept earlier tonight has taken evidence since it was listed.
+        group = [
+            m
+            for m in await self.memories.get_many([memory.id, *scores])
+            if m.status == "active" and m.version_status == "current" and m.type == memory.type and not _untouchable(m)
+        ]
         if len(group) < 2:
             return []
         kept = max(group, key=_evidence_rank)
@@ -178,12 +177,14 @@ class Consolidation:
         return [kept.id, *(m.id for m in archived)]
 
     async def _similar(self, memory: Memory, night: _Night) -> list[tuple[str, float]] | None:
+        """None when the index cannot answer tonight (down, or another embedder's)."""
         try:
-            return await self.mirror.similar(memory, self.config.consolidate_duplicate_cosine)
+            found = await self.mirror.similar(memory, self.config.consolidate_duplicate_cosine)
         except InfrastructureError:
             log.warning("vector index unavailable; consolidation compares text only tonight", exc_info=True)
-            night.vectors_down = True
-            return None
+            found = None
+        night.vectors_down = found is None
+        return found
 
     async def _same_text(self, memory: Memory, cache: dict[tuple[str, str], dict[str, list[Memory]]]) -> list[Memory]:
         key = (memory.namespace, memory.type)
