@@ -5,8 +5,10 @@ Screenshots of every tab go to test-artifacts/screenshots/."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -283,6 +285,26 @@ def test_plans_show_their_day_and_are_marked_done_or_abandoned(panel: Panel, res
     card.locator("[data-action=approve]").click()
     expect(page.locator(".toast-ok", has_text="Approved")).to_be_visible()
     assert "I'm flying to Osaka tomorrow" in [p["content"] for p in rest.get("/v1/plans")["plans"]]
+
+
+def test_a_nights_consolidation_is_undone_from_the_memory_history(panel: Panel, rest: Rest, server: LiveServer) -> None:
+    memory_id = rest.remember("nickname", "以后不要叫我小名", importance=0.3)
+    # No route starts the nightly job, so the pass runs here (in a thread: Playwright holds this loop).
+    night = threading.Thread(target=lambda: asyncio.run(server.runtime.consolidation.run()))
+    night.start()
+    night.join()
+    assert rest.get(f"/v1/memories/{memory_id}")["memory"]["importance"] == 0.8
+    panel.sign_in()
+    page = panel.go("memories")
+    page.locator("#memory-list .memory-item", has_text="以后不要叫我小名").click()
+    events = page.locator(".sheet #memory-events")
+    expect(events).to_contain_text("consolidation_strengthened (a standing rule or promise")
+    events.get_by_role("button", name="Undo").click()
+    expect(page.locator(".toast-ok", has_text="Undone")).to_be_visible()
+    expect(events).to_contain_text("consolidation_undone")
+    expect(events.get_by_role("button", name="Undo")).to_have_count(0)
+    memory = rest.get(f"/v1/memories/{memory_id}")["memory"]
+    assert (memory["importance"], memory["type"]) == (0.3, "note")
 
 
 def test_memories_are_paginated_and_filtered_by_type(panel: Panel, rest: Rest) -> None:

@@ -114,7 +114,7 @@ async def test_the_nightly_report_is_typed_and_its_record_is_served(
     client: httpx.AsyncClient, runtime: Runtime
 ) -> None:
     report = await dream.nightly(runtime, SYSTEM, dream.NightlyTrigger(trigger="test"))
-    assert report.ok and [step.name for step in report.steps][:2] == ["dream", "retention"]
+    assert report.ok and [step.name for step in report.steps][:4] == ["dream", "retention", "plans", "consolidate"]
     github = next(step for step in report.steps if step.name == "github_daily")
     assert github.describe() == '{"skipped": "GITHUB_DAILY_REPO is not set"}'
     status = (await client.get("/v1/dream/status", headers=auth())).json()

@@ -128,6 +128,7 @@ async def test_the_nightly_job_runs_every_step_even_when_one_fails(runtime: Runt
     assert [name for name, step in results.items() if step.ok] == [
         "retention",
         "plans",
+        "consolidate",
         "github_daily",
         "weekly_rollup",
         "monthly_rollup",

@@ -236,6 +236,7 @@ def test_cli_dream_rollup_and_nightly_as_a_user_runs_them(data_dir: Path, tmp_pa
         "dream",
         "retention",
         "plans",
+        "consolidate",
         "github_daily",
         "weekly_rollup",
         "monthly_rollup",

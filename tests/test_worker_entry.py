@@ -190,6 +190,7 @@ async def test_scheduled_runs_the_nightly_job(entry: types.ModuleType, env: Simp
         "dream",
         "retention",
         "plans",
+        "consolidate",
         "github_daily",
         "weekly_rollup",
         "monthly_rollup",

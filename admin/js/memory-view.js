@@ -25,9 +25,12 @@ async function history(memory, events) {
   return versions;
 }
 
+// What the nightly consolidation did, each of which the history can undo (once).
+const UNDOABLE = new Set(["consolidation_archived", "consolidation_merged", "consolidation_strengthened", "consolidation_edge_dropped"]);
+
 function describeEvent(event) {
   const detail = event.detail || {};
-  const extra = detail.fields ? ` (${detail.fields.join(", ")})` : detail.superseded_by ? " by a new version" : detail.from ? ` (was ${detail.from})` : "";
+  const extra = detail.reason ? ` (${detail.reason})` : detail.fields ? ` (${detail.fields.join(", ")})` : detail.superseded_by ? " by a new version" : detail.from ? ` (was ${detail.from})` : "";
   return `${event.event}${extra} · ${event.actor} · ${when(event.created_at)}`;
 }
 
@@ -47,6 +50,7 @@ export function openMemory(id, { onChange } = {}) {
     sheet.setTitle(memory.status === "active" ? "Memory" : `Memory (${memory.status})`);
     const versionsBox = h("div", { class: "stack" }, spinner("Loading history…"));
     const relationList = relations.filter((r) => r.relation !== "supersedes");
+    const undone = new Set(events.filter((e) => e.event === "consolidation_undone").map((e) => e.detail?.event_id));
     const actions = h("div", { class: "actions" });
     if (memory.status === "active") {
       append(actions, 
@@ -121,7 +125,16 @@ export function openMemory(id, { onChange } = {}) {
             }))
         : null,
       h("div", { class: "stack" }, h("span", { class: "section-label" }, "History"),
-        h("ul", { class: "small muted", id: "memory-events" }, events.map((e) => h("li", {}, describeEvent(e)))),
+        h("ul", { class: "small muted", id: "memory-events" }, events.map((e) => h("li", {}, describeEvent(e),
+          UNDOABLE.has(e.event) && !undone.has(e.id) ? button("Undo", {
+            kind: "small", iconName: "undo",
+            onclick: safely(async () => {
+              await api.post(`/v1/memories/${encodeURIComponent(id)}/events/${e.id}/undo`);
+              toast("Undone.", { kind: "ok" });
+              changed("undone");
+              show();
+            }),
+          }) : null))),
         versionsBox),
       actions,
     );

@@ -10,6 +10,7 @@ import httpx
 from .adapters.remote.http_client import HttpxClient
 from .memory.boot import Boot
 from .memory.config import MemoryConfig
+from .memory.consolidation import Consolidation
 from .memory.dream import Dream
 from .memory.dream_model import ModelExtractor
 from .memory.extraction import Extractor, RequestExtractor
@@ -133,7 +134,19 @@ class Runtime:
         return TaskRunner(self.mirror, self.retention, self.queue)
 
     @cached_property
+    def consolidation(self) -> Consolidation:
+        return Consolidation(self.db, self.mirror, self.writer, self.clock, self.config)
+
+    @cached_property
     def nightly(self) -> Nightly:
         return Nightly(
-            self.db, self.clock, self.dream, self.retention, self.plans, self.github_daily, self.rollups, self.tasks
+            self.db,
+            self.clock,
+            self.dream,
+            self.retention,
+            self.plans,
+            self.consolidation,
+            self.github_daily,
+            self.rollups,
+            self.tasks,
         )

@@ -96,6 +96,11 @@ class Settings(BaseModel):
     ENABLE_AUTO_MEMORY: bool = True
     # Retention expires live memories shorter than this (trimmed); 0 keeps them all.
     EMPTY_MEMORY_MIN_CHARS: int = Field(4, ge=0)
+    # Nightly consolidation (memory/consolidation.py).
+    CONSOLIDATE_DUPLICATE_COSINE: float = Field(0.95, gt=0, le=1)
+    RULE_IMPORTANCE_FLOOR: float = Field(0.8, ge=0, le=1)
+    RELATION_HALF_LIFE_DAYS: float = Field(180, gt=0)
+    RELATION_DROP_BELOW: float = Field(0.1, ge=0, lt=1)
     PUBLIC_MODEL_NAME: str = "companion"
     MESSAGES_RETENTION_DAYS: int = Field(7, ge=1)
     # Sensitive-data classes the owner lets automatic writers store (comma separated:
@@ -141,6 +146,10 @@ class Settings(BaseModel):
             dream_memory_context_limit=self.DREAM_MEMORY_CONTEXT_LIMIT,
             impression_ladder_max_chars=self.IMPRESSION_LADDER_MAX_CHARS,
             empty_memory_min_chars=self.EMPTY_MEMORY_MIN_CHARS,
+            consolidate_duplicate_cosine=self.CONSOLIDATE_DUPLICATE_COSINE,
+            rule_importance_floor=self.RULE_IMPORTANCE_FLOOR,
+            relation_half_life_days=self.RELATION_HALF_LIFE_DAYS,
+            relation_drop_below=self.RELATION_DROP_BELOW,
             github_daily_repo=self.GITHUB_DAILY_REPO,
             github_daily_path=self.GITHUB_DAILY_PATH,
             github_daily_namespace=self.GITHUB_DAILY_NAMESPACE,

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Path, Query, Response
 
 from ..application import memories
 from ..application.memories import (
+    ConsolidationUndone,
     MemoryDetail,
     MemoryPage,
     MemoryPatch,
@@ -123,7 +124,8 @@ async def relate_memory(
     runtime: RuntimeDep,
     principal: Annotated[Principal, allowed(memories.relate_memories)],
 ) -> RelationAnswer:
-    """A typed, weighted edge from this memory to another (recall follows it one hop)."""
+    """A typed, weighted edge from this memory to another (recall follows it one hop); posting an
+    existing edge again sets its weight and restarts its fade."""
     edge = memories.RelationAdd(**body.model_dump(), source_id=memory_id)
     return await memories.relate_memories(runtime, principal, edge)
 
@@ -138,3 +140,16 @@ async def unrelate_memory(
 ) -> Deleted:
     edge = memories.RelationRemove(memory_id=memory_id, relation_id=relation_id)
     return await memories.unrelate_memories(runtime, principal, edge)
+
+
+@router.post("/v1/memories/{memory_id}/events/{event_id}/undo")
+@router.post("/v1/memory/{memory_id}/events/{event_id}/undo", include_in_schema=False)
+async def undo_consolidation(
+    memory_id: str,
+    event_id: Annotated[int, Path(ge=1, le=memories.EVENT_ID_MAX)],
+    runtime: RuntimeDep,
+    principal: Annotated[Principal, allowed(memories.undo_consolidation)],
+) -> ConsolidationUndone:
+    """Undo a nightly consolidation event (``consolidation_*``) from the memory's history."""
+    undo = memories.ConsolidationUndo(memory_id=memory_id, event_id=event_id)
+    return await memories.undo_consolidation(runtime, principal, undo)

@@ -85,8 +85,10 @@ OUTCOMES: dict[tuple[str, str], set[int]] = {
     # A missing old memory is no error: the new one is written on its own.
     ("POST", "/v1/memories/{memory_id}/supersede"): _MEMORY_WRITE,
     ("POST", "/v1/memories/{memory_id}/archive"): {404, 409},
-    ("POST", "/v1/memories/{memory_id}/relations"): {404, 409},
+    ("POST", "/v1/memories/{memory_id}/relations"): {404},
     ("DELETE", "/v1/memories/{memory_id}/relations/{relation_id}"): {404},
+    # Not a consolidation event, one already undone, or a restored copy whose fact_key is taken: 409.
+    ("POST", "/v1/memories/{memory_id}/events/{event_id}/undo"): {404, 409},
     # Not a plan, or not an open one: 409.
     ("POST", "/v1/plans/{plan_id}/done"): {404, 409},
     ("POST", "/v1/plans/{plan_id}/abandon"): {404, 409},

@@ -149,6 +149,15 @@ class RelationRemove(Input):
     relation_id: Id
 
 
+# Event ids are SQLite integers.
+EVENT_ID_MAX = 2**63 - 1
+
+
+class ConsolidationUndo(Input):
+    memory_id: Annotated[Id, Field(description="The memory whose history holds the event.")]
+    event_id: Annotated[int, Field(ge=1, le=EVENT_ID_MAX, description="A consolidation_* event of that memory.")]
+
+
 class MemoryPage(Output):
     memories: list[MemoryRecord]
     count: int
@@ -163,6 +172,12 @@ class MemoryDetail(Output):
 
 class RelationAnswer(Output):
     relation: Relation
+
+
+class ConsolidationUndone(Output):
+    memory_id: str
+    event_id: int
+    changed: list[str] = Field(description="The memories the undo changed (restored, or given back their old values).")
 
 
 def _statuses(names: list[str]) -> list[str]:
@@ -245,7 +260,8 @@ async def delete_memory(runtime: Runtime, principal: Principal, target: MemoryDe
 
 @use_case("memories.relate", MEMORY_WRITE)
 async def relate_memories(runtime: Runtime, principal: Principal, edge: RelationAdd) -> RelationAnswer:
-    """A typed, weighted edge from one memory to another (recall follows it one hop)."""
+    """A typed, weighted edge from one memory to another (recall follows it one hop); an
+    existing one is refreshed with this weight."""
     relation = await runtime.writer.relate(edge.source_id, edge.target_id, edge.relation, edge.weight, principal.actor)
     return RelationAnswer.model_validate({"relation": relation})
 
@@ -255,3 +271,12 @@ async def unrelate_memories(runtime: Runtime, principal: Principal, edge: Relati
     """Remove an edge."""
     await runtime.writer.unrelate(edge.memory_id, edge.relation_id, principal.actor)
     return Deleted(id=edge.relation_id)
+
+
+@use_case("memories.undo_consolidation", MEMORY_WRITE)
+async def undo_consolidation(runtime: Runtime, principal: Principal, undo: ConsolidationUndo) -> ConsolidationUndone:
+    """Put back what a night's consolidation did: an archived duplicate is live again (and
+    the evidence it gave the kept one is taken back), a strengthened rule gets its old
+    importance and type, a dropped edge returns."""
+    changed = await runtime.consolidation.undo(undo.memory_id, undo.event_id, principal.actor)
+    return ConsolidationUndone(memory_id=undo.memory_id, event_id=undo.event_id, changed=changed)

@@ -40,6 +40,12 @@ class MemoryConfig:
     impression_ladder_max_chars: int
     empty_memory_min_chars: int
 
+    # Nightly consolidation.
+    consolidate_duplicate_cosine: float
+    rule_importance_floor: float
+    relation_half_life_days: float
+    relation_drop_below: float
+
     # GitHub daily.
     github_daily_repo: str
     github_daily_path: str

@@ -1,5 +1,5 @@
 """The nightly job, in the reference's order: dream, retention, plans past their end
-expired, the GitHub daily pull, weekly and monthly rollups; then a pass over the vector outbox as a safety net for a
+expired, consolidation (memory/consolidation.py), the GitHub daily pull, weekly and monthly rollups; then a pass over the vector outbox as a safety net for a
 lost queue message. A step that fails is recorded and the others still run. The
 Worker's Cron trigger (``10 20 * * *`` UTC) and the local server's scheduler both call
 ``run``; the last run is kept for ``GET /v1/dream/status``."""
@@ -16,6 +16,7 @@ from typing import Any
 from ..clock import iso, zone
 from ..ports import Clock, Database, DatabaseError
 from ..store.cursors import CursorStore
+from .consolidation import Consolidation
 from .dream import Dream
 from .github_daily import GithubDaily
 from .plans import Plans
@@ -90,6 +91,7 @@ class Nightly:
         dream: Dream,
         retention: Retention,
         plans: Plans,
+        consolidation: Consolidation,
         github: GithubDaily,
         rollups: Rollups,
         tasks: TaskRunner,
@@ -101,6 +103,7 @@ class Nightly:
             ("dream", dream.night),
             ("retention", retention.run),
             ("plans", plans.expire),
+            ("consolidate", consolidation.run),
             ("github_daily", github.pull),
             ("weekly_rollup", rollups.weekly),
             ("monthly_rollup", rollups.monthly),

@@ -165,6 +165,25 @@ class VectorMirror:
             if m.id != memory_id
         ][:top_k]
 
+    async def duplicates_of(self, memory: Memory, threshold: float, top_k: int = 10) -> list[tuple[str, float]] | None:
+        """Other live memories of the same namespace and type at cosine ≥ ``threshold`` to
+        ``memory``, closest first. Reads its stored vector (embeds it when the index lacks
+        it yet). None while the index holds another embedder's vectors; raises if the
+        embedder or the index fails, like ``near_duplicate``."""
+        if await self.mismatch():
+            return None
+        stored = await self.vectors.get([memory.id])
+        if stored and stored[0].values:
+            vector = list(stored[0].values)
+        elif memory.content.strip():
+            vector = (await self.embedder.embed([memory.content], kind="passage"))[0]
+        else:
+            return []
+        matches = await self.vectors.query(
+            vector, top_k=top_k + 1, filter={"namespace": memory.namespace, "status": "active", "type": memory.type}
+        )
+        return [(m.id, m.score) for m in matches if m.id != memory.id and m.score >= threshold][:top_k]
+
     async def enqueue_missing(self) -> int:
         """Queue every live memory the index lacks (a new or emptied index); returns how many."""
         return await self._enqueue_live(only_missing=True)

@@ -18,6 +18,7 @@ from ..domain.types import RELATIONS, normalise_fact_key, normalise_type
 from ..errors import Conflict, InvalidInput, NotFound, SensitiveContent
 from ..ports import Clock, ConstraintError, Database, Statement
 from ..store.candidates import CandidateStore
+from ..store.consolidation import ConsolidationStore
 from ..store.memories import MemoryStore
 from ..store.outbox import OutboxOp, OutboxStore
 from .config import MemoryConfig
@@ -314,7 +315,8 @@ class MemoryWriter:
     async def relate(
         self, source_id: str, target_id: str, relation: str, weight: float, actor: Actor
     ) -> dict[str, Any]:
-        """A typed, weighted edge between two live memories of one namespace."""
+        """A typed, weighted edge between two live memories of one namespace. Saying an
+        existing edge again sets its weight, and its fade (nightly consolidation) starts over."""
         if relation not in RELATIONS or relation == "supersedes":
             allowed = ", ".join(r for r in RELATIONS if r != "supersedes")
             raise InvalidInput(
@@ -326,11 +328,19 @@ class MemoryWriter:
         if source.namespace != target.namespace:
             raise InvalidInput("related memories must be in the same namespace", code="invalid_relation")
         existing = await self.store.relations(source.id)
-        if any(
-            e["source_id"] == source.id and e["target_id"] == target.id and e["relation"] == relation for e in existing
-        ):
-            raise Conflict(f"{source.id} already {relation} {target.id}", code="relation_exists")
+        said = (source.id, target.id, relation)
+        known = next((e for e in existing if (e["source_id"], e["target_id"], e["relation"]) == said), None)
         now = iso(self.clock.now())
+        if known is not None:
+            # Said again: the edge is as strong as it is now said to be, and fades from now.
+            detail = {"target_id": target.id, "relation": relation, "refreshed": True}
+            await self.db.batch(
+                [
+                    ConsolidationStore.set_weight(known["id"], weight, now),
+                    MemoryStore.event(source.namespace, source.id, "related", actor.name, detail, now),
+                ]
+            )
+            return {**known, "weight": weight}
         edge: dict[str, Any] = {
             "id": self.new_id(),
             "source_id": source.id,

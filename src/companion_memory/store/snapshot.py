@@ -37,7 +37,8 @@ TABLES = (
     TableSpec(
         "memory_relations",
         ("id",),
-        ("id", "namespace", "source_id", "target_id", "relation", "weight", "created_at"),
+        # weighed_at: when the (decayed) weight was set, so an import does not fade it twice.
+        ("id", "namespace", "source_id", "target_id", "relation", "weight", "created_at", "weighed_at"),
     ),
     TableSpec(
         "memory_candidates",

@@ -1,0 +1,75 @@
+"""SQL for the nightly consolidation: what changed since the last pass, decaying edges,
+and the history events an undo reads back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..domain.memory import Memory
+from ..ports import Database, Statement
+from .cursors import CursorStore
+from .memories import _SELECT, memory_from_row
+from .sql import from_json
+
+# Version history is not an association that fades, and an open contradiction waits for
+# the owner's decision however old it is.
+_LASTING_RELATIONS = ("supersedes", "contradicts")
+
+
+class ConsolidationStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def changed_since(self, updated_at: str, after_id: str | None, limit: int) -> list[Memory]:
+        """Live memories changed after ``updated_at`` (or at it, with an id after ``after_id``:
+        an import writes many rows in one moment), oldest change first."""
+        rows = await self.db.all(
+            f"{_SELECT} WHERE status = 'active' AND version_status = 'current' "
+            "AND (updated_at > ? OR (updated_at = ? AND id > ?)) ORDER BY updated_at, id LIMIT ?",
+            (updated_at, updated_at, after_id, limit),
+        )
+        return [memory_from_row(r) for r in rows]
+
+    async def live_of_type(self, namespace: str, memory_type: str, limit: int) -> list[Memory]:
+        rows = await self.db.all(
+            f"{_SELECT} WHERE namespace = ? AND type = ? AND status = 'active' AND version_status = 'current' "
+            "ORDER BY id LIMIT ?",
+            (namespace, memory_type, limit),
+        )
+        return [memory_from_row(r) for r in rows]
+
+    async def decaying_relations(self, after: str, limit: int) -> list[dict[str, Any]]:
+        """Edges that fade, in id order after ``after``, with when their weight was last set."""
+        return await self.db.all(
+            "SELECT id, namespace, source_id, target_id, relation, weight, created_at, "
+            "COALESCE(weighed_at, created_at) AS weighed_at FROM memory_relations "
+            "WHERE relation NOT IN (?, ?) AND id > ? ORDER BY id LIMIT ?",
+            (*_LASTING_RELATIONS, after, limit),
+        )
+
+    @staticmethod
+    def set_weight(relation_id: str, weight: float, at: str) -> Statement:
+        return Statement(
+            "UPDATE memory_relations SET weight = ?, weighed_at = ? WHERE id = ?", (weight, at, relation_id)
+        )
+
+    async def event(self, event_id: int) -> dict[str, Any] | None:
+        row = await self.db.first(
+            "SELECT id, namespace, memory_id, event, actor, detail, created_at FROM memory_events WHERE id = ?",
+            (event_id,),
+        )
+        return {**row, "detail": from_json(row["detail"], {})} if row else None
+
+    async def undone(self, memory_id: str, event_id: int) -> bool:
+        """Whether the consolidation event ``event_id`` of this memory was already undone."""
+        rows = await self.db.all(
+            "SELECT detail FROM memory_events WHERE memory_id = ? AND event = 'consolidation_undone'", (memory_id,)
+        )
+        return any(from_json(r["detail"], {}).get("event_id") == event_id for r in rows)
+
+    async def last_run(self) -> str | None:
+        return await CursorStore(self.db).get("consolidation")
+
+    @staticmethod
+    def record_run(cursor: str, at: str) -> Statement:
+        return CursorStore.put("consolidation", "*", cursor, at)
