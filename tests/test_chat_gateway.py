@@ -19,12 +19,6 @@ from tests.live_server import LiveServer
 from tests.upstreams import RecordingUpstream
 
 
-@pytest.fixture
-def upstream() -> Iterator[RecordingUpstream]:
-    with RecordingUpstream() as fake:
-        yield fake
-
-
 def start(tmp_path: Path, embedder, **settings: object) -> LiveServer:  # type: ignore[no-untyped-def]
     values = {
         "CHATBOX_API_KEY": OWNER_KEY,

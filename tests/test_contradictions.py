@@ -4,7 +4,6 @@ the dream finding one in a day's messages without a model."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -207,22 +206,6 @@ def test_the_prompt_names_the_older_claim() -> None:
         '1. [fact, ] Moved to Berlin (this contradicts an older memory, "Lives in Paris"; '
         "the user has not yet said which one stands)"
     )
-
-
-@pytest.fixture
-def upstream() -> Iterator[RecordingUpstream]:
-    with RecordingUpstream() as fake:
-        yield fake
-
-
-@pytest.fixture
-def dreaming(runtime: Runtime, upstream: RecordingUpstream) -> Runtime:
-    runtime.settings = runtime.settings.model_copy(
-        update={"CHAT_BASE_URL": upstream.url + "/v1", "DREAM_MODEL": "dreamer"}
-    )
-    for cached in ("dream", "dream_model"):
-        runtime.__dict__.pop(cached, None)
-    return runtime
 
 
 @pytest.mark.parametrize("confirmed", [True, False])

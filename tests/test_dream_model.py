@@ -4,7 +4,6 @@ with scripted answers (valid, invalid, rate-limited, quotes that were never said
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC
 
 import httpx
@@ -19,22 +18,6 @@ from companion_memory.runtime import Runtime
 from tests.conftest import auth
 from tests.test_dream import say
 from tests.upstreams import RecordingUpstream
-
-
-@pytest.fixture
-def upstream() -> Iterator[RecordingUpstream]:
-    with RecordingUpstream() as fake:
-        yield fake
-
-
-@pytest.fixture
-def dreaming(runtime: Runtime, upstream: RecordingUpstream) -> Runtime:
-    runtime.settings = runtime.settings.model_copy(
-        update={"CHAT_BASE_URL": upstream.url + "/v1", "DREAM_MODEL": "dreamer"}
-    )
-    for cached in ("dream", "dream_model", "rollups", "gateway", "recall"):
-        runtime.__dict__.pop(cached, None)
-    return runtime
 
 
 def answer(**extraction: object) -> str:

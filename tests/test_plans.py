@@ -4,7 +4,6 @@ dream with and without a model, listed in the boot package, carried by export/im
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import date
 from typing import Any
 
@@ -23,23 +22,6 @@ from tests.upstreams import RecordingUpstream
 
 # The test clock reads 2026-11-30 12:00 UTC: Monday 20:00 in Singapore (DREAM_TIME_ZONE).
 TODAY = "2026-11-30"
-
-
-@pytest.fixture
-def upstream() -> Iterator[RecordingUpstream]:
-    with RecordingUpstream() as fake:
-        yield fake
-
-
-@pytest.fixture
-def dreaming(runtime: Runtime, upstream: RecordingUpstream) -> Runtime:
-    """The runtime with DREAM_MODEL answered by ``upstream``."""
-    runtime.settings = runtime.settings.model_copy(
-        update={"CHAT_BASE_URL": upstream.url + "/v1", "DREAM_MODEL": "dreamer"}
-    )
-    for cached in ("dream", "dream_model"):
-        runtime.__dict__.pop(cached, None)
-    return runtime
 
 
 async def tool(client: httpx.AsyncClient, name: str, arguments: dict[str, Any], key: str = MCP_KEY) -> dict[str, Any]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -18,12 +17,6 @@ from tests.upstreams import RecordingUpstream
 USER = "Please remember that my cat is called Miso and she is nine years old."
 MESSAGES = [{"role": "system", "content": "be brief"}, {"role": "user", "content": USER}]
 ECHO = "echo: " + USER[:40]
-
-
-@pytest.fixture
-def upstream() -> Iterator[RecordingUpstream]:
-    with RecordingUpstream() as fake:
-        yield fake
 
 
 def sync_client(upstream: RecordingUpstream, prefix: str = "/v1", **kw: Any) -> openai.OpenAI:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import socket
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
@@ -18,12 +18,6 @@ from tests.conftest import OWNER_KEY, auth
 from tests.fakes.fetch import FakeFetch, FakeFetchResponse, FakeTimeoutSignal, _Reader, _Stream
 from tests.fakes.worker_env import migrate, worker_env
 from tests.upstreams import RecordingUpstream
-
-
-@pytest.fixture
-def upstream() -> Iterator[RecordingUpstream]:
-    with RecordingUpstream() as fake:
-        yield fake
 
 
 @pytest.fixture

@@ -19,7 +19,9 @@ class EvidenceRecord(BaseModel):
     message_id: str | None = None
 
 
-class MemoryRecord(BaseModel):
+class MemoryFacts(BaseModel):
+    """What a memory says and how it stands: every column but its evidence and sources."""
+
     id: str
     namespace: str
     type: str
@@ -33,8 +35,6 @@ class MemoryRecord(BaseModel):
     pinned: bool
     tags: list[str]
     source: str
-    source_message_ids: list[str]
-    evidence: list[EvidenceRecord]
     authored_by: str | None
     seen_count: int
     recall_count: int
@@ -45,36 +45,19 @@ class MemoryRecord(BaseModel):
     valid_to: str | None = Field(description="Plans: the day (YYYY-MM-DD) or UTC time the plan is good until.")
     plan_status: str | None = Field(description="Plans: active, done, abandoned or expired; null for other types.")
 
+
+class MemoryRecord(MemoryFacts):
+    source_message_ids: list[str]
+    evidence: list[EvidenceRecord]
+
     @classmethod
     def of(cls, memory: Memory) -> MemoryRecord:
         return cls.model_validate(memory.as_dict())
 
 
-class HitRecord(BaseModel):
+class HitRecord(MemoryFacts):
     """A recalled memory (without its evidence and sources) and how it was found."""
 
-    id: str
-    namespace: str
-    type: str
-    content: str
-    fact_key: str | None
-    importance: float
-    confidence: float
-    status: str
-    version_status: str
-    superseded_by: str | None
-    pinned: bool
-    tags: list[str]
-    source: str
-    authored_by: str | None
-    seen_count: int
-    recall_count: int
-    last_injected_at: str | None
-    last_seen_at: str | None
-    created_at: str
-    updated_at: str
-    valid_to: str | None
-    plan_status: str | None
     score: float
     raw_score: float | None = Field(description="Relevance before decay; null when no similarity could be had.")
     decayed: bool
