@@ -4,6 +4,7 @@ memory, a hit or a write result the same way and ``/openapi.json`` and MCP's
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -124,17 +125,7 @@ class RecallMetaRecord(BaseModel):
 
     @classmethod
     def of(cls, meta: RecallMeta) -> RecallMetaRecord:
-        return cls(
-            k=meta.k,
-            min_score=meta.min_score,
-            reranker=meta.reranker,
-            decayed=meta.decayed,
-            deduped=meta.deduped,
-            floored=meta.floored,
-            precious_overlap=meta.precious_overlap,
-            contradicted=meta.contradicted,
-            notes=meta.notes,
-        )
+        return cls.model_validate(dataclasses.asdict(meta))
 
 
 class RecallAnswer(BaseModel):

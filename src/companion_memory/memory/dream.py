@@ -201,29 +201,20 @@ class Dream:
             verdicts = [await confirms_contradiction(self.judge, memory.content, p.older.content) for p in pairs]
             report["counts"]["contradictions_dismissed"] += verdicts.count(False)
             pairs = [pair for pair, verdict in zip(pairs, verdicts, strict=True) if verdict is not False]
+        reason = None
+        target: str | None
         if pairs:
             report["counts"]["contradictions"] += 1
-            row = self._row(
-                namespace,
-                batch,
-                "contradiction",
-                memory_type,
-                memory.content,
-                memory.fact_key,
-                memory.importance,
-                memory.confidence,
-                memory.evidence,
-                pairs[0].older.id,
-                valid_to,
-            )
-            row["reason"] = question(pairs[0].older, pairs[0].reason)
-            return row
-        target = await self._duplicate_of(namespace, memory)
-        report["counts"]["with_target"] += bool(target)
-        return self._row(
+            kind, target = "contradiction", pairs[0].older.id
+            reason = question(pairs[0].older, pairs[0].reason)
+        else:
+            target = await self._duplicate_of(namespace, memory)
+            report["counts"]["with_target"] += bool(target)
+            kind = "update" if target else "add"
+        row = self._row(
             namespace,
             batch,
-            "update" if target else "add",
+            kind,
             memory_type,
             memory.content,
             memory.fact_key,
@@ -233,6 +224,8 @@ class Dream:
             target,
             valid_to,
         )
+        row["reason"] = reason
+        return row
 
     def _plan_end(self, memory: ExtractedMemory, day: date) -> str | None:
         """The end the extractor gave, else the day the plan's words name ("周末", "next
