@@ -168,6 +168,20 @@ def auth(key: str = OWNER_KEY) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
 
 
+# The nightly job's steps, in the order it runs them (the local scheduler, the CLI and the
+# Worker's cron run the same job).
+NIGHTLY_STEPS = (
+    "dream",
+    "retention",
+    "plans",
+    "consolidate",
+    "github_daily",
+    "weekly_rollup",
+    "monthly_rollup",
+    "vector_mirror",
+)
+
+
 @pytest.fixture
 def upstream() -> Iterator[RecordingUpstream]:
     """A local server speaking the providers' wire formats, recording what it was sent."""

@@ -22,7 +22,7 @@ from companion_memory.application import dream
 from companion_memory.application.principal import SYSTEM
 from companion_memory.application.use_case import USE_CASES, UseCase
 from companion_memory.runtime import Runtime
-from tests.conftest import auth
+from tests.conftest import NIGHTLY_STEPS, auth
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 API = SRC / "companion_memory" / "api"
@@ -114,7 +114,7 @@ async def test_the_nightly_report_is_typed_and_its_record_is_served(
     client: httpx.AsyncClient, runtime: Runtime
 ) -> None:
     report = await dream.nightly(runtime, SYSTEM, dream.NightlyTrigger(trigger="test"))
-    assert report.ok and [step.name for step in report.steps][:4] == ["dream", "retention", "plans", "consolidate"]
+    assert report.ok and [step.name for step in report.steps] == list(NIGHTLY_STEPS)
     github = next(step for step in report.steps if step.name == "github_daily")
     assert github.describe() == '{"skipped": "GITHUB_DAILY_REPO is not set"}'
     status = (await client.get("/v1/dream/status", headers=auth())).json()

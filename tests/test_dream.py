@@ -8,7 +8,7 @@ from datetime import UTC, date
 import httpx
 
 from companion_memory.runtime import Runtime
-from tests.conftest import auth
+from tests.conftest import NIGHTLY_STEPS, auth
 
 DAY = date(2026, 11, 29)  # the test clock reads 2026-11-30 20:00 in Singapore: this is yesterday
 
@@ -125,15 +125,7 @@ async def test_the_nightly_job_runs_every_step_even_when_one_fails(runtime: Runt
     results = {step.name: step for step in report.steps}
     assert not report.ok and not results["dream"].ok
     assert results["dream"].error == "RuntimeError: dream model unavailable"
-    assert [name for name, step in results.items() if step.ok] == [
-        "retention",
-        "plans",
-        "consolidate",
-        "github_daily",
-        "weekly_rollup",
-        "monthly_rollup",
-        "vector_mirror",
-    ]
+    assert [name for name, step in results.items() if step.ok] == list(NIGHTLY_STEPS[1:])
     assert results["github_daily"].result == {"skipped": "GITHUB_DAILY_REPO is not set"}
     recorded = await nightly.last_run()
     assert recorded is not None and recorded["ok"] is False and recorded["steps"]["dream"]["ok"] is False

@@ -17,6 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.conftest import NIGHTLY_STEPS
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -232,16 +234,7 @@ def test_cli_dream_rollup_and_nightly_as_a_user_runs_them(data_dir: Path, tmp_pa
     assert "nothing to dream" in cli("dream")  # the same night again
     assert "0 weekly and 0 monthly entries written" in cli("rollup")
     nightly = cli("nightly")
-    assert [line.split()[1].rstrip(":") for line in nightly.splitlines()] == [
-        "dream",
-        "retention",
-        "plans",
-        "consolidate",
-        "github_daily",
-        "weekly_rollup",
-        "monthly_rollup",
-        "vector_mirror",
-    ]
+    assert [line.split()[1].rstrip(":") for line in nightly.splitlines()] == list(NIGHTLY_STEPS)
     assert all(line.startswith("ok") for line in nightly.splitlines())
     assert "not a date" in run("dream", "--date", "yesterday").stderr
     edge = run("dream", "--date", "0001-01-01")

@@ -19,6 +19,7 @@ from companion_memory.adapters.cloudflare.queue import CloudflareQueue
 from companion_memory.clock import FixedClock
 from companion_memory.memory.ingest import IncomingMessage
 from companion_memory.memory.writes import Actor, MemoryDraft
+from tests.conftest import NIGHTLY_STEPS
 from tests.fakes.d1 import FakeJsException
 from tests.fakes.queues import MAX_DELAY_SECONDS
 from tests.fakes.worker_env import migrate, worker_env
@@ -186,16 +187,7 @@ async def test_scheduled_runs_the_nightly_job(entry: types.ModuleType, env: Simp
     await worker.scheduled(SimpleNamespace(cron="10 20 * * *", scheduledTime=0))
     last = await runtime.nightly.last_run()
     assert last is not None and last["trigger"] == "cron 10 20 * * *"
-    assert list(last["steps"]) == [
-        "dream",
-        "retention",
-        "plans",
-        "consolidate",
-        "github_daily",
-        "weekly_rollup",
-        "monthly_rollup",
-        "vector_mirror",
-    ]
+    assert list(last["steps"]) == list(NIGHTLY_STEPS)
     assert all(step["ok"] for step in last["steps"].values())
     candidates = await runtime.db.all("SELECT content FROM memory_candidates")
     assert [row["content"] for row in candidates] == ["my sister is called Mei"]
