@@ -93,8 +93,8 @@ class Authentication:
 def allowed(case: UseCase[Any, Any]) -> Any:
     """The caller, once the use case behind the route has checked its scope: as a
     dependency this runs before the body is read, so a key without the scope learns
-    nothing, not even whether its input was valid. The check carries the use case, so
-    the tests can see which one each route calls."""
+    nothing, not even whether its input was valid. ``CHECKS`` records the use case
+    behind each check, so the tests can see which one each route calls."""
 
     def check(principal: Annotated[Principal, Depends(authenticate)]) -> Principal:
         case.authorize(principal)
