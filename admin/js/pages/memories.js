@@ -66,15 +66,21 @@ export function render(container, route) {
 
   const refreshCounts = () => api.get("/v1/memory_boot", { namespace: ns() }).then((boot) => renderChips(boot.counts)).catch(() => {});
 
+  // A slow answer to an earlier load (a search still running when the query is cleared) must not
+  // overwrite the newer one, so each load remembers its number and drops a stale answer.
+  let loads = 0;
   async function load() {
-    if (!state.query) refreshCounts();
+    const mine = ++loads;
+    const query = state.query;
+    if (!query) refreshCounts();
     append(clear(list), spinner());
     clear(pager);
     try {
-      if (state.query) {
-        const answer = await api.post("/v1/memory/search", { query: state.query, namespace: ns(), k: 30, types: state.type ? [state.type] : [] });
+      if (query) {
+        const answer = await api.post("/v1/memory/search", { query, namespace: ns(), k: 30, types: state.type ? [state.type] : [] });
+        if (mine !== loads) return;
         append(clear(list), 
-          h("div", { class: "row small muted" }, `${plural(answer.hits.length, "match", "matches")} for “${state.query}”`, h("span", { class: "spacer" }),
+          h("div", { class: "row small muted" }, `${plural(answer.hits.length, "match", "matches")} for “${query}”`, h("span", { class: "spacer" }),
             button("Clear search", { kind: "ghost", onclick: () => { search.value = ""; state.query = ""; load(); } })),
           ...(answer.hits.length ? answer.hits.map((hit) => memoryCard(hit, open, [h("span", { class: "chip" }, `score ${hit.score.toFixed(2)}`)]))
             : [emptyState("Nothing found", "Try other words; search matches meaning and exact words.")]),
@@ -83,6 +89,7 @@ export function render(container, route) {
       }
       const cursor = state.cursors[state.cursors.length - 1];
       const page = await api.get("/v1/memories", { namespace: ns(), type: state.type || undefined, status: state.status, limit: PAGE_SIZE, cursor });
+      if (mine !== loads) return;
       append(clear(list), ...(page.memories.length ? page.memories.map((m) => memoryCard(m, open))
         : [emptyState("No memories here", state.status === "active" ? "Add one, or approve candidates in Review." : "")]));
       const number = state.cursors.length;
@@ -92,7 +99,7 @@ export function render(container, route) {
         button("Older", { kind: "ghost", disabled: !page.next_cursor, onclick: () => { state.cursors.push(page.next_cursor); load(); } }),
       );
     } catch (error) {
-      if (error.status !== 401) append(clear(list), errorBox(error, load));
+      if (mine === loads && error.status !== 401) append(clear(list), errorBox(error, load));
     }
   }
 
