@@ -174,6 +174,7 @@ NIGHTLY_STEPS = (
     "dream",
     "retention",
     "plans",
+    "layers",
     "consolidate",
     "github_daily",
     "weekly_rollup",

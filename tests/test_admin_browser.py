@@ -323,6 +323,25 @@ def test_memories_are_paginated_and_filtered_by_type(panel: Panel, rest: Rest) -
     expect(items.first).to_contain_text("Runs before breakfast")
 
 
+def test_layers_show_with_their_reason_and_a_cold_memory_is_brought_back(panel: Panel, rest: Rest) -> None:
+    rest.remember("user.name", "Her name is Mei", type="identity")
+    rest.remember("user.lamp", "The study lamp is brass", layer="cold")
+    panel.sign_in()
+    page = panel.go("memories")
+    items = page.locator("#memory-list .memory-item")
+    expect(items.filter(has_text="Her name is Mei").locator(".chip-layer")).to_have_text("permanent")
+    page.select_option("select[name=layer]", "cold")
+    expect(items).to_have_count(1)
+    items.first.click()
+    sheet = page.locator(".sheet")
+    expect(sheet.locator("#memory-layer")).to_contain_text("cold: written as cold by")
+    panel.shoot("flow-memory-layer")
+    sheet.get_by_role("button", name="Bring back").click()
+    expect(sheet.locator(".chip-layer")).to_have_text("long")
+    expect(sheet.locator("#memory-layer")).to_contain_text("long: moved to long by")
+    assert [m["layer"] for m in rest.memories() if m["fact_key"] == "user.lamp"] == ["long"]
+
+
 def test_script_and_img_memories_show_as_text_and_run_nothing(panel: Panel, rest: Rest) -> None:
     img = rest.remember("xss.img", f"{XSS_IMG} an image tag")
     script = rest.remember("xss.script", f"{XSS_SCRIPT} a script tag")

@@ -160,6 +160,9 @@ async def test_the_async_client_works_too(server: LiveServer) -> None:
         (lambda u: u.fail_with(429), 429, openai.RateLimitError),
         (lambda u: u.fail_with(401), 401, openai.AuthenticationError),
         (lambda u: u.malformed(), 502, openai.InternalServerError),
+        (lambda u: u.fail_with(200, {"choices": ["not an object"]}), 502, openai.InternalServerError),
+        (lambda u: u.fail_with(200, {"choices": [{"message": "text"}]}), 502, openai.InternalServerError),
+        (lambda u: u.fail_with(200, {"choices": {"0": {}}}), 502, openai.InternalServerError),
         (lambda u: u.delay(8), 504, openai.InternalServerError),
     ],
 )

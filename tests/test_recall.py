@@ -447,3 +447,16 @@ async def test_a_fragment_too_common_to_pick_anything_out_is_not_looked_for(db: 
     assert await store.substring_search("default", ["yzzy"]) == []  # in every one of them
     assert sorted(await store.substring_search("default", ["zzy-12"])) == ["m012", *(f"m{i}" for i in range(120, 130))]
     assert await store.substring_search("default", ["qqq"]) == []  # no memory has the trigram
+
+
+async def test_an_accented_word_finds_its_memory_with_or_without_the_accent(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    cafe = await client.post(
+        "/v1/memories", json={"fact_key": "place.cafe", "content": "Meets Ana at the Café Müller"}, headers=auth()
+    )
+    runtime.vectors.down = True  # type: ignore[attr-defined]  # the words alone must find it
+    for query in ("café", "cafe", "CAFÉ", "müller", "Muller"):
+        hits = (await recall(client, query, "/v1/memory/search", min_score=0))["hits"]
+        assert [h["id"] for h in hits] == [cafe.json()["memory"]["id"]], query
+        assert "lexical" in hits[0]["channels"], query

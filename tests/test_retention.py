@@ -24,6 +24,11 @@ async def test_retention_rules(client: httpx.AsyncClient, runtime: Runtime) -> N
             "default", MemoryDraft(content="Her name is Mei", fact_key="name", type="identity"), Actor("t")
         )
     ).memory
+    rule = (
+        await writer.upsert(
+            "default", MemoryDraft(content="No calls after 10pm", fact_key="rule.calls", type="boundary"), Actor("t")
+        )
+    ).memory
     used = (await writer.upsert("default", MemoryDraft(content="Runs marathons", fact_key="run"), Actor("t"))).memory
     gone = (
         await writer.upsert("default", MemoryDraft(content="Old job at the bank", fact_key="job"), Actor("t"))
@@ -44,8 +49,14 @@ async def test_retention_rules(client: httpx.AsyncClient, runtime: Runtime) -> N
     clock.advance(days=60)  # type: ignore[attr-defined]
     expire = await runtime.retention.run()
     assert expire["memories_expired"] == 1 and expire["usage_logs"] == 0
-    states = {m.id: m.status for m in await writer.store.get_many([plain.id, pinned.id, who.id, used.id])}
-    assert states == {plain.id: "expired", pinned.id: "active", who.id: "active", used.id: "active"}
+    states = {m.id: m.status for m in await writer.store.get_many([plain.id, pinned.id, who.id, rule.id, used.id])}
+    assert states == {
+        plain.id: "expired",
+        pinned.id: "active",
+        who.id: "active",
+        rule.id: "active",  # a boundary is permanent
+        used.id: "active",
+    }
     query = (await runtime.embedder.embed(["tea"], kind="query"))[0]
     assert plain.id not in {m.id for m in await runtime.vectors.query(query, top_k=10)}
 

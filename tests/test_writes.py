@@ -254,7 +254,12 @@ async def test_edit_changes_fields_and_records_them(runtime: Runtime) -> None:
     )
     assert result.memory.tags == ["music", "taste"] and result.memory.importance == 0.9 and result.memory.pinned
     events = await runtime.writer.store.events(m.id)
-    assert events[-1]["event"] == "edited" and set(events[-1]["detail"]["fields"]) == {"tags", "importance", "pinned"}
+    assert events[-1]["event"] == "edited" and set(events[-1]["detail"]["fields"]) == {
+        "tags",
+        "importance",
+        "pinned",
+        "layer",  # pinned: permanent
+    }
     with pytest.raises(InvalidInput):
         await runtime.writer.edit(m.id, MemoryDraft(type="wibble"), OWNER)
     other = (await runtime.writer.upsert("default", MemoryDraft(content="likes rock", fact_key="music2"), AGENT)).memory

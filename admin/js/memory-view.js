@@ -5,7 +5,7 @@ import { append, clear, h, icon } from "./dom.js";
 import { percent, when } from "./format.js";
 import { memoryForm } from "./memory-form.js";
 import { planBadge, planButtons } from "./plans.js";
-import { button, errorBox, modal, safely, spinner, toast, typeChip, undoable } from "./ui.js";
+import { button, errorBox, layerChip, modal, safely, spinner, toast, typeChip, undoable } from "./ui.js";
 
 const HISTORY_DEPTH = 10;
 
@@ -55,6 +55,15 @@ export function openMemory(id, { onChange } = {}) {
     if (memory.status === "active") {
       append(actions, 
         ...(memory.type === "plan" ? planButtons(memory, (status) => { changed(status); show(); }) : []),
+        memory.layer === "cold" ? button("Bring back", {
+          iconName: "undo",
+          onclick: safely(async () => {
+            await api.patch(`/v1/memories/${encodeURIComponent(id)}`, { layer: "long" });
+            toast("Back in recall.", { kind: "ok" });
+            changed("restored");
+            show();
+          }),
+        }) : null,
         button("Edit", { iconName: "edit", onclick: () => edit("edit") }),
         button("New version", { iconName: "swap", onclick: () => edit("supersede") }),
         button("Archive", {
@@ -96,7 +105,7 @@ export function openMemory(id, { onChange } = {}) {
     }
 
     append(clear(sheet.body), 
-      h("div", { class: "row" }, typeChip(memory.type),
+      h("div", { class: "row" }, typeChip(memory.type), layerChip(memory),
         h("span", { class: "chip chip-status", dataset: { status: memory.status } }, memory.status),
         memory.type === "plan" ? planBadge(memory) : null,
         memory.pinned ? h("span", { class: "chip chip-pin" }, icon("star", 12), "pinned") : null,
@@ -105,6 +114,8 @@ export function openMemory(id, { onChange } = {}) {
       h("p", { class: "content content-large", id: "memory-content" }, memory.content),
       h("dl", { class: "kv" },
         h("dt", {}, "Fact key"), h("dd", { class: "mono" }, memory.fact_key || "—"),
+        h("dt", {}, "Layer"), h("dd", { id: "memory-layer" }, `${memory.layer}: ${memory.layer_reason || "—"}`,
+          memory.layer_at ? ` (${when(memory.layer_at)})` : "", memory.revivals ? `, revived ${memory.revivals}×` : ""),
         h("dt", {}, "Importance"), h("dd", {}, percent(memory.importance)),
         h("dt", {}, "Confidence"), h("dd", {}, percent(memory.confidence)),
         h("dt", {}, "Source"), h("dd", {}, memory.source),

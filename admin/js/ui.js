@@ -92,6 +92,11 @@ export function typeChip(type) {
   return chip;
 }
 
+// A memory's layer; its reason shows on hover (and in full in the memory's sheet).
+export function layerChip(memory) {
+  return h("span", { class: "chip chip-layer", dataset: { layer: memory.layer }, title: memory.layer_reason || "" }, memory.layer);
+}
+
 export function spinner(label = "Loading…") {
   return h("div", { class: "loading", role: "status" }, h("span", { class: "spin" }), label);
 }

@@ -16,6 +16,7 @@ from .memory.dream_model import ModelExtractor
 from .memory.extraction import Extractor, RequestExtractor
 from .memory.github_daily import GithubDaily
 from .memory.ingest import MessageIngestor
+from .memory.layers import Layers
 from .memory.model_call import JobModel
 from .memory.nightly import Nightly
 from .memory.plans import Plans
@@ -78,6 +79,10 @@ class Runtime:
     @cached_property
     def plans(self) -> Plans:
         return Plans(self.db, self.mirror, self.clock, self.config)
+
+    @cached_property
+    def layers(self) -> Layers:
+        return Layers(self.db, self.mirror, self.clock, self.config)
 
     @cached_property
     def boot(self) -> Boot:
@@ -145,6 +150,7 @@ class Runtime:
             self.dream,
             self.retention,
             self.plans,
+            self.layers,
             self.consolidation,
             self.github_daily,
             self.rollups,

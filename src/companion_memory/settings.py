@@ -101,6 +101,14 @@ class Settings(BaseModel):
     RULE_IMPORTANCE_FLOOR: float = Field(0.8, ge=0, le=1)
     RELATION_HALF_LIFE_DAYS: float = Field(180, gt=0)
     RELATION_DROP_BELOW: float = Field(0.1, ge=0, lt=1)
+    # Layers (domain/layers.py): an instant memory is awake, then asleep, then a tombstone;
+    # short → long after enough mentions or recalls over enough days; unused → cold.
+    MEMORY_INSTANT_AWAKE_HOURS: float = Field(6, gt=0)
+    MEMORY_INSTANT_ASLEEP_HOURS: float = Field(6, ge=0)
+    MEMORY_INSTANT_REVIVALS: int = Field(3, ge=1)
+    MEMORY_LONG_AFTER_MENTIONS: int = Field(3, ge=1)
+    MEMORY_LONG_AFTER_DAYS: float = Field(2, ge=0)
+    MEMORY_COLD_AFTER_DAYS: float = Field(90, gt=0)
     PUBLIC_MODEL_NAME: str = "companion"
     MESSAGES_RETENTION_DAYS: int = Field(7, ge=1)
     # Sensitive-data classes the owner lets automatic writers store (comma separated:
@@ -150,6 +158,12 @@ class Settings(BaseModel):
             rule_importance_floor=self.RULE_IMPORTANCE_FLOOR,
             relation_half_life_days=self.RELATION_HALF_LIFE_DAYS,
             relation_drop_below=self.RELATION_DROP_BELOW,
+            memory_instant_awake_hours=self.MEMORY_INSTANT_AWAKE_HOURS,
+            memory_instant_asleep_hours=self.MEMORY_INSTANT_ASLEEP_HOURS,
+            memory_instant_revivals=self.MEMORY_INSTANT_REVIVALS,
+            memory_long_after_mentions=self.MEMORY_LONG_AFTER_MENTIONS,
+            memory_long_after_days=self.MEMORY_LONG_AFTER_DAYS,
+            memory_cold_after_days=self.MEMORY_COLD_AFTER_DAYS,
             github_daily_repo=self.GITHUB_DAILY_REPO,
             github_daily_path=self.GITHUB_DAILY_PATH,
             github_daily_namespace=self.GITHUB_DAILY_NAMESPACE,

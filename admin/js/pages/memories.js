@@ -6,14 +6,15 @@ import { TYPES, percent, plural, suggestFactKey, typeColour, when } from "../for
 import { memoryForm } from "../memory-form.js";
 import { openMemory } from "../memory-view.js";
 import { planBadge } from "../plans.js";
-import { button, emptyState, errorBox, modal, pageHeader, spinner, toast, typeChip } from "../ui.js";
+import { button, emptyState, errorBox, layerChip, modal, pageHeader, spinner, toast, typeChip } from "../ui.js";
 
 const PAGE_SIZE = 20;
 const STATUSES = [["active", "Active"], ["archived", "Archived"], ["superseded", "History"], ["all", "All"]];
+const LAYERS = [["", "All layers"], ["instant", "Instant"], ["short", "Short"], ["long", "Long"], ["cold", "Cold"], ["permanent", "Permanent"]];
 
 export function memoryCard(memory, onOpen, extra = []) {
   return h("button", { class: "item memory-item", type: "button", dataset: { id: memory.id }, onclick: () => onOpen(memory.id) },
-    h("div", { class: "item-meta" }, typeChip(memory.type),
+    h("div", { class: "item-meta" }, typeChip(memory.type), layerChip(memory),
       memory.status !== "active" ? h("span", { class: "chip chip-status", dataset: { status: memory.status } }, memory.status) : null,
       memory.type === "plan" ? planBadge(memory) : null,
       memory.pinned ? h("span", { class: "chip chip-pin" }, icon("star", 12), "pinned") : null,
@@ -28,6 +29,7 @@ export function render(container, route) {
   const state = {
     type: TYPES.includes(route.params.get("type")) ? route.params.get("type") : "",
     status: "active",
+    layer: "",
     cursors: [null],
     query: route.params.get("q") || "",
   };
@@ -36,9 +38,12 @@ export function render(container, route) {
   const chips = h("div", { class: "chips chips-scroll", role: "toolbar", "aria-label": "Filter by type" });
   const statusSelect = h("select", { "aria-label": "Status", name: "status", style: { width: "auto" } },
     STATUSES.map(([value, label]) => h("option", { value }, label)));
+  const layerSelect = h("select", { "aria-label": "Layer", name: "layer", style: { width: "auto" } },
+    LAYERS.map(([value, label]) => h("option", { value }, label)));
   const search = h("input", { type: "search", name: "q", placeholder: "Search memories…", value: state.query, "aria-label": "Search memories" });
 
   statusSelect.addEventListener("change", () => { state.status = statusSelect.value; state.cursors = [null]; load(); });
+  layerSelect.addEventListener("change", () => { state.layer = layerSelect.value; state.cursors = [null]; load(); });
   const searchForm = h("form", {
     class: "search-bar", role: "search",
     onsubmit: (event) => { event.preventDefault(); state.query = search.value.trim(); state.cursors = [null]; load(); },
@@ -88,7 +93,7 @@ export function render(container, route) {
         return;
       }
       const cursor = state.cursors[state.cursors.length - 1];
-      const page = await api.get("/v1/memories", { namespace: ns(), type: state.type || undefined, status: state.status, limit: PAGE_SIZE, cursor });
+      const page = await api.get("/v1/memories", { namespace: ns(), type: state.type || undefined, status: state.status, layer: state.layer || undefined, limit: PAGE_SIZE, cursor });
       if (mine !== loads) return;
       append(clear(list), ...(page.memories.length ? page.memories.map((m) => memoryCard(m, open))
         : [emptyState("No memories here", state.status === "active" ? "Add one, or approve candidates in Review." : "")]));
@@ -119,7 +124,7 @@ export function render(container, route) {
       h("a", { class: "button", href: "#/starmap" }, icon("map", 18), "Star map"),
       button("New memory", { kind: "primary", iconName: "plus", onclick: create })),
     searchForm,
-    h("div", { class: "row" }, h("div", { class: "spacer", style: { minWidth: 0 } }, chips), statusSelect),
+    h("div", { class: "row" }, h("div", { class: "spacer", style: { minWidth: 0 } }, chips), layerSelect, statusSelect),
     list, pager,
   );
   renderChips({});

@@ -40,11 +40,22 @@ async def list_memories(
     status: Annotated[
         list[str] | None, Query(description="Status filter (default active); 'all' for every status.")
     ] = None,
+    layer: Annotated[
+        list[str] | None,
+        Query(description="Layer filter (instant, short, long, cold, permanent); repeat or comma-separate."),
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=500)] = None,
 ) -> MemoryPage:
-    query = memories.MemoryQuery(
-        namespace=namespace, types=_split(type), statuses=_split(status), limit=limit, cursor=cursor
+    query = memories.MemoryQuery.model_validate(
+        {
+            "namespace": namespace,
+            "types": _split(type),
+            "statuses": _split(status),
+            "layers": _split(layer),
+            "limit": limit,
+            "cursor": cursor,
+        }
     )
     return await memories.list_memories(runtime, principal, query)
 

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints
 
+from ..domain.layers import ChosenLayer
 from ..domain.types import MEMORY_TYPES
 
 Namespace = Annotated[
@@ -35,4 +36,11 @@ ValidTo = Annotated[
 ]
 ValidDays = Annotated[
     int, Field(ge=0, le=3650, description="Plans: good until this many days from today (0: today); or give valid_to.")
+]
+LayerChoice = Annotated[
+    ChosenLayer,
+    Field(
+        description="instant: what was just said (awake, then asleep, then gone unless recalled); short, long or "
+        "cold to move a memory by hand. Identity, persona, boundary and pinned memories are permanent."
+    ),
 ]

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
 
+from ..domain.layers import Layer
 from ..domain.memory import Evidence
 from ..domain.types import MEMORY_TYPES, RELATIONS, STATUSES, normalise_type
 from ..errors import InvalidInput, NotFound
@@ -16,6 +17,7 @@ from .fields import (
     Cursor,
     FactKey,
     Id,
+    LayerChoice,
     MemoryContent,
     Namespace,
     Score,
@@ -64,6 +66,7 @@ class MemoryFields(Input):
     authored_by: Annotated[ShortText | None, Field(description="Marks a memory written by hand (owner only).")] = None
     valid_to: ValidTo | None = None
     valid_days: ValidDays | None = None
+    layer: LayerChoice | None = None
 
     def draft(self, principal: Principal) -> MemoryDraft:
         if self.authored_by:
@@ -129,6 +132,7 @@ class MemoryQuery(Input):
         list[ShortText],
         Field(default_factory=list, max_length=10, description="Default active; 'all' for every status."),
     ]
+    layers: Annotated[list[Layer], Field(default_factory=list, max_length=5, description="Only these layers.")]
     limit: Annotated[int, Field(ge=1, le=200)] = 50
     cursor: Cursor | None = None
 
@@ -197,6 +201,7 @@ async def list_memories(runtime: Runtime, _: Principal, query: MemoryQuery) -> M
         query.namespace,
         types=known_types(query.types),
         statuses=_statuses(query.statuses),
+        layers=query.layers,
         limit=query.limit,
         cursor=query.cursor,
     )

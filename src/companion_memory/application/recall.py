@@ -59,5 +59,6 @@ async def search(runtime: Runtime, _: Principal, query: SearchQuery) -> RecallAn
         min_score=query.min_score,
         types=known_types(query.types),
         rerank=query.filter,
+        resting=True,
     )
     return RecallAnswer.of(result, prompt=query.include_prompt)

@@ -45,6 +45,10 @@ class MemoryFacts(BaseModel):
     updated_at: str
     valid_to: str | None = Field(description="Plans: the day (YYYY-MM-DD) or UTC time the plan is good until.")
     plan_status: str | None = Field(description="Plans: active, done, abandoned or expired; null for other types.")
+    layer: str = Field(description="instant, short, long, cold or permanent.")
+    layer_reason: str | None = Field(description="Why the memory is in its layer.")
+    layer_at: str | None = Field(description="Since when (for an instant memory: when it last woke).")
+    revivals: int = Field(description="How often an instant memory was recalled or said again.")
 
 
 class MemoryRecord(MemoryFacts):
@@ -110,6 +114,19 @@ class GlossaryHit(GlossaryEntry):
     matched: str = Field(description="The term or alias the text mentioned.")
 
 
+class ScorePartsRecord(BaseModel):
+    """score = relevance × weight × decay; weight = (0.5 + importance) × (0.6 + 0.4 × freshness) × authored."""
+
+    relevance: float = Field(description="The fused rank score, or the reranker's.")
+    raw_score: float | None = Field(description="The relevance the floor reads (0–1); null when none could be had.")
+    importance: float = Field(description="Learned: set importance, mentions, recalls, evidence and type (0–1).")
+    freshness: float = Field(description="0.5 ^ (days unused / the type's half-life); 1 for types that do not fade.")
+    authored: float = Field(description="1.15 for a memory written by hand, else 1.")
+    weight: float
+    decay: float = Field(description="0.5 when injected within the decay window, else 1.")
+    score: float
+
+
 class RecallMetaRecord(BaseModel):
     """How recall reached its hits: what each gate set aside and what degraded."""
 
@@ -121,7 +138,9 @@ class RecallMetaRecord(BaseModel):
     floored: list[str]
     precious_overlap: list[str]
     contradicted: list[str] = Field(description="Older memories held back: a newer one contradicts them.")
+    resting: list[str] = Field(description="Cold memories, and asleep instant ones the query did not name.")
     notes: list[str]
+    components: dict[str, ScorePartsRecord] = Field(description="Each hit's id → how its score was made.")
 
     @classmethod
     def of(cls, meta: RecallMeta) -> RecallMetaRecord:

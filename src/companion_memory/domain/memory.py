@@ -53,6 +53,12 @@ class Memory:
     # or a UTC moment, and the plan's progress (PLAN_STATUSES).
     valid_to: str | None = None
     plan_status: str | None = None
+    # Where it stands in its lifecycle (domain/layers.py): the layer, why it is there,
+    # since when, and how often an instant memory came back.
+    layer: str = "short"
+    layer_reason: str | None = None
+    layer_at: str | None = None
+    revivals: int = 0
 
     def replace(self, **changes: Any) -> Memory:
         return dataclasses.replace(self, **changes)

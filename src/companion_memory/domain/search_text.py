@@ -218,10 +218,27 @@ def query_terms(query: str) -> list[str]:
             for gram in cjk_bigrams(token):
                 terms.setdefault(gram + "*" if len(gram) == 1 else gram, None)
         elif token not in _STOPWORDS and (len(token) > 1 or token.isdigit()):
-            terms.setdefault(stem(token), None)
+            terms.setdefault(stem(without_diacritics(token)), None)
         if len(terms) >= _MAX_QUERY_TERMS:
             break
     return list(terms)
+
+
+def _latin(char: str) -> bool:
+    return char <= "\u024f" or "\u1e00" <= char <= "\u1eff"
+
+
+def without_diacritics(token: str) -> str:
+    """A Latin letter without its marks ("café" → "cafe"), as the word index's tokenizer
+    (unicode61, remove_diacritics 2) stores it: a query word keeping them would match nothing.
+    Other scripts keep theirs, as the tokenizer does."""
+    if token.isascii():
+        return token
+    folded = []
+    for char in token:
+        decomposed = unicodedata.normalize("NFD", char)
+        folded.append(decomposed[0] if _latin(decomposed[0]) else char)
+    return "".join(folded)
 
 
 def match_expression(terms: list[str]) -> str | None:

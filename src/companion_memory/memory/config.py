@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..domain.layers import LayerPolicy
+
 
 @dataclass(frozen=True)
 class MemoryConfig:
@@ -46,6 +48,14 @@ class MemoryConfig:
     relation_half_life_days: float
     relation_drop_below: float
 
+    # Layers.
+    memory_instant_awake_hours: float
+    memory_instant_asleep_hours: float
+    memory_instant_revivals: int
+    memory_long_after_mentions: int
+    memory_long_after_days: float
+    memory_cold_after_days: float
+
     # GitHub daily.
     github_daily_repo: str
     github_daily_path: str
@@ -53,3 +63,14 @@ class MemoryConfig:
     github_api_url: str
     # Kept out of the repr, which may end up in a log.
     github_daily_token: str = field(repr=False)
+
+    @property
+    def layer_policy(self) -> LayerPolicy:
+        return LayerPolicy(
+            instant_awake_hours=self.memory_instant_awake_hours,
+            instant_asleep_hours=self.memory_instant_asleep_hours,
+            instant_revivals=self.memory_instant_revivals,
+            long_after_mentions=self.memory_long_after_mentions,
+            long_after_days=self.memory_long_after_days,
+            cold_after_days=self.memory_cold_after_days,
+        )

@@ -1,5 +1,5 @@
 """The nightly job, in the reference's order: dream, retention, plans past their end
-expired, consolidation (memory/consolidation.py), the GitHub daily pull, weekly and monthly rollups; then a pass over the vector outbox as a safety net for a
+expired, memories moved between layers (memory/layers.py), consolidation (memory/consolidation.py), the GitHub daily pull, weekly and monthly rollups; then a pass over the vector outbox as a safety net for a
 lost queue message. A step that fails is recorded and the others still run. The
 Worker's Cron trigger (``10 20 * * *`` UTC) and the local server's scheduler both call
 ``run``; the last run is kept for ``GET /v1/dream/status``."""
@@ -19,6 +19,7 @@ from ..store.cursors import CursorStore
 from .consolidation import Consolidation
 from .dream import Dream
 from .github_daily import GithubDaily
+from .layers import Layers
 from .plans import Plans
 from .retention import Retention
 from .rollups import Rollups
@@ -91,6 +92,7 @@ class Nightly:
         dream: Dream,
         retention: Retention,
         plans: Plans,
+        layers: Layers,
         consolidation: Consolidation,
         github: GithubDaily,
         rollups: Rollups,
@@ -103,6 +105,7 @@ class Nightly:
             ("dream", dream.night),
             ("retention", retention.run),
             ("plans", plans.expire),
+            ("layers", layers.run),
             ("consolidate", consolidation.run),
             ("github_daily", github.pull),
             ("weekly_rollup", rollups.weekly),

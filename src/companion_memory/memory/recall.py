@@ -4,10 +4,13 @@ Three channels find candidates — the vector index (meaning), the full-text ind
 (words, CJK bigrams) and, for fragments no word matches (codes, ids, parts of words), the
 substring index — and reciprocal-rank fusion merges them. The pool is cut to the
 best ``MEMORY_FILTER_MAX_CANDIDATES``, reranked when a reranker is configured, then
-passed through the gates: nothing that repeats a precious row, recently injected
-memories ranked lower, a floor on the raw score. Of two live memories that contradict
-each other and wait for the owner's decision, only the newer is returned, flagged.
-Recall (not search) records what it injected.
+passed through the gates: nothing that repeats a precious row, a floor on the raw
+score, then each hit weighed by its learned importance and freshness (domain/weight.py)
+and recently injected memories ranked lower. Of two live memories that contradict each
+other and wait for the owner's decision, only the newer is returned, flagged. Cold
+memories, and instant ones past their waking hours, rest (domain/layers.py): search
+finds them, recall does not, except an asleep instant memory that the query names.
+Recall (not search) records what it injected, which revives an instant memory.
 """
 
 from __future__ import annotations
@@ -22,8 +25,10 @@ from datetime import timedelta
 from typing import Any
 
 from ..clock import iso, parse_iso
+from ..domain.layers import REVIVE_RELEVANCE, instant_phase, revived
 from ..domain.memory import Memory
 from ..domain.search_text import embedding_text, gate_tokens, jaccard, normalised, query_terms, substring_needles
+from ..domain.weight import weigh
 from ..ports import Clock, Database, ModelError, Reranker, VectorIndexError
 from ..store.glossary import GlossaryStore
 from ..store.memories import MemoryStore
@@ -66,6 +71,20 @@ class Hit:
 
 
 @dataclass
+class ScoreParts:
+    """How a hit's score was made (see domain/weight.py): score = relevance × weight × decay."""
+
+    relevance: float  # the fused rank score, or the reranker's
+    raw_score: float | None
+    importance: float
+    freshness: float
+    authored: float
+    weight: float
+    decay: float
+    score: float
+
+
+@dataclass
 class RecallMeta:
     """How recall reached its hits: the ids it set aside at each gate, which reranker ran
     (``off``, ``skipped``, ``failed`` or the model), and notes on what degraded."""
@@ -79,7 +98,10 @@ class RecallMeta:
     precious_overlap: list[str] = field(default_factory=list)
     # Older memories held back because a newer one contradicts them (see Hit.contradicted_by).
     contradicted: list[str] = field(default_factory=list)
+    # Cold memories, and asleep instant ones the query did not name: they rest (layers).
+    resting: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    components: dict[str, ScoreParts] = field(default_factory=dict)
 
 
 @dataclass
@@ -119,9 +141,12 @@ class Recall:
         expand: bool = True,
         account: bool = False,
         vector: bool = True,
+        resting: bool = False,
     ) -> RecallResult:
-        """``account`` is recall's bookkeeping (injection time and count); search leaves it
-        off. ``vector=False`` answers from the full-text index alone."""
+        """``account`` is recall's bookkeeping (injection time and count, revivals); search
+        leaves it off. ``vector=False`` answers from the full-text index alone. ``resting``
+        also finds cold and asleep memories (search does)."""
+        now = self.clock.now()
         k = max(1, min(100, k if k is not None else self.config.memory_filter_max_output))
         floor = self.config.recall_min_score if min_score is None else min_score
         meta = RecallMeta(k=k, min_score=floor)
@@ -139,20 +164,59 @@ class Recall:
         size = max(self.config.memory_filter_max_candidates, k)
         word_ranked = {"lexical": lexical_ranked, "substring": substring_ranked}
         pool = await self._pool(vector_ranked, query_vector, word_ranked, namespace, types, POOL_FACTOR * size, meta)
+        pool = self._awake(pool, resting, meta)
         if expand and pool:
-            pool = await self._expand(pool, namespace, types)
+            pool = self._awake(await self._expand(pool, namespace, types), resting, meta)
         pool = (await self._contradictions(pool, namespace, types, meta))[:size]
         if rerank:
             await self._rerank(text, pool, meta)
         else:
             meta.reranker = "skipped"
         hits = (await self._gate(pool, namespace, floor, meta))[:k]
+        meta.components = {h.memory.id: meta.components[h.memory.id] for h in hits}
         if account and hits:
-            now = iso(self.clock.now())
-            await self.db.batch(MemoryStore.mark_injected([h.memory.id for h in hits], now))
-            for hit in hits:
-                hit.memory = hit.memory.replace(last_injected_at=now, recall_count=hit.memory.recall_count + 1)
+            await self._account(hits, iso(now))
         return RecallResult(hits, glossary_hits, meta)
+
+    async def _account(self, hits: list[Hit], now: str) -> None:
+        """Injected now, once more; an instant memory is revived by it."""
+        policy = self.config.layer_policy
+        statements = MemoryStore.mark_injected([h.memory.id for h in hits], now)
+        for hit in hits:
+            memory = hit.memory.replace(last_injected_at=now, recall_count=hit.memory.recall_count + 1)
+            if memory.layer == "instant":
+                changes = revived(memory, now, policy)
+                statements.append(MemoryStore.update(memory.id, changes))
+                if "layer" in changes:
+                    statements.append(
+                        MemoryStore.event(
+                            memory.namespace,
+                            memory.id,
+                            "layer_changed",
+                            "recall",
+                            {"from": "instant", "to": changes["layer"], "reason": changes["layer_reason"]},
+                            now,
+                        )
+                    )
+                memory = memory.replace(**changes)
+            hit.memory = memory
+        await self.db.batch(statements)
+
+    def _awake(self, pool: list[Hit], resting: bool, meta: RecallMeta) -> list[Hit]:
+        """The pool without what rests: cold memories, instant ones past their sleep, and
+        asleep ones the query does not name (found by their words, clearly relevant).
+        ``resting`` (search) keeps all but the instant memories past their sleep."""
+        now, policy = self.clock.now(), self.config.layer_policy
+        kept: list[Hit] = []
+        for hit in pool:
+            layer = hit.memory.layer
+            phase = instant_phase(hit.memory, now, policy) if layer == "instant" else "awake"
+            named = bool(hit.channels.keys() - {"vector"}) and (hit.raw_score or 0.0) >= REVIVE_RELEVANCE
+            if phase == "gone" or (not resting and (layer == "cold" or (phase == "asleep" and not named))):
+                meta.resting.append(hit.memory.id)
+                continue
+            kept.append(hit)
+        return kept
 
     # -- channels ---------------------------------------------------------------
 
@@ -285,11 +349,23 @@ class Recall:
             if hit.raw_score is not None and hit.raw_score < floor:
                 meta.floored.append(hit.memory.id)
                 continue
+            relevance, weight, decay = hit.score, weigh(hit.memory, now), 1.0
             injected = hit.memory.last_injected_at
             if injected and now - parse_iso(injected) < window:
-                hit.score *= DECAY_FACTOR
+                decay = DECAY_FACTOR
                 hit.decayed = True
                 meta.decayed.append(hit.memory.id)
+            hit.score = relevance * weight.factor * decay
+            meta.components[hit.memory.id] = ScoreParts(
+                relevance=relevance,
+                raw_score=hit.raw_score,
+                importance=weight.importance,
+                freshness=weight.freshness,
+                authored=weight.authored,
+                weight=weight.factor,
+                decay=decay,
+                score=hit.score,
+            )
             kept.append(hit)
         kept.sort(key=lambda h: h.score, reverse=True)
         return kept

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..clock import iso
 from ..domain.json_value import MAX_DEPTH, json_problem
+from ..domain.layers import LAYERS
 from ..domain.types import MEMORY_TYPES, PLAN_STATUSES, STATUSES
 from ..errors import InvalidInput
 from ..ports import Clock, Database
@@ -118,6 +119,8 @@ _OPTIONAL_TEXT = (
     "last_injected_at",
     "last_seen_at",
     "valid_to",
+    "layer_reason",
+    "layer_at",
 )
 
 
@@ -136,11 +139,13 @@ def _memory_problem(row: dict[str, Any]) -> str | None:
         return f"status: {row['status']!r} is not one of {', '.join(STATUSES)}"
     if row.get("plan_status") not in (None, *PLAN_STATUSES):
         return f"plan_status: {row['plan_status']!r} is not one of {', '.join(PLAN_STATUSES)} or null"
+    if row.get("layer", "short") not in LAYERS:
+        return f"layer: {row['layer']!r} is not one of {', '.join(LAYERS)}"
     for name in ("importance", "confidence"):
         value = row.get(name, 0.5)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
             return f"{name}: {value!r} is not a number between 0 and 1"
-    for name in ("seen_count", "recall_count"):
+    for name in ("seen_count", "recall_count", "revivals"):
         value = row.get(name, 0)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             return f"{name}: {value!r} is not a count"

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..clock import iso
+from ..domain.layers import on_write
 from ..domain.memory import Evidence, Memory
 from ..domain.types import RELATIONS, normalise_fact_key, normalise_type
 from ..errors import Conflict, InvalidInput, NotFound, SensitiveContent
@@ -48,6 +49,8 @@ class MemoryDraft:
     # A plan's end: a date or time (valid_to), or a number of days from today (valid_days).
     valid_to: str | None = None
     valid_days: int | None = None
+    # The layer asked for (domain/layers.CHOSEN_LAYERS): 'instant' for what was just said.
+    layer: str | None = None
 
     def __post_init__(self) -> None:
         if self.fact_key is not None:
@@ -120,7 +123,7 @@ class MemoryWriter:
             if draft.type:
                 notes.append(f"unknown type {draft.type!r} stored as 'note'")
         now = iso(self.clock.now())
-        memory = self._new_memory(namespace, draft, memory_type, now)
+        memory = self._new_memory(namespace, draft, memory_type, now, actor)
         notes += self._plan_notes(memory_type, draft)
         await self.db.batch(
             [
@@ -149,7 +152,7 @@ class MemoryWriter:
                 code="not_active",
             )
         now = iso(self.clock.now())
-        new = self._new_memory(old.namespace, draft, normalise_type(draft.type) or old.type, now, inherit=old)
+        new = self._new_memory(old.namespace, draft, normalise_type(draft.type) or old.type, now, actor, inherit=old)
         notes = self._plan_notes(new.type, draft)
         await self._claim_fact_key(old.namespace, new.fact_key, old.id)
         # The old row leaves 'active' before the new one arrives: the one-live-row-per-fact
@@ -239,6 +242,7 @@ class MemoryWriter:
             changes["source_message_ids"] = draft.source_message_ids
         changes.update(self._plan_changes(memory, changes.get("type", memory.type), draft))
         notes += self._plan_notes(changes.get("type", memory.type), draft)
+        changes.update(self._layer_changes(memory, changes, draft, actor, mentioned=False))
         if status is not None:
             if status not in ("active", "archived") or memory.status not in ("active", "archived"):
                 raise Conflict(
@@ -259,7 +263,7 @@ class MemoryWriter:
                 memory.id,
                 "edited",
                 actor.name,
-                {"fields": sorted(set(changes) - {"updated_at"})},
+                {"fields": sorted(set(changes) - _BOOKKEEPING)},
                 now,
             ),
         ]
@@ -416,14 +420,39 @@ class MemoryWriter:
         if clash is not None and clash.id != holder:
             raise Conflict(f"fact_key {fact_key!r} already belongs to memory {clash.id}", code="fact_key_taken")
 
+    def _layer_changes(
+        self, memory: Memory, changes: dict[str, Any], draft: MemoryDraft, actor: Actor, *, mentioned: bool
+    ) -> dict[str, Any]:
+        return on_write(
+            memory,
+            changes.get("type", memory.type),
+            changes.get("pinned", memory.pinned),
+            draft.layer,
+            iso(self.clock.now()),
+            self.config.layer_policy,
+            who=actor.name,
+            mentioned=mentioned,
+        )
+
     def _new_memory(
-        self, namespace: str, draft: MemoryDraft, memory_type: str, now: str, *, inherit: Memory | None = None
+        self,
+        namespace: str,
+        draft: MemoryDraft,
+        memory_type: str,
+        now: str,
+        actor: Actor,
+        *,
+        inherit: Memory | None = None,
     ) -> Memory:
         """A fresh row from a draft; what the draft leaves out comes from ``inherit``
-        (the version being superseded) or the defaults."""
+        (the version being superseded) or the defaults. A new version stands where the
+        old one stood, as said again."""
         base = inherit or Memory(
             id="", namespace=namespace, type=memory_type, content="", created_at=now, updated_at=now
         )
+        pinned = base.pinned if draft.pinned is None else draft.pinned
+        layer = {name: getattr(base, name) for name in ("layer", "layer_reason", "layer_at", "revivals")}
+        layer.update(on_write(inherit, memory_type, pinned, draft.layer, now, self.config.layer_policy, who=actor.name))
         return Memory(
             id=self.new_id(),
             namespace=namespace,
@@ -432,7 +461,7 @@ class MemoryWriter:
             fact_key=draft.fact_key or base.fact_key,
             importance=_or(draft.importance, base.importance),
             confidence=_or(draft.confidence, base.confidence),
-            pinned=base.pinned if draft.pinned is None else draft.pinned,
+            pinned=pinned,
             tags=_clean_tags(base.tags if draft.tags is None else draft.tags),
             source=draft.source or "api",
             source_message_ids=draft.source_message_ids or [],
@@ -442,6 +471,7 @@ class MemoryWriter:
             created_at=now,
             updated_at=now,
             **self._plan_changes(inherit, memory_type, draft),
+            **layer,
         )
 
     async def _update_for_upsert(self, existing: Memory, draft: MemoryDraft, actor: Actor) -> WriteResult:
@@ -472,6 +502,7 @@ class MemoryWriter:
         plan = self._plan_changes(existing, changes.get("type", existing.type), draft)
         changes.update({k: v for k, v in plan.items() if v != getattr(existing, k)})
         notes += self._plan_notes(changes.get("type", existing.type), draft)
+        changes.update(self._layer_changes(existing, changes, draft, actor, mentioned=True))
         changes.update(seen_count=existing.seen_count + 1, last_seen_at=now, updated_at=now)
         statements = [
             MemoryStore.update(existing.id, changes),
@@ -480,7 +511,7 @@ class MemoryWriter:
                 existing.id,
                 "updated",
                 actor.name,
-                {"fields": sorted(set(changes) - {"seen_count", "last_seen_at", "updated_at"})},
+                {"fields": sorted(set(changes) - _BOOKKEEPING)},
                 now,
             ),
         ]
@@ -567,6 +598,10 @@ def closing(memory: Memory, status: str, actor: str, at: str) -> list[Statement]
         MemoryStore.event(memory.namespace, memory.id, f"plan_{status}", actor, {"valid_to": memory.valid_to}, at),
         OutboxStore.enqueue(memory.id, memory.namespace, "delete", at),
     ]
+
+
+# Columns a write keeps up to date by itself; an event's "fields" names what was changed.
+_BOOKKEEPING = frozenset({"seen_count", "last_seen_at", "updated_at", "layer_reason", "layer_at", "revivals"})
 
 
 def _or(value: float | None, default: float) -> float:

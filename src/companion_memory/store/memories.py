@@ -116,17 +116,16 @@ class MemoryStore:
         *,
         types: Sequence[str] = (),
         statuses: Sequence[str] = ("active",),
+        layers: Sequence[str] = (),
         limit: int = 50,
         cursor: str | None = None,
     ) -> tuple[list[Memory], str | None]:
         where = ["namespace = ?"]
         params: list[Any] = [namespace]
-        if types:
-            where.append(f"type IN ({placeholders(len(types))})")
-            params.extend(types)
-        if statuses:
-            where.append(f"status IN ({placeholders(len(statuses))})")
-            params.extend(statuses)
+        for column, values in (("type", types), ("status", statuses), ("layer", layers)):
+            if values:
+                where.append(f"{column} IN ({placeholders(len(values))})")
+                params.extend(values)
         if cursor:
             updated_at, id_ = decode_cursor(cursor)
             where.append("(updated_at < ? OR (updated_at = ? AND id < ?))")

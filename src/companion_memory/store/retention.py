@@ -21,11 +21,11 @@ class RetentionStore:
         return Statement(f"DELETE FROM {table} WHERE {column} < ?", (cutoff,))
 
     async def stale_memories(self, cutoff: str, limit: int) -> list[dict[str, Any]]:
-        """Active memories nobody wrote, saw or recalled since ``cutoff``, except pinned ones
-        and identity/persona."""
+        """Active memories nobody wrote, saw or recalled since ``cutoff``, except pinned ones,
+        identity/persona and the rest of the permanent layer (boundaries)."""
         return await self.db.all(
             "SELECT id, namespace, status FROM memories WHERE status = 'active' AND pinned = 0 "
-            f"AND type NOT IN ({placeholders(len(_LASTING_TYPES))}) "
+            f"AND type NOT IN ({placeholders(len(_LASTING_TYPES))}) AND layer != 'permanent' "
             "AND COALESCE(MAX(updated_at, COALESCE(last_seen_at, ''), COALESCE(last_injected_at, '')), updated_at) < ? "
             "ORDER BY id LIMIT ?",
             (*_LASTING_TYPES, cutoff, limit),

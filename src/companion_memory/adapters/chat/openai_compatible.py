@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import aclosing
-from typing import Any
+from typing import Any, TypeGuard
 
 import httpx
 
@@ -57,11 +57,10 @@ class OpenAICompatChatModel:
         raise_for_upstream(self.provider, response.status_code, response.content)
         try:
             completion = response.json()
-            completion["choices"]
-        except (ValueError, KeyError, TypeError):
-            raise UpstreamError(
-                f"{self.provider} answered something that is not a chat completion", status=502
-            ) from None
+        except ValueError:
+            completion = None
+        if not _is_completion(completion):
+            raise UpstreamError(f"{self.provider} answered something that is not a chat completion", status=502)
         return completion, usage_of(completion.get("usage"))
 
     def _checked(self, chunk: dict[str, Any]) -> dict[str, Any]:
@@ -84,3 +83,12 @@ class OpenAICompatChatModel:
                         yield self._checked(chunk)
         except httpx.HTTPError as error:
             raise upstream_failure(self.provider, error) from error
+
+
+def _is_completion(value: Any) -> TypeGuard[dict[str, Any]]:
+    """The shape the gateway and the jobs read: a list of choices, each an object whose
+    message (when there is one) is an object too."""
+    choices = value.get("choices") if isinstance(value, dict) else None
+    return isinstance(choices, list) and all(
+        isinstance(choice, dict) and isinstance(choice.get("message", {}), dict) for choice in choices
+    )

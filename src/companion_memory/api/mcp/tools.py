@@ -23,6 +23,7 @@ from ...application.fields import (
     FactKey,
     GlossaryTerm,
     Id,
+    LayerChoice,
     MemoryContent,
     Namespace,
     Score,
@@ -34,6 +35,7 @@ from ...application.fields import (
 )
 from ...application.principal import Principal
 from ...application.use_case import Input, UseCase
+from ...domain.layers import Layer
 from ...domain.types import MEMORY_TYPES, PLAN_STATUSES, STATUSES
 from ...runtime import Runtime
 
@@ -62,6 +64,7 @@ class List(Arguments):
     namespace: Namespace = "default"
     type: TypeFilter | None = None
     status: Status = "active"
+    layer: Annotated[Layer | None, Field(description="Only memories in this layer.")] = None
     limit: Annotated[int, Field(ge=1, le=200)] = 50
     cursor: Annotated[str | None, Field(max_length=500, description="next_cursor from the previous page.")] = None
 
@@ -118,6 +121,7 @@ class Fields(Arguments):
     pinned: bool | None = None
     valid_to: ValidTo | None = None
     valid_days: ValidDays | None = None
+    layer: LayerChoice | None = None
 
 
 class Upsert(Fields):
@@ -187,7 +191,8 @@ class Tool:
 def _fields(a: Fields) -> dict[str, Any]:
     return {
         **a.model_dump(
-            include={"type", "importance", "confidence", "tags", "pinned", "valid_to", "valid_days"}, exclude_none=True
+            include={"type", "importance", "confidence", "tags", "pinned", "valid_to", "valid_days", "layer"},
+            exclude_none=True,
         ),
         "source": "mcp",
     }
@@ -195,7 +200,12 @@ def _fields(a: Fields) -> dict[str, Any]:
 
 def _list(a: List) -> tuple[UseCase[Any, Any], Input]:
     query = memories.MemoryQuery(
-        namespace=a.namespace, types=[a.type] if a.type else [], statuses=[a.status], limit=a.limit, cursor=a.cursor
+        namespace=a.namespace,
+        types=[a.type] if a.type else [],
+        statuses=[a.status],
+        layers=[a.layer] if a.layer else [],
+        limit=a.limit,
+        cursor=a.cursor,
     )
     return memories.list_memories, query
 
