@@ -197,6 +197,6 @@ def dreaming(runtime: Runtime, upstream: RecordingUpstream) -> Runtime:
     runtime.settings = runtime.settings.model_copy(
         update={"CHAT_BASE_URL": upstream.url + "/v1", "DREAM_MODEL": "dreamer"}
     )
-    for cached in ("dream", "dream_model", "rollups", "gateway", "recall"):
+    for cached in ("dream", "dream_model", "rollups", "gateway", "recall", "folding"):
         runtime.__dict__.pop(cached, None)
     return runtime

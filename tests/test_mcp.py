@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -22,8 +23,10 @@ from mcp_types.methods import validate_server_result
 
 from companion_memory.api.mcp.tools import RETIRED, TOOLS
 from companion_memory.settings import Settings
+from companion_memory.store.folds import FoldStore
 from tests.conftest import GUIDE_DOG_KEY, MCP_KEY, OWNER_KEY
 from tests.live_server import LiveServer
+from tests.test_mcp_scopes import fold_row
 
 MODERN = "2026-07-28"
 # What the MCP key may call: every tool but memory_export, which needs the export scope as
@@ -115,7 +118,7 @@ async def test_lists_all_tools_with_their_schemas(server: LiveServer, mode: str)
         tools = (await client.list_tools()).tools
     async with connect(server, mode) as client:
         assert [t.name for t in (await client.list_tools()).tools] == MCP_KEY_TOOLS
-    assert [t.name for t in tools] == list(TOOLS) and len(tools) == 16
+    assert [t.name for t in tools] == list(TOOLS) and len(tools) == 17
     for tool in tools:
         assert tool.input_schema == TOOLS[tool.name].input_schema
         assert tool.input_schema["type"] == "object" and tool.input_schema["additionalProperties"] is False
@@ -151,7 +154,15 @@ def valid_arguments(namespace: str, ids: dict[str, str]) -> dict[str, dict[str, 
         "glossary_set": {"term": "Moonbun", "aliases": ["moon bun"], "definition": "the cat", "namespace": namespace},
         "plan_list": {"namespace": namespace, "status": "active"},
         "plan_update": {"id": ids["plan"], "status": "abandoned"},
+        "context_expand": {"fold_id": ids["fold"]},
     }
+
+
+def seed_fold(server: LiveServer, fold_id: str) -> None:
+    statement = FoldStore.insert(fold_row(fold_id))
+    path = server.runtime.db._connection.execute("PRAGMA database_list").fetchone()["file"]  # type: ignore[attr-defined]
+    with sqlite3.connect(path) as db:
+        db.execute(statement.sql, statement.params)
 
 
 INVALID_ARGUMENTS: dict[str, tuple[dict[str, Any], str]] = {
@@ -171,6 +182,7 @@ INVALID_ARGUMENTS: dict[str, tuple[dict[str, Any], str]] = {
     "glossary_set": ({"term": "t", "aliases": "not-a-list"}, "aliases"),
     "plan_list": ({"limit": 500}, "limit"),
     "plan_update": ({"id": "x", "status": "finished"}, "status"),
+    "context_expand": ({"fold_id": ""}, "fold_id"),
 }
 
 
@@ -195,6 +207,8 @@ async def test_every_tool_with_valid_and_invalid_arguments(server: LiveServer, m
             "valid_days": 5,
         }
         ids["plan"] = (await client.call_tool("memory_upsert", plan)).structured_content["memory"]["id"]  # type: ignore[index]
+        ids["fold"] = f"fold-{mode}"
+        seed_fold(server, ids["fold"])
         valid = valid_arguments(namespace, ids)
         assert set(valid) == set(TOOLS) == set(INVALID_ARGUMENTS)
         for name, arguments in valid.items():
@@ -303,7 +317,7 @@ async def test_the_key_in_the_query_or_the_header(server: LiveServer, mode: str,
     async with connect(server, mode, path=f"{path}?token={MCP_KEY}", key=None) as client:
         assert [t.name for t in (await client.list_tools()).tools] == MCP_KEY_TOOLS
     async with connect(server, mode, path=path, key=OWNER_KEY) as client:
-        assert len((await client.list_tools()).tools) == 16
+        assert len((await client.list_tools()).tools) == 17
 
 
 @pytest.mark.parametrize("key, says", [("wrong-key", "unknown API key"), (None, "Authorization: Bearer")])

@@ -29,6 +29,7 @@ from companion_memory.clock import FixedClock
 from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
+from companion_memory.store.folds import FoldStore
 from tests.conftest import DEBUG_KEY, GUIDE_DOG_KEY, IM_KEY, MCP_KEY, OWNER_KEY, all_keys_settings, app_on, auth
 from tests.fakes.embedder import HashEmbedder
 
@@ -182,6 +183,7 @@ TWINS: dict[str, Twin] = {
     ),
     "plan_list": Twin("memory:read", "GET", "/v1/plans", _none, lambda _: {}),
     "plan_update": Twin("memory:write", "POST", "/v1/plans/{id}/done", _none, lambda i: {"id": i, "status": "done"}),
+    "context_expand": Twin("memory:read", "GET", "/v1/context/folds/{id}", _none, lambda i: {"fold_id": i}),
     "glossary_set": Twin(
         "memory:write",
         "POST",
@@ -203,15 +205,36 @@ def may_call(key: str, tool: str) -> bool:
     return TWINS[tool].scope in scopes_of(key)
 
 
+def fold_row(fold_id: str) -> dict[str, Any]:
+    """A fold as the gateway stores one, for tests of the surfaces around it."""
+    return {
+        "id": fold_id,
+        "namespace": "default",
+        "prefix_hash": fold_id,
+        "upto": 3,
+        "summary": "user: hello",
+        "summarizer": "extractive",
+        "messages": [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}],
+        "anchors": [],
+        "previous_id": None,
+        "created_at": "2026-12-01T00:00:00.000Z",
+        "used_at": "2026-12-01T00:00:00.000Z",
+    }
+
+
 async def seed_memory(http: httpx.AsyncClient, fact_key: str) -> str:
-    """A memory every tool can act on: a plan, so that plan_update has one to close too."""
+    """A memory every tool can act on: a plan, so that plan_update has one to close too,
+    and a fold of the same id for context_expand."""
     response = await http.post(
         "/v1/memories",
         json={"fact_key": fact_key, "content": f"Seed memory {fact_key}", "type": "plan", "valid_days": 7},
         headers=auth(OWNER_KEY),
     )
     assert response.status_code == 201, response.text
-    return response.json()["memory"]["id"]
+    memory_id: str = response.json()["memory"]["id"]
+    runtime: Runtime = http._transport.app.state.runtime  # type: ignore[attr-defined]
+    await runtime.db.batch([FoldStore.insert(fold_row(memory_id))])
+    return memory_id
 
 
 def test_every_tool_has_a_twin() -> None:

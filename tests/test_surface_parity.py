@@ -7,6 +7,7 @@ from typing import Any
 import httpx
 import jsonschema
 
+from companion_memory.runtime import Runtime
 from tests.conftest import MCP_KEY, OWNER_KEY, auth
 from tests.test_mcp_scopes import mcp_call
 
@@ -57,7 +58,7 @@ async def test_a_search_answers_alike(client: httpx.AsyncClient) -> None:
     assert mcp == rest
 
 
-async def test_every_tool_answers_what_its_output_schema_says(client: httpx.AsyncClient) -> None:
+async def test_every_tool_answers_what_its_output_schema_says(client: httpx.AsyncClient, runtime: Runtime) -> None:
     """MCP clients check structuredContent against the tool's outputSchema (the official
     SDK refuses a result that does not match): every tool's answer must fit it."""
     listed = await client.post(
@@ -101,7 +102,19 @@ async def test_every_tool_answers_what_its_output_schema_says(client: httpx.Asyn
     jsonschema.validate(await tool(client, "memory_boot", {}), schemas["memory_boot"])
     done = await tool(client, "plan_update", {"id": plan["memory"]["id"], "status": "done"})
     jsonschema.validate(done, schemas["plan_update"])
-    assert set(schemas) == {name for name, _ in calls} | {"memory_archive", "memory_delete", "plan_list", "plan_update"}
+    runtime.settings = runtime.settings.model_copy(update={"CONTEXT_FOLD_THRESHOLD_TOKENS": 1000})
+    long_chat = [
+        {"role": "user" if n % 2 == 0 else "assistant", "content": f"message {n} " + "word " * 200} for n in range(30)
+    ]
+    fold = await runtime.folding.fold("default", long_chat)
+    jsonschema.validate(await tool(client, "context_expand", {"fold_id": fold.fold_id}), schemas["context_expand"])
+    assert set(schemas) == {name for name, _ in calls} | {
+        "memory_archive",
+        "memory_delete",
+        "plan_list",
+        "plan_update",
+        "context_expand",
+    }
 
 
 async def refusal(client: httpx.AsyncClient, name: str, arguments: dict[str, Any], key: str = OWNER_KEY) -> str:

@@ -14,6 +14,7 @@ from .memory.consolidation import Consolidation
 from .memory.dream import Dream
 from .memory.dream_model import ModelExtractor
 from .memory.extraction import Extractor, RequestExtractor
+from .memory.folding import ExtractiveFolds, Folding, FoldSummarizer, ModelFolds
 from .memory.github_daily import GithubDaily
 from .memory.ingest import MessageIngestor
 from .memory.layers import Layers
@@ -95,9 +96,21 @@ class Runtime:
         )
 
     @cached_property
+    def folding(self) -> Folding:
+        summarizer: FoldSummarizer = ModelFolds(self.dream_model) if self.dream_model else ExtractiveFolds()
+        return Folding(self.db, self.clock, self.config, summarizer)
+
+    @cached_property
     def gateway(self) -> ChatGateway:
         return ChatGateway(
-            self.db, self.recall, self.ingestor, self.clock, self.settings, self.http_client, self.workers_ai_chat
+            self.db,
+            self.recall,
+            self.ingestor,
+            self.clock,
+            self.settings,
+            self.http_client,
+            self.workers_ai_chat,
+            self.folding if self.settings.CONTEXT_FOLD_ENABLED else None,
         )
 
     @cached_property

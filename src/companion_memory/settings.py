@@ -109,6 +109,11 @@ class Settings(BaseModel):
     MEMORY_LONG_AFTER_MENTIONS: int = Field(3, ge=1)
     MEMORY_LONG_AFTER_DAYS: float = Field(2, ge=0)
     MEMORY_COLD_AFTER_DAYS: float = Field(90, gt=0)
+    # Long-chat folding in the gateway (memory/folding.py): past this many tokens (the
+    # reference's 128k window × 0.3) the oldest turns fold into a summary, keeping the last turns.
+    CONTEXT_FOLD_ENABLED: bool = False
+    CONTEXT_FOLD_THRESHOLD_TOKENS: int = Field(38_400, ge=1000)
+    CONTEXT_FOLD_KEEP_TURNS: int = Field(10, ge=1)
     PUBLIC_MODEL_NAME: str = "companion"
     MESSAGES_RETENTION_DAYS: int = Field(7, ge=1)
     # Sensitive-data classes the owner lets automatic writers store (comma separated:
@@ -164,6 +169,8 @@ class Settings(BaseModel):
             memory_long_after_mentions=self.MEMORY_LONG_AFTER_MENTIONS,
             memory_long_after_days=self.MEMORY_LONG_AFTER_DAYS,
             memory_cold_after_days=self.MEMORY_COLD_AFTER_DAYS,
+            context_fold_threshold_tokens=self.CONTEXT_FOLD_THRESHOLD_TOKENS,
+            context_fold_keep_turns=self.CONTEXT_FOLD_KEEP_TURNS,
             github_daily_repo=self.GITHUB_DAILY_REPO,
             github_daily_path=self.GITHUB_DAILY_PATH,
             github_daily_namespace=self.GITHUB_DAILY_NAMESPACE,

@@ -16,6 +16,7 @@ from . import (
     cache,
     candidates,
     chat,
+    context,
     dream,
     errors,
     glossary,
@@ -77,6 +78,7 @@ def create_app(runtime: Runtime, *, lifespan: Any = None) -> FastAPI:
         ingest,
         cache,
         snapshot,
+        context,
         mcp,
     ):
         app.include_router(module.router)

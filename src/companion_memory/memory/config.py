@@ -56,6 +56,10 @@ class MemoryConfig:
     memory_long_after_days: float
     memory_cold_after_days: float
 
+    # Long-chat folding.
+    context_fold_threshold_tokens: int
+    context_fold_keep_turns: int
+
     # GitHub daily.
     github_daily_repo: str
     github_daily_path: str

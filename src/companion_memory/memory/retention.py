@@ -15,6 +15,7 @@ from ..store.memories import MemoryStore
 from ..store.outbox import OutboxStore
 from ..store.retention import RetentionStore
 from .config import MemoryConfig
+from .folding import FOLDS_KEPT_DAYS
 from .vector_mirror import VectorMirror
 
 LOG_DAYS = 30
@@ -49,6 +50,7 @@ class Retention:
                 RetentionStore.delete_older("usage_logs", "created_at", before(LOG_DAYS)),
                 RetentionStore.delete_older("memory_events", "created_at", before(LOG_DAYS)),
                 RetentionStore.delete_older("idempotency_keys", "created_at", before(IDEMPOTENCY_DAYS)),
+                RetentionStore.delete_older("context_folds", "used_at", before(FOLDS_KEPT_DAYS)),
             ]
         )
         # Purge first: what expires now must wait its own 30 days.
@@ -71,6 +73,7 @@ class Retention:
             "usage_logs": results[1].changes,
             "memory_events": results[2].changes,
             "idempotency_keys": results[3].changes,
+            "context_folds": results[4].changes,
             "memories_expired": expired,
             "memories_too_short": too_short,
             "memories_purged": purged,

@@ -7,8 +7,6 @@ still keeps what the user said.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -19,6 +17,8 @@ import httpx
 
 from ..adapters.chat.usage import usage_of
 from ..clock import iso
+from ..domain.chat_turn import message_text, turn_id
+from ..memory.folding import Folding
 from ..memory.ingest import IncomingMessage, MessageIngestor
 from ..memory.prompt import memories_block
 from ..memory.recall import Recall
@@ -29,15 +29,6 @@ from .routing import Route, resolve_model, route
 
 log = logging.getLogger("companion_memory.gateway")
 NAMESPACE = "default"
-
-
-def message_text(message: Mapping[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(p.get("text", "") for p in content if isinstance(p, Mapping) and p.get("type") == "text")
-    return ""
 
 
 @dataclass
@@ -63,6 +54,7 @@ class ChatGateway:
         settings: Settings,
         http: httpx.AsyncClient,
         workers_ai: ChatModel | None = None,
+        folding: Folding | None = None,
     ) -> None:
         self.db = db
         self.recall = recall
@@ -71,13 +63,27 @@ class ChatGateway:
         self.settings = settings
         self.http = http
         self.workers_ai = workers_ai
+        self.folding = folding
 
     async def start(self, body: dict[str, Any], *, guide_dog: bool = False) -> Turn:
         """Route the request and recall for it. The guide dog never reads or writes memory."""
         label = resolve_model(body["model"], body, self.settings, vision=guide_dog)
         chosen = route(label, self.settings, self.http, self.workers_ai)
         patch = "" if guide_dog or not self.settings.ENABLE_AUTO_MEMORY else await self._patch(body)
-        return Turn(body=body, route=chosen, call=ChatCall(chosen.model, body, patch), remember=not guide_dog)
+        sent = body if guide_dog else await self._fold(body)
+        return Turn(body=body, route=chosen, call=ChatCall(chosen.model, sent, patch), remember=not guide_dog)
+
+    async def _fold(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The body with a long conversation's oldest turns folded (CONTEXT_FOLD_ENABLED).
+        What is stored and answered keeps the messages as the client sent them."""
+        if self.folding is None:
+            return body
+        try:
+            folded = await self.folding.fold(NAMESPACE, body["messages"])
+        except Exception:  # broad on purpose: folding must never cost the user their answer
+            log.exception("folding failed; sending the conversation as it is")
+            return body
+        return {**body, "messages": folded.messages}
 
     async def _patch(self, body: dict[str, Any]) -> str:
         query = next((message_text(m) for m in reversed(body["messages"]) if m.get("role") == "user"), "")
@@ -121,14 +127,12 @@ class ChatGateway:
             last_user = next((m for m in reversed(messages) if m.get("role") == "user"), None)
             if last_user is None:
                 return
-            turn_id = (
-                "chat:" + hashlib.sha256(json.dumps(messages, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-            )
-            stored = [IncomingMessage(role="user", content=message_text(last_user), id=turn_id)]
+            stored_id = turn_id(messages)
+            stored = [IncomingMessage(role="user", content=message_text(last_user), id=stored_id)]
             reply = "".join(turn.reply)
             if reply and not failed:
                 stored.append(
-                    IncomingMessage(role="assistant", content=reply, id=turn_id + ":reply", model=turn.route.label)
+                    IncomingMessage(role="assistant", content=reply, id=stored_id + ":reply", model=turn.route.label)
                 )
             await self.ingestor.ingest(NAMESPACE, stored, source="chat")
             if not failed:

@@ -1,4 +1,4 @@
-"""The MCP tools: the reference's 14 memory tools, and plan_list and plan_update, over
+"""The MCP tools: the reference's 14 memory tools, plan_list and plan_update, and context_expand, over
 the same services as REST.
 
 Each tool is a pydantic model of its arguments (which gives its JSON Schema), the
@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...application import boot, glossary, ingest, memories, plans, precious, recall, snapshot
+from ...application import boot, context, glossary, ingest, memories, plans, precious, recall, snapshot
 from ...application.fields import (
     FactKey,
     GlossaryTerm,
@@ -135,6 +135,10 @@ class Supersede(Fields):
     content: MemoryContent
     fact_key: FactKey | None = None
     namespace: Namespace = "default"
+
+
+class FoldArguments(Arguments):
+    fold_id: Annotated[Id, Field(description="The fold named in the summary that replaced the turns.")]
 
 
 class PlanList(Arguments):
@@ -343,6 +347,14 @@ TOOLS: dict[str, Tool] = {
             PlanSet,
             (plans.update_plan,),
             lambda a: (plans.update_plan, plans.PlanUpdate(id=a.id, status=a.status)),
+        ),
+        Tool(
+            "context_expand",
+            "Read back, word for word, the turns of a long chat that were folded into a summary "
+            "(the summary names its fold_id).",
+            FoldArguments,
+            (context.expand,),
+            lambda a: (context.expand, context.FoldId(fold_id=a.fold_id)),
         ),
         Tool(
             "glossary_set",

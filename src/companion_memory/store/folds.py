@@ -1,0 +1,68 @@
+"""SQL for context folds (migrations/0010_context_folds.sql)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..ports import Database, Statement
+from .sql import chunks, from_json, placeholders, to_json
+
+_COLUMNS = (
+    "id",
+    "namespace",
+    "prefix_hash",
+    "upto",
+    "summary",
+    "summarizer",
+    "messages",
+    "anchors",
+    "previous_id",
+    "created_at",
+    "used_at",
+)
+_SELECT = f"SELECT {', '.join(_COLUMNS)} FROM context_folds"
+
+
+def _fold(row: dict[str, Any]) -> dict[str, Any]:
+    return {**row, "messages": from_json(row["messages"], []), "anchors": from_json(row["anchors"], [])}
+
+
+class FoldStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def latest(self, namespace: str, prefix_hashes: Sequence[str]) -> dict[str, Any] | None:
+        """Of the folds whose covered messages hash to one of these, the one covering most."""
+        best: dict[str, Any] | None = None
+        for part in chunks(list(prefix_hashes)):
+            row = await self.db.first(
+                f"{_SELECT} WHERE namespace = ? AND prefix_hash IN ({placeholders(len(part))}) "
+                "ORDER BY upto DESC LIMIT 1",
+                (namespace, *part),
+            )
+            if row and (best is None or row["upto"] > best["upto"]):
+                best = row
+        return None if best is None else _fold(best)
+
+    async def get(self, fold_id: str) -> dict[str, Any] | None:
+        row = await self.db.first(f"{_SELECT} WHERE id = ?", (fold_id,))
+        return None if row is None else _fold(row)
+
+    @staticmethod
+    def insert(fold: dict[str, Any]) -> Statement:
+        values = {**fold, "messages": to_json(fold["messages"]), "anchors": to_json(fold["anchors"])}
+        # Two requests folding the same messages at once: the first one's summary stands.
+        return Statement(
+            f"INSERT INTO context_folds ({', '.join(_COLUMNS)}) VALUES ({placeholders(len(_COLUMNS))}) "
+            "ON CONFLICT (prefix_hash) DO NOTHING",
+            tuple(values[c] for c in _COLUMNS),
+        )
+
+    @staticmethod
+    def touch(fold_id: str, at: str) -> Statement:
+        return Statement("UPDATE context_folds SET used_at = ? WHERE id = ?", (at, fold_id))
+
+    @staticmethod
+    def delete_unused(cutoff: str) -> Statement:
+        return Statement("DELETE FROM context_folds WHERE used_at < ?", (cutoff,))
