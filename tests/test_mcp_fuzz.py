@@ -123,6 +123,8 @@ def valid_arguments(ids: Iterator[str]) -> dict[str, dict[str, Any]]:
         "glossary_set": {"term": "Moonbun", "aliases": ["moon bun"], "definition": "the cat"},
         "plan_list": {"status": "active", "limit": 5},
         "plan_update": {"id": next(ids), "status": "done"},
+        "memory_share": {"memory_id": next(ids), "target_namespace": "family", "note": "for everyone"},
+        "share_list": {"namespace": "default", "status": "approved", "limit": 5},
     }
 
 
@@ -581,7 +583,7 @@ async def test_a_poisoned_row_never_makes_a_tool_answer_outside_json_rpc(
     first = next(ids)
     column, value = POISONS[poison]
     await runtime.db.run(f"UPDATE memories SET {column} = ? WHERE id = ?", (value, first))
-    arguments = valid_arguments(iter([first] * 5))
+    arguments = valid_arguments(iter([first] * 6))
     for era in ("legacy", "modern"):
         for name in TOOLS:
             response = await mcp_call(http, OWNER_KEY, name, arguments[name], era=era)

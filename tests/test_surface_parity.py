@@ -101,7 +101,17 @@ async def test_every_tool_answers_what_its_output_schema_says(client: httpx.Asyn
     jsonschema.validate(await tool(client, "memory_boot", {}), schemas["memory_boot"])
     done = await tool(client, "plan_update", {"id": plan["memory"]["id"], "status": "done"})
     jsonschema.validate(done, schemas["plan_update"])
-    assert set(schemas) == {name for name, _ in calls} | {"memory_archive", "memory_delete", "plan_list", "plan_update"}
+    shared = await tool(client, "memory_share", {"memory_id": plan["memory"]["id"], "target_namespace": "family"})
+    jsonschema.validate(shared, schemas["memory_share"])
+    jsonschema.validate(await tool(client, "share_list", {}), schemas["share_list"])
+    assert set(schemas) == {name for name, _ in calls} | {
+        "memory_archive",
+        "memory_delete",
+        "plan_list",
+        "plan_update",
+        "memory_share",
+        "share_list",
+    }
 
 
 async def refusal(client: httpx.AsyncClient, name: str, arguments: dict[str, Any], key: str = OWNER_KEY) -> str:

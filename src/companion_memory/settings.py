@@ -101,6 +101,9 @@ class Settings(BaseModel):
     RULE_IMPORTANCE_FLOOR: float = Field(0.8, ge=0, le=1)
     RELATION_HALF_LIFE_DAYS: float = Field(180, gt=0)
     RELATION_DROP_BELOW: float = Field(0.1, ge=0, lt=1)
+    # Shared memories: how many shares one namespace may propose per local day
+    # (DREAM_TIME_ZONE), whatever becomes of them; a bot cannot flood the owner's review.
+    SHARE_DAILY_NOMINATION_CAP: int = Field(20, ge=0, le=10_000)
     PUBLIC_MODEL_NAME: str = "companion"
     MESSAGES_RETENTION_DAYS: int = Field(7, ge=1)
     # Sensitive-data classes the owner lets automatic writers store (comma separated:
@@ -150,6 +153,7 @@ class Settings(BaseModel):
             rule_importance_floor=self.RULE_IMPORTANCE_FLOOR,
             relation_half_life_days=self.RELATION_HALF_LIFE_DAYS,
             relation_drop_below=self.RELATION_DROP_BELOW,
+            share_daily_nomination_cap=self.SHARE_DAILY_NOMINATION_CAP,
             github_daily_repo=self.GITHUB_DAILY_REPO,
             github_daily_path=self.GITHUB_DAILY_PATH,
             github_daily_namespace=self.GITHUB_DAILY_NAMESPACE,

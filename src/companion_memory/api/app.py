@@ -27,6 +27,7 @@ from . import (
     plans,
     precious,
     recall,
+    shares,
     snapshot,
 )
 from .auth import Authentication
@@ -70,6 +71,7 @@ def create_app(runtime: Runtime, *, lifespan: Any = None) -> FastAPI:
         maintenance,
         memories,
         plans,
+        shares,
         recall,
         boot,
         precious,

@@ -36,3 +36,13 @@ ValidTo = Annotated[
 ValidDays = Annotated[
     int, Field(ge=0, le=3650, description="Plans: good until this many days from today (0: today); or give valid_to.")
 ]
+# Namespaces recall reads besides its own, ranked as one.
+ExtraNamespaces = Annotated[
+    list[Namespace],
+    Field(
+        default_factory=list,
+        max_length=10,
+        description="More namespaces to recall across, ranked together with namespace's memories; "
+        "each hit names its own.",
+    ),
+]

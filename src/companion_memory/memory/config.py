@@ -46,6 +46,9 @@ class MemoryConfig:
     relation_half_life_days: float
     relation_drop_below: float
 
+    # Shared memories (memory/sharing.py).
+    share_daily_nomination_cap: int
+
     # GitHub daily.
     github_daily_repo: str
     github_daily_path: str
