@@ -126,10 +126,11 @@ async def test_cross_namespace_recall_ranks_namespaces_together_and_names_each(
     assert both.hits[0].channels.get("vector") and any("vector" in h.channels for h in both.hits[1:])
 
 
-async def test_a_share_follows_its_memory_out_on_delete_and_supersede(client: httpx.AsyncClient) -> None:
+async def test_a_share_follows_its_memory_out_on_delete_supersede_and_archive(client: httpx.AsyncClient) -> None:
     doomed = await remember(client, "Kiki keeps the spare key under the blue flowerpot")
     replaced = await remember(client, "Kiki's dentist appointment is on Tuesday")
-    for memory_id in (doomed, replaced):
+    archived = await remember(client, "Kiki's bicycle has a flat tyre")
+    for memory_id in (doomed, replaced, archived):
         share = await propose(client, memory_id)
         assert (await decide(client, share["id"], "approve")).status_code == 200
     assert len(await recalled(client, "spare key flowerpot")) == 1
@@ -137,15 +138,30 @@ async def test_a_share_follows_its_memory_out_on_delete_and_supersede(client: ht
     assert (await client.delete(f"/v1/memories/{doomed}", headers=auth())).status_code == 200
     newer = await tool(client, "memory_supersede", {"old_id": replaced, "content": "Kiki's dentist moved to Thursday"})
     new_id = newer["memory"]["id"]
+    await tool(client, "memory_archive", {"id": archived})
     assert await recalled(client, "spare key flowerpot") == []  # never a dead memory
+    assert await recalled(client, "bicycle flat tyre") == []
     assert await recalled(client, "Kiki dentist") == []  # nor its newer version, which nobody shared
 
     revoked = {s["memory_id"]: s for s in await listed(client, status="revoked")}
     assert revoked[doomed]["reason"] == "memory deleted" and revoked[doomed]["decided_by"] == "system"
     assert revoked[replaced]["reason"] == f"memory superseded by {new_id}"
+    assert revoked[archived]["reason"] == "memory archived"
     assert await listed(client, status="approved") == []
     # The newer version can be shared in its own right.
     assert (await propose(client, new_id))["status"] == "proposed"
+
+
+async def test_a_proposal_whose_memory_died_cannot_be_approved(client: httpx.AsyncClient) -> None:
+    memory_id = await remember(client, "Kiki's old address was Rue Cler")
+    share = await propose(client, memory_id)
+    assert (await client.delete(f"/v1/memories/{memory_id}", headers=auth())).status_code == 200
+    refused = await decide(client, share["id"], "approve")
+    assert refused.status_code == 409 and refused.json()["error"]["code"] == "memory_not_live"
+    assert "memory deleted" in refused.json()["error"]["message"]
+    detail = (await client.get(f"/v1/shares/{share['id']}", headers=auth())).json()
+    assert detail["status"] == "revoked" and [e["event"] for e in detail["events"]] == ["proposed", "revoked"]
+    assert await recalled(client, "Rue Cler address") == []
 
 
 async def test_the_daily_cap_per_source_namespace(
