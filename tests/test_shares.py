@@ -143,6 +143,9 @@ async def test_a_share_follows_its_memory_out_on_delete_supersede_and_archive(cl
     assert await recalled(client, "bicycle flat tyre") == []
     assert await recalled(client, "Kiki dentist") == []  # nor its newer version, which nobody shared
 
+    # One share read on its own is marked too.
+    one = (await client.get(f"/v1/shares/{share['id']}", headers=auth())).json()
+    assert one["status"] == "revoked" and one["events"][-1]["actor"] == "system"
     revoked = {s["memory_id"]: s for s in await listed(client, status="revoked")}
     assert revoked[doomed]["reason"] == "memory deleted" and revoked[doomed]["decided_by"] == "system"
     assert revoked[replaced]["reason"] == f"memory superseded by {new_id}"

@@ -138,6 +138,7 @@ class Sharing:
         return await self.store.listed(namespace, statuses or OPEN_STATUSES, limit)
 
     async def history(self, share_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        await self.sweep(share_id)
         share = await self._get(share_id)
         return share, await self.store.events(share_id)
 
