@@ -232,6 +232,50 @@ def test_create_find_edit_supersede_and_delete_a_memory(panel: Panel, rest: Rest
     expect(page.locator(".sheet .chip-status")).to_have_text("active")
 
 
+def test_a_shared_memory_is_approved_recalled_with_its_namespace_and_revoked(panel: Panel, rest: Rest) -> None:
+    bot = rest.remember("pet.fear", "Mochi the cat hides under the bed during thunderstorms", namespace="bot.kiki")
+    proposed = rest.post(
+        "/v1/shares", {"memory_id": bot, "target_namespace": "default", "note": "the family should know"}
+    )
+    mine = rest.remember("drink.tea", "Drinks jasmine tea in the afternoon", type="preference")
+    panel.sign_in()
+    page = panel.page
+    expect(page.locator("#pending-badge")).to_have_text("1")  # the proposal waits for the owner
+    panel.go("review")
+    card = page.locator("#shares article.share")
+    expect(page.locator("#shares h2")).to_have_text("Shared memories · 1 waiting")
+    expect(card.locator(".share-content")).to_have_text("Mochi the cat hides under the bed during thunderstorms")
+    expect(card).to_contain_text("bot.kiki → default")
+    panel.shoot("review-share")
+    card.locator("[data-action=approve]").click()
+    expect(page.locator(".toast-ok", has_text="Shared into default")).to_be_visible()
+    expect(card).to_have_attribute("data-status", "approved")
+    expect(page.locator("#pending-badge")).to_be_hidden()
+
+    # Recalled in default, saying where it lives.
+    panel.go("memories")
+    page.fill("input[name=q]", "thunderstorms")
+    page.click("form[role=search] button[type=submit]")
+    hit = page.locator("#memory-list .memory-item", has_text="Mochi")
+    expect(hit.locator(".chip-namespace")).to_have_text("shared from bot.kiki")
+
+    panel.go("review")
+    page.locator("#shares article.share [data-action=revoke]").click()
+    expect(page.locator(".toast-ok", has_text="No longer shared")).to_be_visible()
+    eventually(lambda: rest.get(f"/v1/shares/{proposed['id']}")["status"] == "revoked")
+    expect(page.locator("#shares")).to_be_hidden()
+
+    # "Share to…" from a memory's sheet, approved at once from the toast.
+    panel.go("memories")
+    page.locator("#memory-list .memory-item", has_text="jasmine").click()
+    panel.pass_time(TOAST_MS)
+    page.locator(".sheet").get_by_role("button", name="Share to…").click()
+    page.locator(".sheet input[name=target]").fill("family")
+    page.locator(".sheet button[type=submit]").click()
+    page.locator(".toast-ok .toast-action", has_text="Approve now").click()
+    eventually(lambda: [s["memory_id"] for s in rest.get("/v1/shares", status="approved")["shares"]] == [mine])
+
+
 def test_plans_show_their_day_and_are_marked_done_or_abandoned(panel: Panel, rest: Rest) -> None:
     rest.remember("plan.sea", "周末去看海", type="plan", valid_days=5)
     rest.remember("plan.call", "Call grandma", type="plan", valid_days=1)

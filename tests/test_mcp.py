@@ -41,6 +41,7 @@ WRITING_TOOLS = {
     "memory_pin",
     "glossary_set",
     "plan_update",
+    "memory_share",
 }
 META = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
@@ -118,7 +119,7 @@ async def test_lists_all_tools_with_their_schemas(server: LiveServer, mode: str)
         tools = (await client.list_tools()).tools
     async with connect(server, mode) as client:
         assert [t.name for t in (await client.list_tools()).tools] == MCP_KEY_TOOLS
-    assert [t.name for t in tools] == list(TOOLS) and len(tools) == 17
+    assert [t.name for t in tools] == list(TOOLS) and len(tools) == 19
     for tool in tools:
         assert tool.input_schema == TOOLS[tool.name].input_schema
         assert tool.input_schema["type"] == "object" and tool.input_schema["additionalProperties"] is False
@@ -155,6 +156,8 @@ def valid_arguments(namespace: str, ids: dict[str, str]) -> dict[str, dict[str, 
         "plan_list": {"namespace": namespace, "status": "active"},
         "plan_update": {"id": ids["plan"], "status": "abandoned"},
         "context_expand": {"fold_id": ids["fold"]},
+        "memory_share": {"memory_id": ids["get"], "target_namespace": "default", "note": "the family should know"},
+        "share_list": {"namespace": namespace, "status": "proposed"},
     }
 
 
@@ -183,6 +186,8 @@ INVALID_ARGUMENTS: dict[str, tuple[dict[str, Any], str]] = {
     "plan_list": ({"limit": 500}, "limit"),
     "plan_update": ({"id": "x", "status": "finished"}, "status"),
     "context_expand": ({"fold_id": ""}, "fold_id"),
+    "memory_share": ({"memory_id": "x", "target_namespace": "no spaces"}, "target_namespace"),
+    "share_list": ({"status": "pending-ish" * 20}, "status"),
 }
 
 
@@ -317,7 +322,7 @@ async def test_the_key_in_the_query_or_the_header(server: LiveServer, mode: str,
     async with connect(server, mode, path=f"{path}?token={MCP_KEY}", key=None) as client:
         assert [t.name for t in (await client.list_tools()).tools] == MCP_KEY_TOOLS
     async with connect(server, mode, path=path, key=OWNER_KEY) as client:
-        assert len((await client.list_tools()).tools) == 17
+        assert len((await client.list_tools()).tools) == 19
 
 
 @pytest.mark.parametrize("key, says", [("wrong-key", "unknown API key"), (None, "Authorization: Bearer")])

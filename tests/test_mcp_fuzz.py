@@ -35,9 +35,10 @@ from companion_memory.application.use_case import Input, UseCase
 from companion_memory.domain.json_value import json_problem
 from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
 from companion_memory.runtime import Runtime
+from companion_memory.store.folds import FoldStore
 from tests.conftest import MCP_KEY, OWNER_KEY, app_on, auth
 from tests.fakes.d1 import make_d1_database
-from tests.test_mcp_scopes import ERAS, KEYS, META, MODERN, fast_runtime, may_call, mcp_call
+from tests.test_mcp_scopes import ERAS, KEYS, META, MODERN, fast_runtime, fold_row, may_call, mcp_call
 
 # Values of every JSON type, and the awkward ones of each.
 DEEP = json.loads("[" * 200 + "]" * 200)
@@ -91,6 +92,9 @@ JUNK: list[Any] = [
 ]
 
 
+FOLD_ID = "seed-fold"
+
+
 def valid_arguments(ids: Iterator[str]) -> dict[str, dict[str, Any]]:
     """One valid call per tool; ``ids`` hands out seeded memories (calls may consume them)."""
     return {
@@ -123,6 +127,9 @@ def valid_arguments(ids: Iterator[str]) -> dict[str, dict[str, Any]]:
         "glossary_set": {"term": "Moonbun", "aliases": ["moon bun"], "definition": "the cat"},
         "plan_list": {"status": "active", "limit": 5},
         "plan_update": {"id": next(ids), "status": "done"},
+        "memory_share": {"memory_id": next(ids), "target_namespace": "family", "note": "for everyone"},
+        "share_list": {"namespace": "default", "status": "approved", "limit": 5},
+        "context_expand": {"fold_id": FOLD_ID},
     }
 
 
@@ -298,6 +305,9 @@ async def seed(http: httpx.AsyncClient, count: int) -> Iterator[str]:
         ("/v1/ingest/messages", {"messages": [{"role": "user", "content": "记住我喜欢燕麦奶"}]}),
     ):
         assert (await http.post(path, json=body, headers=auth(OWNER_KEY))).is_success
+
+    runtime: Runtime = http._transport.app.state.runtime  # type: ignore[attr-defined]
+    await runtime.db.batch([FoldStore.insert(fold_row(FOLD_ID))])
 
     def cycle() -> Iterator[str]:
         while True:
@@ -581,7 +591,7 @@ async def test_a_poisoned_row_never_makes_a_tool_answer_outside_json_rpc(
     first = next(ids)
     column, value = POISONS[poison]
     await runtime.db.run(f"UPDATE memories SET {column} = ? WHERE id = ?", (value, first))
-    arguments = valid_arguments(iter([first] * 5))
+    arguments = valid_arguments(iter([first] * 6))
     for era in ("legacy", "modern"):
         for name in TOOLS:
             response = await mcp_call(http, OWNER_KEY, name, arguments[name], era=era)

@@ -58,7 +58,9 @@ async def fast_runtime(settings: Settings | None = None) -> Runtime:
 
 @pytest.fixture
 async def http() -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=app_on(await fast_runtime()))
+    # memory_share's twin proposes from 'default' once per key and era: more than a day's cap.
+    settings = all_keys_settings().model_copy(update={"SHARE_DAILY_NOMINATION_CAP": 1000})
+    transport = httpx.ASGITransport(app=app_on(await fast_runtime(settings)))
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
         yield client
 
@@ -184,6 +186,14 @@ TWINS: dict[str, Twin] = {
     "plan_list": Twin("memory:read", "GET", "/v1/plans", _none, lambda _: {}),
     "plan_update": Twin("memory:write", "POST", "/v1/plans/{id}/done", _none, lambda i: {"id": i, "status": "done"}),
     "context_expand": Twin("memory:read", "GET", "/v1/context/folds/{id}", _none, lambda i: {"fold_id": i}),
+    "memory_share": Twin(
+        "memory:write",
+        "POST",
+        "/v1/shares",
+        lambda i: {"memory_id": i, "target_namespace": "family"},
+        lambda i: {"memory_id": i, "target_namespace": "family"},
+    ),
+    "share_list": Twin("memory:read", "GET", "/v1/shares", _none, lambda _: {}),
     "glossary_set": Twin(
         "memory:write",
         "POST",

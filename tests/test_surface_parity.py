@@ -108,12 +108,17 @@ async def test_every_tool_answers_what_its_output_schema_says(client: httpx.Asyn
     ]
     fold = await runtime.folding.fold("default", long_chat)
     jsonschema.validate(await tool(client, "context_expand", {"fold_id": fold.fold_id}), schemas["context_expand"])
+    shared = await tool(client, "memory_share", {"memory_id": plan["memory"]["id"], "target_namespace": "family"})
+    jsonschema.validate(shared, schemas["memory_share"])
+    jsonschema.validate(await tool(client, "share_list", {}), schemas["share_list"])
     assert set(schemas) == {name for name, _ in calls} | {
         "memory_archive",
         "memory_delete",
         "plan_list",
         "plan_update",
         "context_expand",
+        "memory_share",
+        "share_list",
     }
 
 

@@ -1,13 +1,17 @@
-// The count of pending candidates on the Review tab.
+// The count on the Review tab: pending candidates and proposed shares.
 import { api, ns } from "./api.js";
 
 export async function refreshPendingBadge() {
   const badge = document.getElementById("pending-badge");
   if (!badge) return;
   try {
-    const { count, next_cursor: more } = await api.get("/v1/candidates", { namespace: ns(), limit: 99 });
-    badge.textContent = more ? "99+" : String(count);
-    badge.hidden = count === 0;
+    const [{ count, next_cursor: more }, shares] = await Promise.all([
+      api.get("/v1/candidates", { namespace: ns(), limit: 99 }),
+      api.get("/v1/shares", { namespace: ns(), status: "proposed", limit: 99 }),
+    ]);
+    const waiting = count + shares.count;
+    badge.textContent = more || waiting > 99 ? "99+" : String(waiting);
+    badge.hidden = waiting === 0;
   } catch {
     badge.hidden = true;
   }

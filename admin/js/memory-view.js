@@ -5,6 +5,7 @@ import { append, clear, h, icon } from "./dom.js";
 import { percent, when } from "./format.js";
 import { memoryForm } from "./memory-form.js";
 import { planBadge, planButtons } from "./plans.js";
+import { shareButton } from "./shares.js";
 import { button, errorBox, layerChip, modal, safely, spinner, toast, typeChip, undoable } from "./ui.js";
 
 const HISTORY_DEPTH = 10;
@@ -66,6 +67,7 @@ export function openMemory(id, { onChange } = {}) {
         }) : null,
         button("Edit", { iconName: "edit", onclick: () => edit("edit") }),
         button("New version", { iconName: "swap", onclick: () => edit("supersede") }),
+        shareButton(memory),
         button("Archive", {
           iconName: "archive",
           onclick: safely(async () => {
@@ -107,6 +109,7 @@ export function openMemory(id, { onChange } = {}) {
     append(clear(sheet.body), 
       h("div", { class: "row" }, typeChip(memory.type), layerChip(memory),
         h("span", { class: "chip chip-status", dataset: { status: memory.status } }, memory.status),
+        memory.namespace !== ns() ? h("span", { class: "chip chip-namespace" }, memory.namespace) : null,
         memory.type === "plan" ? planBadge(memory) : null,
         memory.pinned ? h("span", { class: "chip chip-pin" }, icon("star", 12), "pinned") : null,
         memory.authored_by ? h("span", { class: "chip" }, `by ${memory.authored_by}`) : null,

@@ -25,6 +25,7 @@ from .memory.recall import Recall
 from .memory.retention import Retention
 from .memory.review import ReviewQueue
 from .memory.rollups import Rollups
+from .memory.sharing import Sharing
 from .memory.snapshot import Snapshots
 from .memory.summaries import JoinedSummaries, ModelSummaries
 from .memory.tasks import TaskRunner
@@ -76,6 +77,10 @@ class Runtime:
     @cached_property
     def recall(self) -> Recall:
         return Recall(self.db, self.mirror, self.clock, self.config, self.reranker)
+
+    @cached_property
+    def sharing(self) -> Sharing:
+        return Sharing(self.db, self.clock, self.config)
 
     @cached_property
     def plans(self) -> Plans:

@@ -114,6 +114,9 @@ class Settings(BaseModel):
     CONTEXT_FOLD_ENABLED: bool = False
     CONTEXT_FOLD_THRESHOLD_TOKENS: int = Field(38_400, ge=1000)
     CONTEXT_FOLD_KEEP_TURNS: int = Field(10, ge=1)
+    # Shared memories: how many shares one namespace may propose per local day
+    # (DREAM_TIME_ZONE), whatever becomes of them; a bot cannot flood the owner's review.
+    SHARE_DAILY_NOMINATION_CAP: int = Field(20, ge=0, le=10_000)
     PUBLIC_MODEL_NAME: str = "companion"
     MESSAGES_RETENTION_DAYS: int = Field(7, ge=1)
     # Sensitive-data classes the owner lets automatic writers store (comma separated:
@@ -171,6 +174,7 @@ class Settings(BaseModel):
             memory_cold_after_days=self.MEMORY_COLD_AFTER_DAYS,
             context_fold_threshold_tokens=self.CONTEXT_FOLD_THRESHOLD_TOKENS,
             context_fold_keep_turns=self.CONTEXT_FOLD_KEEP_TURNS,
+            share_daily_nomination_cap=self.SHARE_DAILY_NOMINATION_CAP,
             github_daily_repo=self.GITHUB_DAILY_REPO,
             github_daily_path=self.GITHUB_DAILY_PATH,
             github_daily_namespace=self.GITHUB_DAILY_NAMESPACE,

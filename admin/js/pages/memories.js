@@ -18,6 +18,10 @@ export function memoryCard(memory, onOpen, extra = []) {
       memory.status !== "active" ? h("span", { class: "chip chip-status", dataset: { status: memory.status } }, memory.status) : null,
       memory.type === "plan" ? planBadge(memory) : null,
       memory.pinned ? h("span", { class: "chip chip-pin" }, icon("star", 12), "pinned") : null,
+      // A hit from another namespace (asked for, or shared into this one) says where it lives.
+      memory.namespace && memory.namespace !== ns()
+        ? h("span", { class: "chip chip-namespace", title: memory.share_id ? "shared into this namespace" : "" }, memory.share_id ? `shared from ${memory.namespace}` : memory.namespace)
+        : null,
       extra, h("span", { class: "spacer" }), h("span", {}, when(memory.updated_at))),
     h("p", { class: "content clamp memory-content" }, memory.content),
     h("div", { class: "item-meta" }, memory.fact_key ? h("span", { class: "mono" }, memory.fact_key) : null,

@@ -2,13 +2,15 @@
 // memory it would change. Approve is one click; discard, merge and supersede are one
 // click too, with a few seconds to undo before they are sent. A contradiction shows the
 // older and the newer memory and asks which one stands: the newer (approve), the older
-// (discard), or both (the contradicts edge is removed).
+// (discard), or both (the contradicts edge is removed). Memories other namespaces share
+// into this one (or this one into others) wait above the candidates (shares.js).
 import { api, ns } from "../api.js";
 import { refreshPendingBadge } from "../badge.js";
 import { append, clear, h, icon } from "../dom.js";
 import { kindLabel, percent, plural, when } from "../format.js";
 import { openMemory } from "../memory-view.js";
 import { until } from "../plans.js";
+import { sharesSection } from "../shares.js";
 import { button, emptyState, errorBox, modal, pageHeader, safely, segmented, spinner, toast, typeChip, undoable } from "../ui.js";
 
 const STATUSES = [["pending", "Pending"], ["approved", "Approved"], ["merged", "Merged"], ["superseded", "Superseded"], ["discarded", "Discarded"]];
@@ -178,8 +180,10 @@ export function render(container) {
     }
   }
 
+  const shares = sharesSection();
   append(container, 
-    pageHeader("Review queue", null, button("Refresh", { kind: "ghost", iconName: "refresh", onclick: () => { load(); refreshPendingBadge(); } })),
+    pageHeader("Review queue", null, button("Refresh", { kind: "ghost", iconName: "refresh", onclick: () => { load(); shares.reload(); refreshPendingBadge(); } })),
+    shares.element,
     summary,
     segmented(STATUSES, status, (value) => { status = value; load(); }, "Candidate status"),
     list, more,

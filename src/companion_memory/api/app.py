@@ -28,6 +28,7 @@ from . import (
     plans,
     precious,
     recall,
+    shares,
     snapshot,
 )
 from .auth import Authentication
@@ -71,6 +72,7 @@ def create_app(runtime: Runtime, *, lifespan: Any = None) -> FastAPI:
         maintenance,
         memories,
         plans,
+        shares,
         recall,
         boot,
         precious,

@@ -92,6 +92,13 @@ OUTCOMES: dict[tuple[str, str], set[int]] = {
     # Not a plan, or not an open one: 409.
     ("POST", "/v1/plans/{plan_id}/done"): {404, 409},
     ("POST", "/v1/plans/{plan_id}/abandon"): {404, 409},
+    # Unknown memory: 404; already open for the target, not live, or the daily cap: 409.
+    ("POST", "/v1/shares"): {404, 409},
+    ("GET", "/v1/shares/{share_id}"): {404},
+    # A share already decided (or whose memory died meanwhile): 409.
+    ("POST", "/v1/shares/{share_id}/approve"): {404, 409},
+    ("POST", "/v1/shares/{share_id}/reject"): {404, 409},
+    ("POST", "/v1/shares/{share_id}/revoke"): {404, 409},
     ("GET", "/v1/diary"): {404},
     ("GET", "/v1/precious/{precious_id}"): {404},
     ("DELETE", "/v1/precious/{precious_id}"): {404},

@@ -44,3 +44,13 @@ LayerChoice = Annotated[
         "cold to move a memory by hand. Identity, persona, boundary and pinned memories are permanent."
     ),
 ]
+# Namespaces recall reads besides its own, ranked as one.
+ExtraNamespaces = Annotated[
+    list[Namespace],
+    Field(
+        default_factory=list,
+        max_length=10,
+        description="More namespaces to recall across, ranked together with namespace's memories; "
+        "each hit names its own.",
+    ),
+]

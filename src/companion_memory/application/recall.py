@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import Field
 
 from ..runtime import Runtime
-from .fields import Namespace, Score, TypeFilter
+from .fields import ExtraNamespaces, Namespace, Score, TypeFilter
 from .memories import known_types
 from .principal import MEMORY_READ, Principal
 from .records import RecallAnswer
@@ -18,6 +18,7 @@ class RecallQuery(Input):
     # Long input is accepted and cut by the pipeline: a pasted page must not be an error.
     query: Annotated[str, Field(description="The user's message, or what to look for, in their words.")] = ""
     namespace: Namespace = "default"
+    namespaces: ExtraNamespaces
     k: Annotated[int | None, Field(description="How many memories to return (1–100).")] = None
     top_k: Annotated[int | None, Field(description="Another name for k.")] = None
     min_score: Annotated[Score | None, Field(description="Relevance floor, 0–1.")] = None
@@ -41,6 +42,7 @@ async def recall(runtime: Runtime, _: Principal, query: RecallQuery) -> RecallAn
     result = await runtime.recall.run(
         query.query,
         namespace=query.namespace,
+        namespaces=query.namespaces,
         k=query.count(),
         min_score=query.min_score,
         types=known_types(query.types),
@@ -55,6 +57,7 @@ async def search(runtime: Runtime, _: Principal, query: SearchQuery) -> RecallAn
     result = await runtime.recall.run(
         query.query,
         namespace=query.namespace,
+        namespaces=query.namespaces,
         k=query.count() or 10,
         min_score=query.min_score,
         types=known_types(query.types),

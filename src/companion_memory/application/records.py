@@ -71,6 +71,10 @@ class HitRecord(MemoryFacts):
     contradicted_by: list[str] = Field(
         description="Older live memories this one contradicts; they stay out of recall until the owner decides."
     )
+    share_id: str | None = Field(
+        description="Set when the memory lives in another namespace (its namespace field) and came in "
+        "through this approved share."
+    )
 
     @classmethod
     def of(cls, hit: Hit) -> HitRecord:
@@ -83,6 +87,7 @@ class HitRecord(MemoryFacts):
                 "channels": hit.channels,
                 "via": hit.via,
                 "contradicted_by": hit.contradicted_by,
+                "share_id": hit.share_id,
             }
         )
 

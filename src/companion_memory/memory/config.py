@@ -59,6 +59,8 @@ class MemoryConfig:
     # Long-chat folding.
     context_fold_threshold_tokens: int
     context_fold_keep_turns: int
+    # Shared memories (memory/sharing.py).
+    share_daily_nomination_cap: int
 
     # GitHub daily.
     github_daily_repo: str

@@ -22,7 +22,9 @@ def memories_block(hits: Sequence[Hit], glossary_hits: Sequence[dict[str, Any]])
             for claim in hit.contradicted_claims
         )
         until = f", until {memory.valid_to}" if memory.valid_to else ""
-        lines.append(f"{number}. [{memory.type}, {date}{until}] {memory.content}{note}")
+        # A shared memory was written about another context (a bot's): the model should know.
+        origin = f", shared from {memory.namespace}" if hit.share_id else ""
+        lines.append(f"{number}. [{memory.type}, {date}{until}{origin}] {memory.content}{note}")
     if glossary_hits:
         lines.append("Glossary (the user's own words):")
         for entry in glossary_hits:

@@ -11,6 +11,11 @@ other and wait for the owner's decision, only the newer is returned, flagged. Co
 memories, and instant ones past their waking hours, rest (domain/layers.py): search
 finds them, recall does not, except an asleep instant memory that the query names.
 Recall (not search) records what it injected, which revives an instant memory.
+
+Recall in a namespace also sees the memories approved-shared into it (memory/sharing.py),
+and may be asked to look in more namespaces at once: every channel reads them all, so
+their candidates meet in one fusion and one ranking, and each hit says where it lives
+(and, for a shared one, through which share).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from ..ports import Clock, Database, ModelError, Reranker, VectorIndexError
 from ..store.glossary import GlossaryStore
 from ..store.memories import MemoryStore
 from ..store.precious import PreciousStore
+from ..store.shares import ShareStore
 from .config import MemoryConfig
 from .plan_dates import is_open
 from .vector_mirror import VectorMirror
@@ -51,6 +57,9 @@ RELATION_SHARE = 0.4
 POOL_FACTOR = 2
 _MAX_QUERY_CHARS = 2000
 _PRECIOUS_CHECKED = 500
+# Approved shares read per recall, the newest first. The vector channel scores each one
+# (the index cannot filter on a share), so a namespace with more sees the newest only.
+SHARED_READ = 100
 
 
 @dataclass
@@ -68,6 +77,22 @@ class Hit:
     # (ids, and their contents for the prompt); those stay out of recall meanwhile.
     contradicted_by: list[str] = field(default_factory=list)
     contradicted_claims: list[str] = field(default_factory=list)
+    share_id: str | None = None  # the approved share that brought it from its own namespace
+
+
+@dataclass(frozen=True)
+class Reach:
+    """Where recall looks: its namespaces, and the memories of other namespaces shared
+    into them (memory id → share id)."""
+
+    namespaces: tuple[str, ...]
+    shared: dict[str, str]
+
+    def sees(self, memory: Memory) -> bool:
+        return memory.namespace in self.namespaces or memory.id in self.shared
+
+    def share_of(self, memory: Memory) -> str | None:
+        return None if memory.namespace in self.namespaces else self.shared.get(memory.id)
 
 
 @dataclass
@@ -134,6 +159,7 @@ class Recall:
         query: str,
         *,
         namespace: str = "default",
+        namespaces: Sequence[str] = (),
         k: int | None = None,
         min_score: float | None = None,
         types: Sequence[str] = (),
@@ -143,9 +169,10 @@ class Recall:
         vector: bool = True,
         resting: bool = False,
     ) -> RecallResult:
-        """``account`` is recall's bookkeeping (injection time and count, revivals); search
-        leaves it off. ``vector=False`` answers from the full-text index alone. ``resting``
-        also finds cold and asleep memories (search does)."""
+        """``namespaces`` are looked in besides ``namespace`` (whose glossary and precious
+        rows apply). ``account`` is recall's bookkeeping (injection time and count,
+        revivals); search leaves it off. ``vector=False`` answers from the full-text index
+        alone. ``resting`` also finds cold and asleep memories (search does)."""
         now = self.clock.now()
         k = max(1, min(100, k if k is not None else self.config.memory_filter_max_output))
         floor = self.config.recall_min_score if min_score is None else min_score
@@ -156,24 +183,27 @@ class Recall:
             meta.notes.append("empty query")
             return RecallResult([], glossary_hits, meta)
 
+        reach = await self._reach((namespace, *namespaces))
         (vector_ranked, query_vector), lexical_ranked, substring_ranked = await asyncio.gather(
-            self._vector_channel(text, namespace, types, meta) if vector else _nothing(),
-            self._lexical_channel(text, namespace, types),
-            self._substring_channel(text, namespace, types),
+            self._vector_channel(text, reach, types, meta) if vector else _nothing(),
+            self._lexical_channel(text, reach, types),
+            self._substring_channel(text, reach, types),
         )
         size = max(self.config.memory_filter_max_candidates, k)
         word_ranked = {"lexical": lexical_ranked, "substring": substring_ranked}
-        pool = await self._pool(vector_ranked, query_vector, word_ranked, namespace, types, POOL_FACTOR * size, meta)
+        pool = await self._pool(vector_ranked, query_vector, word_ranked, reach, types, POOL_FACTOR * size, meta)
         pool = self._awake(pool, resting, meta)
         if expand and pool:
-            pool = self._awake(await self._expand(pool, namespace, types), resting, meta)
-        pool = (await self._contradictions(pool, namespace, types, meta))[:size]
+            pool = self._awake(await self._expand(pool, reach, types), resting, meta)
+        pool = (await self._contradictions(pool, reach, types, meta))[:size]
         if rerank:
             await self._rerank(text, pool, meta)
         else:
             meta.reranker = "skipped"
         hits = (await self._gate(pool, namespace, floor, meta))[:k]
         meta.components = {h.memory.id: meta.components[h.memory.id] for h in hits}
+        for hit in hits:
+            hit.share_id = reach.share_of(hit.memory)
         if account and hits:
             await self._account(hits, iso(now))
         return RecallResult(hits, glossary_hits, meta)
@@ -220,34 +250,50 @@ class Recall:
 
     # -- channels ---------------------------------------------------------------
 
+    async def _reach(self, namespaces: Sequence[str]) -> Reach:
+        names = tuple(dict.fromkeys(namespaces))
+        shares = await ShareStore(self.db).approved_into(names, SHARED_READ)
+        return Reach(names, {s["memory_id"]: s["id"] for s in shares})
+
     async def _vector_channel(
-        self, text: str, namespace: str, types: Sequence[str], meta: RecallMeta
+        self, text: str, reach: Reach, types: Sequence[str], meta: RecallMeta
     ) -> tuple[dict[str, float], list[float] | None]:
         """id → cosine similarity, best first, and the query's vector; nothing (and a
-        note) when the channel is down."""
+        note) when the channel is down. Shared memories are scored one by one and ranked
+        with the namespaces' own."""
         problem = await self.mirror.mismatch()
         if problem:
             meta.notes.append(f"vector search off: {problem}; lexical results only")
             return {}, None
         try:
             vector = (await self.embedder.embed([embedding_text(text)], kind="query"))[0]
-            where: dict[str, Any] = {"namespace": namespace, "status": "active"}
+            names = reach.namespaces
+            where: dict[str, Any] = {
+                "namespace": names[0] if len(names) == 1 else {"$in": list(names)},
+                "status": "active",
+            }
             if types:
                 where["type"] = {"$in": list(types)}
             matches = await self.vectors.query(vector, top_k=self.config.memory_top_k, filter=where)
+            # The index may lag behind the row (type, status): _pool's row check decides.
+            shared = await self.vectors.get(list(reach.shared)) if reach.shared else []
         except (ModelError, VectorIndexError) as error:  # recall still answers from the words alone
             meta.notes.append(f"vector search unavailable ({type(error).__name__}: {error}); lexical results only")
             return {}, None
-        return {m.id: m.score for m in matches}, vector
+        scores = {m.id: m.score for m in matches} | {r.id: _cosine(vector, r.values) for r in shared}
+        best = sorted(scores, key=scores.__getitem__, reverse=True)[: self.config.memory_top_k]
+        return {id_: scores[id_] for id_ in best}, vector
 
-    async def _lexical_channel(self, text: str, namespace: str, types: Sequence[str]) -> list[str]:
+    async def _lexical_channel(self, text: str, reach: Reach, types: Sequence[str]) -> list[str]:
         terms = query_terms(text)
         if not terms:
             return []
-        found = await self.memories.lexical_search(namespace, terms, types=types, limit=self.config.memory_top_k)
+        found = await self.memories.lexical_search(
+            reach.namespaces, terms, types=types, limit=self.config.memory_top_k, shared=bool(reach.shared)
+        )
         return [id_ for id_, _ in found]
 
-    async def _substring_channel(self, text: str, namespace: str, types: Sequence[str]) -> list[str]:
+    async def _substring_channel(self, text: str, reach: Reach, types: Sequence[str]) -> list[str]:
         """Memories holding a fragment of the query that the word index cannot match, one
         with a term no memory has (in any namespace: the index keeps one vocabulary)."""
         terms = {needle: query_terms(needle) for needle in substring_needles(text)}
@@ -257,14 +303,16 @@ class Recall:
         unmatched = [needle for needle, found in terms.items() if any(t not in known for t in found)]
         if not unmatched:
             return []
-        return await self.memories.substring_search(namespace, unmatched, types=types, limit=self.config.memory_top_k)
+        return await self.memories.substring_search(
+            reach.namespaces, unmatched, types=types, limit=self.config.memory_top_k, shared=bool(reach.shared)
+        )
 
     async def _pool(
         self,
         vector_ranked: dict[str, float],
         query_vector: list[float] | None,
         word_ranked: dict[str, list[str]],
-        namespace: str,
+        reach: Reach,
         types: Sequence[str],
         limit: int,
         meta: RecallMeta,
@@ -293,7 +341,7 @@ class Recall:
         for id_ in ranked:
             memory = rows.get(id_)
             # The index is a mirror and may lag: the row decides what is live.
-            if memory is None or not _live(memory, namespace, types) or not self._open(memory):
+            if memory is None or not _live(memory, reach, types) or not self._open(memory):
                 continue
             raw = similarity.get(id_)
             if raw is not None and raw < self.config.memory_min_score:
@@ -370,7 +418,7 @@ class Recall:
         kept.sort(key=lambda h: h.score, reverse=True)
         return kept
 
-    async def _expand(self, pool: list[Hit], namespace: str, types: Sequence[str]) -> list[Hit]:
+    async def _expand(self, pool: list[Hit], reach: Reach, types: Sequence[str]) -> list[Hit]:
         """One hop along relation edges: a memory gains a weighted share of its best
         related memory's score, and a related memory outside the pool joins with that
         share. A ``contradicts`` edge lends nothing (see _contradictions)."""
@@ -391,7 +439,7 @@ class Recall:
                 by_id[id_].score += share
         outside = [id_ for id_ in lent if id_ not in by_id]
         for memory in await self.memories.get_many(outside):
-            if _live(memory, namespace, types) and self._open(memory):
+            if _live(memory, reach, types) and self._open(memory):
                 share, source = lent[memory.id]
                 pool.append(Hit(memory=memory, score=share, raw_score=None, via=source))
         pool.sort(key=lambda h: h.score, reverse=True)
@@ -401,9 +449,7 @@ class Recall:
         """Not a plan, or a plan that has not ended (the nightly job may not have marked it yet)."""
         return is_open(memory, self.clock.now(), self.config.dream_time_zone)
 
-    async def _contradictions(
-        self, pool: list[Hit], namespace: str, types: Sequence[str], meta: RecallMeta
-    ) -> list[Hit]:
+    async def _contradictions(self, pool: list[Hit], reach: Reach, types: Sequence[str], meta: RecallMeta) -> list[Hit]:
         """A ``contradicts`` edge between two live memories is a question the owner has
         not answered yet: the newer memory stands and is flagged, the older stays out.
         When the query found only the older, the newer takes its place (and its scores:
@@ -417,7 +463,7 @@ class Recall:
         rows.update((m.id, m) for m in await self.memories.get_many([i for i in ends if i not in rows]))
         for edge in edges:
             source, target = rows.get(edge["source_id"]), rows.get(edge["target_id"])
-            if source is None or target is None or not (_live(source, namespace, ()) and _live(target, namespace, ())):
+            if source is None or target is None or not (_live(source, reach, ()) and _live(target, reach, ())):
                 continue
             # The edge points from the newer claim; creation time decides for edges drawn by hand.
             newer, older = (target, source) if target.created_at > source.created_at else (source, target)
@@ -426,7 +472,7 @@ class Recall:
                 meta.contradicted.append(older.id)
             hit = by_id.get(newer.id)
             if hit is None:
-                if held is None or not _live(newer, namespace, types):
+                if held is None or not _live(newer, reach, types):
                     continue
                 hit = by_id[newer.id] = Hit(memory=newer, score=held.score, raw_score=held.raw_score, via=older.id)
             if older.id not in hit.contradicted_by:
@@ -449,9 +495,9 @@ async def _nothing() -> tuple[dict[str, float], None]:
     return {}, None
 
 
-def _live(memory: Memory, namespace: str, types: Sequence[str]) -> bool:
+def _live(memory: Memory, reach: Reach, types: Sequence[str]) -> bool:
     return (
-        memory.namespace == namespace
+        reach.sees(memory)
         and memory.status == "active"
         and memory.version_status == "current"
         and (not types or memory.type in types)

@@ -10,6 +10,7 @@ from ..domain.memory import MEMORY_FIELDS, Evidence, Memory
 from ..domain.search_text import match_expression, search_document, substring_expression, substring_forms, trigrams
 from ..ports import Database, Statement
 from .pagination import decode_cursor, page_of
+from .shares import visible_in
 from .sql import chunks, from_json, placeholders, read_stored_json, to_json
 
 log = logging.getLogger("companion_memory.store")
@@ -25,6 +26,10 @@ Vocabulary = Literal["memories_fts_vocab", "memories_substring_vocab"]
 _SELECT = "SELECT " + ", ".join(c for c in _COLUMNS if c != "search_text") + " FROM memories"
 # Columns a service may change in place; id and namespace never change.
 _UPDATABLE = frozenset(_COLUMNS) - {"id", "namespace", "created_at", "search_text"}
+
+
+def _names(namespace: str | Sequence[str]) -> tuple[str, ...]:
+    return (namespace,) if isinstance(namespace, str) else tuple(namespace)
 
 
 def memory_from_row(row: dict[str, Any]) -> Memory:
@@ -138,9 +143,16 @@ class MemoryStore:
         return [memory_from_row(r) for r in page], next_cursor
 
     async def lexical_search(
-        self, namespace: str, terms: Sequence[str], *, types: Sequence[str] = (), limit: int = 50
+        self,
+        namespace: str | Sequence[str],
+        terms: Sequence[str],
+        *,
+        types: Sequence[str] = (),
+        limit: int = 50,
+        shared: bool = False,
     ) -> list[tuple[str, float]]:
-        """(id, bm25) of live memories matching any of the terms, best first.
+        """(id, bm25) of live memories of the namespace(s) (and, when ``shared``, of those
+        shared into them) matching any of the terms, best first.
 
         Terms no memory has are dropped. The rest are taken rarest first while the
         memories they match stay within ``POSTINGS_BUDGET`` (the rarest one always):
@@ -160,11 +172,12 @@ class MemoryStore:
         if expression is None:
             return []
         type_filter = f"AND m.type IN ({placeholders(len(types))})" if types else ""
+        where, params = visible_in(_names(namespace), shared=shared)
         rows = await self.db.all(
             "SELECT m.id AS id, bm25(memories_fts) AS rank FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
-            "WHERE memories_fts MATCH ? AND m.namespace = ? AND m.status = 'active' AND m.version_status = 'current' "
+            f"WHERE memories_fts MATCH ? AND {where} AND m.status = 'active' AND m.version_status = 'current' "
             f"{type_filter} ORDER BY rank LIMIT ?",
-            (expression, namespace, *types, limit),
+            (expression, *params, *types, limit),
         )
         return [(r["id"], float(r["rank"])) for r in rows]
 
@@ -202,9 +215,16 @@ class MemoryStore:
         return frequency
 
     async def substring_search(
-        self, namespace: str, needles: Sequence[str], *, types: Sequence[str] = (), limit: int = 50
+        self,
+        namespace: str | Sequence[str],
+        needles: Sequence[str],
+        *,
+        types: Sequence[str] = (),
+        limit: int = 50,
+        shared: bool = False,
     ) -> list[str]:
-        """Ids of live memories whose content holds any of the needles, best first.
+        """Ids of live memories (chosen as in ``lexical_search``) whose content holds any
+        of the needles, best first.
 
         A form of a needle with a trigram no memory has cannot match and is not looked
         for; nor is one whose rarest trigram is in more than ``POSTINGS_BUDGET`` memories:
@@ -224,11 +244,12 @@ class MemoryStore:
         if expression is None:
             return []
         type_filter = f"AND m.type IN ({placeholders(len(types))})" if types else ""
+        where, params = visible_in(_names(namespace), shared=shared)
         rows = await self.db.all(
             "SELECT m.id AS id FROM memories_substring JOIN memories m ON m.rowid = memories_substring.rowid "
-            "WHERE memories_substring MATCH ? AND m.namespace = ? AND m.status = 'active' "
+            f"WHERE memories_substring MATCH ? AND {where} AND m.status = 'active' "
             f"AND m.version_status = 'current' {type_filter} ORDER BY bm25(memories_substring) LIMIT ?",
-            (expression, namespace, *types, limit),
+            (expression, *params, *types, limit),
         )
         return [r["id"] for r in rows]
 

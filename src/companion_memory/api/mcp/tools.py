@@ -1,12 +1,12 @@
-"""The MCP tools: the reference's 14 memory tools, plan_list and plan_update, and context_expand, over
-the same services as REST.
+"""The MCP tools: the reference's 14 memory tools, plan_list and plan_update, memory_share
+and share_list, and context_expand, over the same services as REST.
 
 Each tool is a pydantic model of its arguments (which gives its JSON Schema), the
 scope it needs, and an async handler that returns a JSON-able result. A tool needs the
 same scope as its REST twin (``memory_export`` needs ``export``, as
 ``GET /api/memories/export`` does): which surface a key comes through never widens
 what it may do. None of the tools offers what REST keeps for the owner (hard delete,
-``authored_by``).
+``authored_by``, deciding a share).
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...application import boot, context, glossary, ingest, memories, plans, precious, recall, snapshot
+from ...application import boot, context, glossary, ingest, memories, plans, precious, recall, shares, snapshot
 from ...application.fields import (
+    ExtraNamespaces,
     FactKey,
     GlossaryTerm,
     Id,
@@ -37,6 +38,7 @@ from ...application.principal import Principal
 from ...application.use_case import Input, UseCase
 from ...domain.layers import Layer
 from ...domain.types import MEMORY_TYPES, PLAN_STATUSES, STATUSES
+from ...memory.sharing import SHARE_STATUSES
 from ...runtime import Runtime
 
 Status = Annotated[ShortText, Field(json_schema_extra={"enum": list(STATUSES)})]
@@ -49,6 +51,7 @@ class Arguments(BaseModel):
 class Search(Arguments):
     query: Annotated[str, Field(min_length=1, max_length=10_000, description="What to look for, in the user's words.")]
     namespace: Namespace = "default"
+    namespaces: ExtraNamespaces
     k: Annotated[int, Field(ge=1, le=100, description="How many memories to return.")] = 10
     min_score: Annotated[Score, Field(description="Relevance floor, 0–1.")] = 0.15
     types: Annotated[
@@ -150,6 +153,20 @@ class PlanList(Arguments):
 class PlanSet(Arguments):
     id: Annotated[Id, Field(description="The plan's memory id.")]
     status: Annotated[Literal["done", "abandoned"], Field(description="What became of the plan.")]
+
+
+class Share(Arguments):
+    memory_id: Annotated[Id, Field(description="The memory to share; it stays in its own namespace.")]
+    target_namespace: Annotated[Namespace, Field(description="Where it should be recalled too, e.g. 'default'.")]
+    note: Annotated[str | None, Field(max_length=2000, description="Why it is worth sharing, for the owner.")] = None
+
+
+class ShareList(Arguments):
+    namespace: Annotated[Namespace | None, Field(description="Only shares out of or into this namespace.")] = None
+    status: Annotated[ShortText, Field(json_schema_extra={"enum": list(SHARE_STATUSES)})] | None = Field(
+        None, description="Default: the open ones (proposed and approved)."
+    )
+    limit: Annotated[int, Field(ge=1, le=200)] = 50
 
 
 # What a tool's arguments ask for: the use case to run and its input.
@@ -355,6 +372,24 @@ TOOLS: dict[str, Tool] = {
             FoldArguments,
             (context.expand,),
             lambda a: (context.expand, context.FoldId(fold_id=a.fold_id)),
+        ),
+        Tool(
+            "memory_share",
+            "Propose a memory for another namespace (e.g. from a bot's own into 'default'). The owner "
+            "approves or rejects it; only once approved is it recalled there, with its own namespace shown.",
+            Share,
+            (shares.propose_share,),
+            lambda a: (shares.propose_share, shares.ShareProposal(**a.model_dump())),
+        ),
+        Tool(
+            "share_list",
+            "List shared memories (default the open ones: proposed and approved), out of or into a namespace.",
+            ShareList,
+            (shares.list_shares,),
+            lambda a: (
+                shares.list_shares,
+                shares.ShareQuery(namespace=a.namespace, statuses=[a.status] if a.status else [], limit=a.limit),
+            ),
         ),
         Tool(
             "glossary_set",
