@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from companion_memory.domain.contradictions import contradiction
-from companion_memory.memory.prompt import memories_block
+from companion_memory.memory.context import hit_line
 from companion_memory.memory.recall import Hit
 from companion_memory.runtime import Runtime
 from tests.conftest import MCP_KEY, FlakyIndex, auth
@@ -202,7 +202,7 @@ def test_the_prompt_names_the_older_claim() -> None:
 
     memory = Memory(id="n", namespace="default", type="fact", content="Moved to Berlin", created_at="", updated_at="")
     hit = Hit(memory=memory, score=1.0, raw_score=1.0, contradicted_by=["o"], contradicted_claims=["Lives in Paris"])
-    assert memories_block([hit], []).splitlines()[2] == (
+    assert hit_line(1, hit) == (
         '1. [fact, ] Moved to Berlin (this contradicts an older memory, "Lives in Paris"; '
         "the user has not yet said which one stands)"
     )

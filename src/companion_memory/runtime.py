@@ -11,12 +11,14 @@ from .adapters.remote.http_client import HttpxClient
 from .memory.boot import Boot
 from .memory.config import MemoryConfig
 from .memory.consolidation import Consolidation
+from .memory.context import ContextAssembler
 from .memory.dream import Dream
 from .memory.dream_model import ModelExtractor
 from .memory.extraction import Extractor, RequestExtractor
 from .memory.folding import ExtractiveFolds, Folding, FoldSummarizer, ModelFolds
 from .memory.github_daily import GithubDaily
 from .memory.ingest import MessageIngestor
+from .memory.ladder import Ladder
 from .memory.layers import Layers
 from .memory.model_call import JobModel
 from .memory.nightly import Nightly
@@ -91,8 +93,16 @@ class Runtime:
         return Layers(self.db, self.mirror, self.clock, self.config)
 
     @cached_property
+    def ladder(self) -> Ladder:
+        return Ladder(self.db, self.clock, self.settings.DREAM_TIME_ZONE, self.settings.IMPRESSION_LADDER_MAX_CHARS)
+
+    @cached_property
+    def context(self) -> ContextAssembler:
+        return ContextAssembler(self.db, self.clock, self.settings.CONTEXT_BUDGET_TOKENS, self.plans, self.ladder)
+
+    @cached_property
     def boot(self) -> Boot:
-        return Boot(self.db, self.clock, self.config, self.plans)
+        return Boot(self.db, self.clock, self.config, self.plans, self.ladder, self.context)
 
     @cached_property
     def http_client(self) -> httpx.AsyncClient:
@@ -110,6 +120,7 @@ class Runtime:
         return ChatGateway(
             self.db,
             self.recall,
+            self.context,
             self.ingestor,
             self.clock,
             self.settings,

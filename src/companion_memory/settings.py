@@ -60,6 +60,9 @@ class Settings(BaseModel):
     # Recall and dream.
     DEDUP_COSINE: float = Field(0.9, ge=0, le=1)
     IMPRESSION_LADDER_MAX_CHARS: int = Field(1000, ge=0)
+    # The <memories> block of a chat turn and of the boot package (memory/context.py):
+    # its sections share this many tokens, each with its own cap.
+    CONTEXT_BUDGET_TOKENS: int = Field(1500, ge=100, le=100_000)
     MEMORY_FILTER_MAX_CANDIDATES: int = Field(12, ge=1)
     MEMORY_FILTER_MAX_OUTPUT: int = Field(3, ge=1)
     # Candidates under this similarity are not sent to the reranker.

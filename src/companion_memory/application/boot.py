@@ -11,7 +11,7 @@ from ..errors import NotFound
 from ..runtime import Runtime
 from .fields import Namespace
 from .principal import MEMORY_READ, Principal
-from .records import GlossaryEntry, PlanRecord, PreciousRecord
+from .records import ContextBlock, GlossaryEntry, PlanRecord, PreciousRecord
 from .use_case import Input, Output, use_case
 
 
@@ -61,6 +61,10 @@ class BootPackage(Output):
     today_messages: list[TodayMessage]
     counts: dict[str, int] = Field(description="Active memories by type.")
     plans: list[PlanRecord] = Field(description="Open plans, the soonest end first.")
+    context: ContextBlock = Field(
+        description="What a new conversation should be told, as one block: permanent memories, open plans, "
+        "impressions and shared memories, each section under its cap of CONTEXT_BUDGET_TOKENS."
+    )
 
 
 class Scope(Input):

@@ -48,7 +48,8 @@ async def recall(runtime: Runtime, _: Principal, query: RecallQuery) -> RecallAn
         types=known_types(query.types),
         account=True,
     )
-    return RecallAnswer.of(result, prompt=query.include_prompt)
+    prompt = await runtime.context.for_turn(query.namespace, result) if query.include_prompt else None
+    return RecallAnswer.of(result, prompt=prompt)
 
 
 @use_case("recall.search", MEMORY_READ)
@@ -64,4 +65,5 @@ async def search(runtime: Runtime, _: Principal, query: SearchQuery) -> RecallAn
         rerank=query.filter,
         resting=True,
     )
-    return RecallAnswer.of(result, prompt=query.include_prompt)
+    prompt = await runtime.context.for_turn(query.namespace, result) if query.include_prompt else None
+    return RecallAnswer.of(result, prompt=prompt)

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..domain.memory import Memory
-from ..memory.prompt import memories_block
+from ..memory.context import Assembled
 from ..memory.recall import Hit, RecallMeta, RecallResult
 from ..memory.writes import WriteResult
 
@@ -132,6 +132,26 @@ class ScorePartsRecord(BaseModel):
     score: float
 
 
+class SectionReportRecord(BaseModel):
+    cap: int = Field(description="The section's own share of CONTEXT_BUDGET_TOKENS.")
+    tokens: int = Field(description="Tokens it used (more than its cap when others left room).")
+    kept: int = Field(description="Lines kept.")
+    cut: int = Field(description="Lines cut for want of room.")
+
+
+class ContextBlock(BaseModel):
+    text: str = Field(
+        description="The <memories> block: its sections under the token budget; empty when none has a line."
+    )
+    sections: dict[str, SectionReportRecord] = Field(
+        description="remember, doing, impressions, shared: what each kept and cut."
+    )
+
+    @classmethod
+    def of(cls, assembled: Assembled) -> ContextBlock:
+        return cls.model_validate(dataclasses.asdict(assembled))
+
+
 class RecallMetaRecord(BaseModel):
     """How recall reached its hits: what each gate set aside and what degraded."""
 
@@ -146,6 +166,9 @@ class RecallMetaRecord(BaseModel):
     resting: list[str] = Field(description="Cold memories, and asleep instant ones the query did not name.")
     notes: list[str]
     components: dict[str, ScorePartsRecord] = Field(description="Each hit's id → how its score was made.")
+    context: dict[str, SectionReportRecord] = Field(
+        default_factory=dict, description="With include_prompt: what each section of the block kept and cut."
+    )
 
     @classmethod
     def of(cls, meta: RecallMeta) -> RecallMetaRecord:
@@ -161,12 +184,15 @@ class RecallAnswer(BaseModel):
     meta: RecallMetaRecord
 
     @classmethod
-    def of(cls, result: RecallResult, *, prompt: bool) -> RecallAnswer:
+    def of(cls, result: RecallResult, *, prompt: Assembled | None) -> RecallAnswer:
+        meta = RecallMetaRecord.of(result.meta)
+        if prompt is not None:
+            meta.context = ContextBlock.of(prompt).sections
         return cls(
             hits=[HitRecord.of(h) for h in result.hits],
             glossary_hits=[GlossaryHit.model_validate(g) for g in result.glossary_hits],
-            prompt=memories_block(result.hits, result.glossary_hits) if prompt else None,
-            meta=RecallMetaRecord.of(result.meta),
+            prompt=None if prompt is None else prompt.text,
+            meta=meta,
         )
 
 

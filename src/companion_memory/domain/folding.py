@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .chat_turn import message_text, turn_id
+from .tokens import text_tokens
 
 Message = Mapping[str, Any]
 
@@ -50,15 +50,14 @@ def trimmed(message: Message) -> Message:
 
 
 def estimate_tokens(messages: Sequence[Message]) -> int:
-    """About how many tokens the messages take: four ASCII characters make a token, any
-    other character (CJK) one; tool calls count by their JSON."""
+    """About how many tokens the messages take (``text_tokens``, and a few for each
+    message's role); tool calls count by their JSON."""
     total = 0
     for message in messages:
         text = message_text(message)
         if message.get("tool_calls"):
             text += json.dumps(message["tool_calls"], ensure_ascii=False)
-        ascii_chars = sum(1 for c in text if c.isascii())
-        total += 4 + math.ceil(ascii_chars / 4) + (len(text) - ascii_chars)
+        total += 4 + text_tokens(text)
     return total
 
 

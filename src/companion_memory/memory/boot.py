@@ -1,11 +1,9 @@
-"""The boot package: what a new chat window should know before the first message.
-
-The impressions ladder (yesterday's diary, the newest week, the newest month) is the
-stable part of a system prompt; it never goes through recall and is never embedded.
-"""
+"""The boot package: what a new chat window should know before the first message, and
+the same assembled into one block under the context budget (memory/context.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 from typing import Any
 
@@ -17,65 +15,30 @@ from ..store.memories import MemoryStore
 from ..store.messages import MessageStore
 from ..store.precious import PreciousStore
 from .config import MemoryConfig
+from .context import ContextAssembler
+from .ladder import Ladder
 from .plans import Plans
 
 NEWEST_PRECIOUS = 10
 TODAY_MESSAGES = 200
 UPCOMING_PLANS = 20
-# Characters of each ladder entry after its label: one long day (a 2,000-character diary
-# entry) must not push the week and the month out of the budget.
-LADDER_ENTRY_CHARS = 100
-
-
-def _entry(label: str, row: dict[str, Any] | None) -> str | None:
-    if not row or not (row.get("title") or row.get("summary")):
-        return None
-    title, summary = row.get("title") or "", row.get("summary") or ""
-    text = f"{title} — {summary}" if title and summary else title or summary
-    if len(text) > LADDER_ENTRY_CHARS:
-        text = text[: LADDER_ENTRY_CHARS - 1].rstrip() + "…"
-    return f"{label}: {text}"
-
-
-def impressions_ladder(
-    daily: dict[str, Any] | None, weekly: dict[str, Any] | None, monthly: dict[str, Any] | None, budget: int
-) -> str:
-    """Yesterday, then the week, then the month, each entry at most
-    ``LADDER_ENTRY_CHARS`` after its label, within ``budget`` characters; what does not
-    fit is trimmed from the month first, then the week, then the day."""
-    lines = [
-        _entry(f"Yesterday ({daily['date']})" if daily else "", daily),
-        _entry(f"Week {weekly['week']}" if weekly else "", weekly),
-        _entry(f"Month {monthly['month']}" if monthly else "", monthly),
-    ]
-    header = "[Impressions]"
-    for index in (2, 1, 0):
-        if lines[index] is None:
-            continue
-        used = len(header) + sum(len(line) + 1 for line in lines if line)
-        if used <= budget:
-            break
-        room = len(lines[index]) - (used - budget)  # type: ignore[arg-type]
-        lines[index] = lines[index][: room - 1].rstrip() + "…" if room > 20 else None  # type: ignore[index]
-    kept = [line for line in lines if line]
-    return "\n".join([header, *kept]) if kept else ""
 
 
 class Boot:
-    def __init__(self, db: Database, clock: Clock, config: MemoryConfig, plans: Plans) -> None:
+    def __init__(
+        self, db: Database, clock: Clock, config: MemoryConfig, plans: Plans, ladder: Ladder, context: ContextAssembler
+    ) -> None:
         self.db = db
         self.clock = clock
         self.config = config
         self.plans = plans
+        self.ladder = ladder
+        self.context = context
 
     async def package(self, namespace: str) -> dict[str, Any]:
         time_zone = self.config.dream_time_zone
         today = local_date(self.clock.now(), time_zone)
-        yesterday = today - timedelta(days=1)
-        logs = LogStore(self.db)
-        daily = await logs.daily(namespace, yesterday.isoformat())
-        weekly = await logs.newest_weekly(namespace)
-        monthly = await logs.newest_monthly(namespace)
+        ladder = await self.ladder.read(namespace)
         start, end = day_bounds(today, time_zone)
         precious, _ = await PreciousStore(self.db).page(namespace, limit=NEWEST_PRECIOUS, cursor=None)
         return {
@@ -83,10 +46,10 @@ class Boot:
             "date": today.isoformat(),
             "time_zone": time_zone,
             "impressions": {
-                "text": impressions_ladder(daily, weekly, monthly, self.config.impression_ladder_max_chars),
-                "daily": daily,
-                "weekly": weekly,
-                "monthly": monthly,
+                "text": ladder.text,
+                "daily": ladder.daily,
+                "weekly": ladder.weekly,
+                "monthly": ladder.monthly,
             },
             "precious": precious,
             "glossary": await GlossaryStore(self.db).entries(namespace),
@@ -98,6 +61,7 @@ class Boot:
                 {k: getattr(p, k) for k in ("id", "content", "valid_to", "plan_status", "fact_key", "created_at")}
                 for p in await self.plans.upcoming(namespace, UPCOMING_PLANS)
             ],
+            "context": dataclasses.asdict(await self.context.for_boot(namespace)),
         }
 
     async def diary(self, namespace: str, day: str) -> dict[str, Any] | None:

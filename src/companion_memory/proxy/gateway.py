@@ -18,9 +18,9 @@ import httpx
 from ..adapters.chat.usage import usage_of
 from ..clock import iso
 from ..domain.chat_turn import message_text, turn_id
+from ..memory.context import ContextAssembler
 from ..memory.folding import Folding
 from ..memory.ingest import IncomingMessage, MessageIngestor
-from ..memory.prompt import memories_block
 from ..memory.recall import Recall
 from ..ports import ChatCall, ChatModel, ChatUsage, Clock, Database
 from ..settings import Settings
@@ -49,6 +49,7 @@ class ChatGateway:
         self,
         db: Database,
         recall: Recall,
+        context: ContextAssembler,
         ingestor: MessageIngestor,
         clock: Clock,
         settings: Settings,
@@ -58,6 +59,7 @@ class ChatGateway:
     ) -> None:
         self.db = db
         self.recall = recall
+        self.context = context
         self.ingestor = ingestor
         self.clock = clock
         self.settings = settings
@@ -89,10 +91,10 @@ class ChatGateway:
         query = next((message_text(m) for m in reversed(body["messages"]) if m.get("role") == "user"), "")
         try:
             result = await self.recall.run(query, namespace=NAMESPACE, account=True)
-        except Exception:  # broad on purpose: recall must never cost the user their answer
+            return (await self.context.for_turn(NAMESPACE, result)).text
+        except Exception:  # broad on purpose: memory must never cost the user their answer
             log.exception("recall failed; answering without memories")
             return ""
-        return memories_block(result.hits, result.glossary_hits)
 
     async def complete(self, turn: Turn) -> dict[str, Any]:
         completion, turn.usage = await turn.route.chat_model.complete(turn.call)

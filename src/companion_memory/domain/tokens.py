@@ -1,0 +1,11 @@
+"""About how many tokens a text takes, without a tokenizer: four ASCII characters make a
+token, any other character (CJK, emoji) one. Budgets and thresholds read this."""
+
+from __future__ import annotations
+
+import math
+
+
+def text_tokens(text: str) -> int:
+    ascii_chars = sum(1 for c in text if c.isascii())
+    return math.ceil(ascii_chars / 4) + (len(text) - ascii_chars)

@@ -1,0 +1,164 @@
+"""Context assembly: what the companion is told, as one ``<memories>`` block of sections
+under a token budget (CONTEXT_BUDGET_TOKENS; tokens as domain/tokens.py counts them).
+
+- **What I remember**: in a chat turn, the memories recalled for the message (most
+  relevant first) and the glossary terms it used; in the boot package, the permanent
+  ones (who the user is, what they forbade, what is pinned).
+- **What we are doing**: open plans, the soonest end first.
+- **Impressions**: yesterday, the newest week, the newest month.
+- **Shared with me**: memories shared into this namespace from another.
+
+Each section has a cap, its share of the budget (``SECTIONS``), so one long section
+cannot starve the others; what the sections leave unused then goes, in section order, to
+those that had more to say. Lines are ranked: a section keeps its first lines and cuts
+the rest. The report says, per section, its cap, the tokens it used and what it kept
+and cut.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..domain.memory import Memory
+from ..domain.tokens import text_tokens
+from ..ports import Clock, Database
+from ..store.memories import MemoryStore
+from ..store.shares import ShareStore
+from .ladder import Ladder
+from .plans import Plans
+from .recall import Hit, RecallResult
+
+# (name, title, share of the budget)
+SECTIONS: tuple[tuple[str, str, float], ...] = (
+    ("remember", "What I remember (most relevant first):", 0.45),
+    ("doing", "What we are doing:", 0.2),
+    ("impressions", "Impressions:", 0.2),
+    ("shared", "Shared with me (from other namespaces):", 0.15),
+)
+# Lines read for the sections that are not ranked by a query.
+PLANS_SHOWN = 10
+PERMANENT_SHOWN = 20
+SHARED_SHOWN = 10
+
+
+@dataclass
+class SectionReport:
+    cap: int
+    tokens: int = 0
+    kept: int = 0
+    cut: int = 0
+
+
+@dataclass
+class Assembled:
+    text: str
+    sections: dict[str, SectionReport]
+
+
+def assemble(content: Mapping[str, Sequence[str]], budget: int) -> Assembled:
+    """The block of the sections' lines that fit, and what each kept and cut. Empty when
+    no section has a line, so that nothing is injected."""
+    reports = {name: SectionReport(cap=int(budget * share)) for name, _, share in SECTIONS}
+    titles = {name: title for name, title, _ in SECTIONS}
+    kept: dict[str, list[str]] = {name: [] for name in reports}
+
+    def fill(name: str, room: int) -> int:
+        """Lines of ``name`` taken while they fit in ``room`` more tokens; the tokens used."""
+        lines, report, used = content.get(name, ()), reports[name], 0
+        for line in lines[len(kept[name]) :]:
+            cost = text_tokens(line) + (0 if kept[name] else text_tokens(titles[name]))
+            if used + cost > room:
+                break
+            kept[name].append(line)
+            used += cost
+        report.tokens += used
+        return used
+
+    spent = sum(fill(name, reports[name].cap) for name in reports)
+    for name in reports:
+        spent += fill(name, budget - spent)
+    for name, report in reports.items():
+        report.kept = len(kept[name])
+        report.cut = len(content.get(name, ())) - report.kept
+    body = [line for name in reports if kept[name] for line in (titles[name], *kept[name])]
+    return Assembled("\n".join(["<memories>", *body, "</memories>"]) if body else "", reports)
+
+
+def hit_line(number: int, hit: Hit) -> str:
+    memory = hit.memory
+    note = "".join(
+        f' (this contradicts an older memory, "{claim}"; the user has not yet said which one stands)'
+        for claim in hit.contradicted_claims
+    )
+    # A shared memory was written about another context (a bot's): the model should know.
+    origin = f", shared from {memory.namespace}" if hit.share_id else ""
+    return f"{number}. {_label(memory, origin)} {memory.content}{note}"
+
+
+def memory_line(memory: Memory) -> str:
+    return f"- {_label(memory, '')} {memory.content}"
+
+
+def _label(memory: Memory, origin: str) -> str:
+    until = f", until {memory.valid_to}" if memory.valid_to else ""
+    return f"[{memory.type}, {memory.updated_at[:10]}{until}{origin}]"
+
+
+def glossary_lines(entries: Sequence[Mapping[str, Any]]) -> list[str]:
+    if not entries:
+        return []
+    lines = ["Glossary (the user's own words):"]
+    for entry in entries:
+        aliases = f" (also: {', '.join(entry['aliases'])})" if entry["aliases"] else ""
+        definition = f": {entry['definition']}" if entry["definition"] else ""
+        lines.append(f"- {entry['term']}{aliases}{definition}")
+    return lines
+
+
+class ContextAssembler:
+    def __init__(self, db: Database, clock: Clock, budget: int, plans: Plans, ladder: Ladder) -> None:
+        self.db = db
+        self.clock = clock
+        self.budget = budget
+        self.plans = plans
+        self.ladder = ladder
+        self.memories = MemoryStore(db)
+
+    async def for_turn(self, namespace: str, result: RecallResult) -> Assembled:
+        """The block for one chat turn: what recall found, and the rest of the context."""
+        own = [h for h in result.hits if not h.share_id]
+        shared = [h for h in result.hits if h.share_id]
+        return assemble(
+            {
+                "remember": [hit_line(n, h) for n, h in enumerate(own, start=1)] + glossary_lines(result.glossary_hits),
+                "shared": [hit_line(n, h) for n, h in enumerate(shared, start=1)],
+                **await self._standing(namespace),
+            },
+            self.budget,
+        )
+
+    async def for_boot(self, namespace: str) -> Assembled:
+        """The block for a new conversation: no message yet, so what always matters."""
+        permanent, _ = await self.memories.page(namespace, layers=("permanent",), limit=PERMANENT_SHOWN)
+        permanent.sort(key=lambda m: m.importance, reverse=True)
+        approved = await ShareStore(self.db).approved_into([namespace], SHARED_SHOWN)
+        shared = await self.memories.get_many([s["memory_id"] for s in approved])
+        return assemble(
+            {
+                "remember": [memory_line(m) for m in permanent],
+                "shared": [f"{memory_line(m)} (shared from {m.namespace})" for m in shared],
+                **await self._standing(namespace),
+            },
+            self.budget,
+        )
+
+    async def _standing(self, namespace: str) -> dict[str, list[str]]:
+        """The sections that do not depend on the message: plans and impressions."""
+        plans = await self.plans.upcoming(namespace, PLANS_SHOWN)
+        ladder = await self.ladder.read(namespace)
+        return {
+            "doing": [memory_line(p) for p in plans],
+            "impressions": ladder.text.splitlines()[1:],
+        }

@@ -1,0 +1,74 @@
+"""The impressions ladder: yesterday's diary entry, the newest week, the newest month, as
+a few short lines. It is the stable part of what the companion is told; it never goes
+through recall and is never embedded."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from ..clock import local_date
+from ..ports import Clock, Database
+from ..store.logs import LogStore
+
+# Characters of each ladder entry after its label: one long day (a 2,000-character diary
+# entry) must not push the week and the month out of the budget.
+LADDER_ENTRY_CHARS = 100
+
+
+def _entry(label: str, row: dict[str, Any] | None) -> str | None:
+    if not row or not (row.get("title") or row.get("summary")):
+        return None
+    title, summary = row.get("title") or "", row.get("summary") or ""
+    text = f"{title} — {summary}" if title and summary else title or summary
+    if len(text) > LADDER_ENTRY_CHARS:
+        text = text[: LADDER_ENTRY_CHARS - 1].rstrip() + "…"
+    return f"{label}: {text}"
+
+
+def impressions_ladder(
+    daily: dict[str, Any] | None, weekly: dict[str, Any] | None, monthly: dict[str, Any] | None, budget: int
+) -> str:
+    """Yesterday, then the week, then the month, each entry at most
+    ``LADDER_ENTRY_CHARS`` after its label, within ``budget`` characters; what does not
+    fit is trimmed from the month first, then the week, then the day."""
+    lines = [
+        _entry(f"Yesterday ({daily['date']})" if daily else "", daily),
+        _entry(f"Week {weekly['week']}" if weekly else "", weekly),
+        _entry(f"Month {monthly['month']}" if monthly else "", monthly),
+    ]
+    header = "[Impressions]"
+    for index in (2, 1, 0):
+        if lines[index] is None:
+            continue
+        used = len(header) + sum(len(line) + 1 for line in lines if line)
+        if used <= budget:
+            break
+        room = len(lines[index]) - (used - budget)  # type: ignore[arg-type]
+        lines[index] = lines[index][: room - 1].rstrip() + "…" if room > 20 else None  # type: ignore[index]
+    kept = [line for line in lines if line]
+    return "\n".join([header, *kept]) if kept else ""
+
+
+@dataclass(frozen=True)
+class LadderRead:
+    text: str
+    daily: dict[str, Any] | None
+    weekly: dict[str, Any] | None
+    monthly: dict[str, Any] | None
+
+
+class Ladder:
+    def __init__(self, db: Database, clock: Clock, time_zone: str, max_chars: int) -> None:
+        self.logs = LogStore(db)
+        self.clock = clock
+        self.time_zone = time_zone
+        self.max_chars = max_chars
+
+    async def read(self, namespace: str) -> LadderRead:
+        yesterday = local_date(self.clock.now(), self.time_zone) - timedelta(days=1)
+        daily = await self.logs.daily(namespace, yesterday.isoformat())
+        weekly = await self.logs.newest_weekly(namespace)
+        monthly = await self.logs.newest_monthly(namespace)
+        return LadderRead(impressions_ladder(daily, weekly, monthly, self.max_chars), daily, weekly, monthly)
