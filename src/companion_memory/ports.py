@@ -51,6 +51,18 @@ class QueryResult:
     last_row_id: int | None = None
 
 
+@dataclass(frozen=True)
+class StorageCheck:
+    """What the database says of its own health: the check it could run (``integrity_check``
+    on a SQLite file; ``quick_check`` on D1, which refuses the other), the problems it
+    found (none: healthy), and its size in bytes where it can tell, else why not."""
+
+    check: str
+    problems: tuple[str, ...]
+    size_bytes: int | None
+    size_note: str | None = None
+
+
 class Database(Protocol):
     """A SQLite-dialect database with D1's shape: single statements and atomic batches.
 
@@ -68,6 +80,10 @@ class Database(Protocol):
     async def run(self, sql: str, params: Sequence[SqlValue] = ()) -> QueryResult: ...
 
     async def batch(self, statements: Sequence[Statement]) -> list[QueryResult]: ...
+
+    async def storage_check(self) -> StorageCheck:
+        """Check the file's structure and measure it, as far as this engine allows."""
+        ...
 
 
 VectorFilterValue = str | int | float | bool | Mapping[str, Any]
