@@ -27,8 +27,10 @@ from tests.live_server import LiveServer
 
 MODERN = "2026-07-28"
 # What the MCP key may call: every tool but memory_export, which needs the export scope as
-# GET /api/memories/export does (tests/test_mcp_scopes.py checks every tool and key).
-MCP_KEY_TOOLS = [name for name in TOOLS if name != "memory_export"]
+# GET /api/memories/export does, and the health report's two, which need the debug scope as
+# /v1/health/* does (tests/test_mcp_scopes.py checks every tool and key).
+OWNER_ONLY_TOOLS = ("memory_export", "memory_health", "memory_unanchored")
+MCP_KEY_TOOLS = [name for name in TOOLS if name not in OWNER_ONLY_TOOLS]
 WRITING_TOOLS = {
     "memory_upsert",
     "memory_supersede",
@@ -115,7 +117,7 @@ async def test_lists_all_tools_with_their_schemas(server: LiveServer, mode: str)
         tools = (await client.list_tools()).tools
     async with connect(server, mode) as client:
         assert [t.name for t in (await client.list_tools()).tools] == MCP_KEY_TOOLS
-    assert [t.name for t in tools] == list(TOOLS) and len(tools) == 16
+    assert [t.name for t in tools] == list(TOOLS) and len(tools) == 18
     for tool in tools:
         assert tool.input_schema == TOOLS[tool.name].input_schema
         assert tool.input_schema["type"] == "object" and tool.input_schema["additionalProperties"] is False
@@ -151,6 +153,8 @@ def valid_arguments(namespace: str, ids: dict[str, str]) -> dict[str, dict[str, 
         "glossary_set": {"term": "Moonbun", "aliases": ["moon bun"], "definition": "the cat", "namespace": namespace},
         "plan_list": {"namespace": namespace, "status": "active"},
         "plan_update": {"id": ids["plan"], "status": "abandoned"},
+        "memory_health": {},
+        "memory_unanchored": {"namespace": namespace, "limit": 5},
     }
 
 
@@ -171,6 +175,8 @@ INVALID_ARGUMENTS: dict[str, tuple[dict[str, Any], str]] = {
     "glossary_set": ({"term": "t", "aliases": "not-a-list"}, "aliases"),
     "plan_list": ({"limit": 500}, "limit"),
     "plan_update": ({"id": "x", "status": "finished"}, "status"),
+    "memory_health": ({"namespace": "default"}, "namespace"),
+    "memory_unanchored": ({"cursor": 7}, "cursor"),
 }
 
 
@@ -303,7 +309,7 @@ async def test_the_key_in_the_query_or_the_header(server: LiveServer, mode: str,
     async with connect(server, mode, path=f"{path}?token={MCP_KEY}", key=None) as client:
         assert [t.name for t in (await client.list_tools()).tools] == MCP_KEY_TOOLS
     async with connect(server, mode, path=path, key=OWNER_KEY) as client:
-        assert len((await client.list_tools()).tools) == 16
+        assert len((await client.list_tools()).tools) == 18
 
 
 @pytest.mark.parametrize("key, says", [("wrong-key", "unknown API key"), (None, "Authorization: Bearer")])

@@ -123,6 +123,8 @@ def valid_arguments(ids: Iterator[str]) -> dict[str, dict[str, Any]]:
         "glossary_set": {"term": "Moonbun", "aliases": ["moon bun"], "definition": "the cat"},
         "plan_list": {"status": "active", "limit": 5},
         "plan_update": {"id": next(ids), "status": "done"},
+        "memory_health": {},
+        "memory_unanchored": {"namespace": "default", "limit": 5},
     }
 
 

@@ -182,6 +182,8 @@ TWINS: dict[str, Twin] = {
     ),
     "plan_list": Twin("memory:read", "GET", "/v1/plans", _none, lambda _: {}),
     "plan_update": Twin("memory:write", "POST", "/v1/plans/{id}/done", _none, lambda i: {"id": i, "status": "done"}),
+    "memory_health": Twin("debug", "GET", "/v1/health/report", _none, lambda _: {}),
+    "memory_unanchored": Twin("debug", "GET", "/v1/health/unanchored", _none, lambda _: {}),
     "glossary_set": Twin(
         "memory:write",
         "POST",

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any, Literal, Protocol
 
 # The errors the ports raise (see each port's docstring), re-exported for the adapters.
+from .errors import BackupError as BackupError
 from .errors import ConstraintError as ConstraintError
 from .errors import DatabaseError as DatabaseError
 from .errors import InfrastructureError as InfrastructureError
@@ -257,6 +258,18 @@ class HttpResponse:
     @property
     def text(self) -> str:
         return self.body.decode("utf-8", errors="replace")
+
+
+class BackupStore(Protocol):
+    """Where a copy of the memory (an export document) is kept before a repair changes
+    anything: a file in the local data directory. The Worker has none (D1's Time Travel
+    restores the database to any minute of the last 30 days).
+
+    Raises ``BackupError`` when the copy cannot be written."""
+
+    async def save(self, name: str, text: str) -> str:
+        """Keep ``text`` under ``name``; answers where it went (a path)."""
+        ...
 
 
 class HttpUnanswered(Exception):
