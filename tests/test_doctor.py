@@ -3,16 +3,25 @@ and MCP on both databases."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
+from companion_memory import cli
 from companion_memory.adapters.local.backups import FileBackups
+from companion_memory.adapters.local.runtime import build_local_runtime
+from companion_memory.application import memories
+from companion_memory.application.principal import SYSTEM
 from companion_memory.clock import FixedClock
 from companion_memory.runtime import Runtime
-from tests.conftest import DEBUG_KEY, MCP_KEY, OWNER_KEY, auth
+from companion_memory.settings import Settings
+from tests.conftest import DEBUG_KEY, MCP_KEY, OWNER_KEY, all_keys_settings, auth
+from tests.fakes.embedder import HashEmbedder
 from tests.test_mcp_scopes import mcp_call
 
 CHECKS = [
@@ -161,3 +170,75 @@ async def test_messages_no_memory_cites_are_listed_for_review(client: httpx.Asyn
     assert (await client.get("/v1/health/unanchored", headers=auth(MCP_KEY))).status_code == 403
     bad = await client.get("/v1/health/unanchored", params={"cursor": "nope"}, headers=auth(DEBUG_KEY))
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_cursor"
+
+
+# -- the command line ------------------------------------------------------------------
+
+
+EMBEDDER = HashEmbedder(dimensions=384, model="test-words")
+
+
+@pytest.fixture
+def cli_clock(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FixedClock:
+    """``companion-memory`` in this process, on a data dir of its own, with the word-hashing
+    embedder and this clock (the bundled model would take seconds to load)."""
+    clock = FixedClock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
+
+    async def local(settings: Settings, data_dir: Path) -> Runtime:
+        return await build_local_runtime(settings, data_dir, embedder=EMBEDDER, clock=clock)
+
+    monkeypatch.setattr(cli, "_runtime", local)
+    monkeypatch.setenv("CHATBOX_API_KEY", OWNER_KEY)
+    monkeypatch.chdir(tmp_path)
+    return clock
+
+
+def doctor(tmp_path: Path, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = cli.main(["doctor", "--data-dir", str(tmp_path / "data"), *args])
+    return code, capsys.readouterr().out
+
+
+def test_the_doctor_on_a_fresh_install(
+    cli_clock: FixedClock, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = doctor(tmp_path, capsys)
+    assert code == 0 and out.splitlines()[-1] == "ok: 0 failed, 0 to look at, of 14 checks", out
+    code, out = doctor(tmp_path, capsys, "--json")
+    assert code == 0 and json.loads(out)["status"] == "ok"
+
+
+async def damage(data_dir: Path, clock: FixedClock) -> None:
+    """A duplicate, a plan whose day is today, and a vector lost from the index."""
+    runtime = await build_local_runtime(all_keys_settings(), data_dir, embedder=EMBEDDER, clock=clock)
+    for key, content, extra in [
+        ("tea", "Likes jasmine tea", {}),
+        ("tea.again", "likes jasmine tea", {}),
+        ("cat", "Her cat is called Mochi", {}),
+        ("sea", "周末去看海", {"type": "plan", "valid_days": 0}),
+    ]:
+        await memories.upsert_memory(runtime, SYSTEM, memories.MemoryUpsert(fact_key=key, content=content, **extra))
+    cat = await memories.list_memories(runtime, SYSTEM, memories.MemoryQuery(limit=10))
+    await runtime.vectors.delete([m.id for m in cat.memories if m.content.endswith("Mochi")])
+
+
+def test_the_doctor_finds_damage_and_repairs_it(
+    cli_clock: FixedClock, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    asyncio.run(damage(tmp_path / "data", cli_clock))
+    cli_clock.advance(days=2)  # the plan's day is over
+    code, out = doctor(tmp_path, capsys)
+    lines = {line.split()[1]: line for line in out.splitlines()[:-1]}
+    assert code == 1, out
+    assert lines["vector_index"].startswith("FAIL") and "1 live memories missing" in lines["vector_index"]
+    assert lines["expired_plans"].startswith("WARN") and lines["duplicates"].startswith("WARN")
+
+    code, out = doctor(tmp_path, capsys, "--repair")
+    assert code == 0, out
+    backup = next(line for line in out.splitlines() if line.startswith("backup: "))
+    path = Path(backup.removeprefix("backup: "))
+    assert path.parent == tmp_path / "data" / "backups" and "Mochi" in path.read_text(encoding="utf-8")
+    assert "1 plans past their end marked expired" in out and "1 memories missing from the index queued" in out
+    after = out.split("afterwards:")[1]
+    assert "FAIL" not in after and "WARN  duplicates" in after
+    code, out = doctor(tmp_path, capsys)
+    assert code == 0 and "OK    vector_index" in out

@@ -326,7 +326,11 @@ class Doctor:
         queued = await self.mirror.enqueue_missing()
         step = await self.mirror.drain(REPAIR_EMBED_BATCH) if queued else None
         await self.mirror.schedule_retry()
-        indexed = f"; {step.synced} embedded now, the rest in the background" if step else ""
+        indexed = ""
+        if step:
+            indexed = f"; {step.synced} embedded now" + (
+                "" if step.synced >= queued else ", the rest in the background"
+            )
         actions.append(
             RepairAction("requeue_missing_vectors", queued, f"{queued} memories missing from the index queued{indexed}")
         )
