@@ -104,6 +104,13 @@ def _parser() -> argparse.ArgumentParser:
     doctor.add_argument("--json", action="store_true", help="print the report (and the repair) as JSON")
     doctor.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
 
+    starmap = commands.add_parser("starmap", help="draw the star map as a standalone SVG or as Mermaid text")
+    starmap.add_argument("--format", choices=("svg", "mermaid"), default="svg")
+    starmap.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
+    starmap.add_argument("--namespace", default="default")
+    starmap.add_argument("--limit", type=int, default=500, help="at most this many stars, the most important (≤ 2000)")
+    starmap.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
+
     import_ = commands.add_parser("import", help="load a JSON export (rows are upserted by id)")
     import_.add_argument("file", type=Path)
     import_.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
@@ -315,6 +322,29 @@ def _report_text(report: HealthReportAnswer) -> str:
     return "\n".join(lines)
 
 
+async def _starmap(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from .application import admin_views
+    from .application.principal import SYSTEM
+
+    try:
+        query = admin_views.StarMapQuery(format=args.format, namespace=args.namespace, types=[], limit=args.limit)
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+        print(f"companion-memory starmap: {problems}", file=sys.stderr)
+        return 2
+    runtime = await _runtime(settings, data_dir)
+    drawn = await admin_views.starmap(runtime, SYSTEM, query)
+    if args.output:
+        args.output.write_text(drawn.content, encoding="utf-8")
+        more = " (the most important; raise --limit for more)" if drawn.truncated else ""
+        print(f"wrote {args.output}: {drawn.nodes} memories, {drawn.edges} relations{more}", file=sys.stderr)
+    else:
+        sys.stdout.write(drawn.content)
+    return 0
+
+
 async def _fill_index(runtime: Runtime, *, restart: bool = False) -> bool:
     """Catch the vector index up with the database (or, with ``restart``, rebuild it)
     batch by batch, with a progress line; says whether everything got indexed."""
@@ -352,6 +382,7 @@ _COMMANDS = {
     "dream": _dream,
     "nightly": _nightly,
     "doctor": _doctor,
+    "starmap": _starmap,
 }
 
 if __name__ == "__main__":
