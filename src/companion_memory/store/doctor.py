@@ -54,13 +54,14 @@ class DoctorStore:
     async def duplicates(self) -> tuple[int, list[list[str]]]:
         """Live memories whose text (trimmed, case-folded) another live memory of the
         namespace already says: how many are extra, and the first groups' ids."""
+        # Ids are any text an import brought: joined by a control character ids do not carry.
         groups = (
-            f"SELECT COUNT(*) AS n, group_concat(id, ' ') AS ids FROM memories WHERE {_LIVE} "
+            f"SELECT COUNT(*) AS n, group_concat(id, char(31)) AS ids FROM memories WHERE {_LIVE} "
             "GROUP BY namespace, lower(trim(content)) HAVING COUNT(*) > 1"
         )
         total = await self.db.first(f"SELECT COALESCE(SUM(n - 1), 0) AS extra FROM ({groups})")
         shown = await self.db.all(f"{groups} ORDER BY n DESC, ids LIMIT ?", (DUPLICATE_GROUPS_SHOWN,))
-        return (total["extra"] if total else 0), [sorted(r["ids"].split(" ")) for r in shown]
+        return (total["extra"] if total else 0), [sorted(r["ids"].split("\x1f")) for r in shown]
 
     async def unused_since(self, cutoff: str) -> int:
         """Live memories neither recalled nor written since ``cutoff``."""
