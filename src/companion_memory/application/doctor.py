@@ -36,7 +36,7 @@ WORKER_BACKUP_NOTE = (
 class CheckRecord(BaseModel):
     name: str
     status: Literal["ok", "warn", "fail"]
-    value: float | None = Field(description="The check's number: a count, a share (0–1), hours or bytes.")
+    value: int | float | None = Field(description="The check's number: a count, a share (0–1), hours or bytes.")
     summary: str
     detail: dict[str, Any]
 

@@ -49,7 +49,7 @@ REPAIR_EMBED_BATCH = 500
 class Check:
     name: str
     status: Status
-    value: float | None
+    value: int | float | None
     summary: str
     detail: dict[str, Any] = field(default_factory=dict)
 
