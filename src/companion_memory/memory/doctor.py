@@ -14,7 +14,6 @@ indexes. Duplicates and contradictions are the owner's to settle (the review que
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Literal
@@ -90,24 +89,22 @@ class Doctor:
         self.memories = MemoryStore(db)
 
     async def report(self) -> HealthReport:
-        checks: list[Check] = []
-        for check in self._checks():
-            checks.extend(await check())
-        return HealthReport(iso(self.clock.now()), tuple(checks))
-
-    def _checks(self) -> tuple[Callable[[], Awaitable[list[Check]]], ...]:
-        return (
-            self._shape,
-            self._anchors,
-            self._duplicates,
-            self._stale,
-            self._plans,
-            self._contradictions,
-            self._vectors,
-            self._backlog,
-            self._nightly,
-            self._database,
-        )
+        groups = [
+            await check()
+            for check in (
+                self._shape,
+                self._anchors,
+                self._duplicates,
+                self._stale,
+                self._plans,
+                self._contradictions,
+                self._vectors,
+                self._backlog,
+                self._nightly,
+                self._database,
+            )
+        ]
+        return HealthReport(iso(self.clock.now()), tuple(check for group in groups for check in group))
 
     async def _shape(self) -> list[Check]:
         layers, types = await self.store.live_by("layer"), await self.store.live_by("type")
