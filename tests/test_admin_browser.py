@@ -10,6 +10,7 @@ import json
 import re
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -577,3 +578,45 @@ def test_export_downloads_json_and_import_loads_it_back(panel: Panel, rest: Rest
     page.locator("#backup input[type=file]").set_input_files(str(saved))
     expect(page.locator("#backup-status")).to_contain_text("Imported export.json")
     assert [m["content"] for m in rest.memories()] == ["Drinks jasmine tea, no sugar"]
+
+
+def test_the_health_card_reports_repairs_and_lists_messages_no_memory_cites(
+    panel: Panel, rest: Rest, tmp_path: Path
+) -> None:
+    rest.remember("drink.tea", "Drinks jasmine tea", type="preference")
+    rest.remember("drink.tea.again", "drinks jasmine tea", type="preference")
+    rest.remember("trip.sea", "Trip to the sea", type="plan", valid_to="2020-01-01")
+    long_ago = (datetime.now(UTC) - timedelta(days=2)).isoformat()
+    rest.post("/v1/ingest/messages", {"messages": [{"role": "user", "content": XSS_MESSAGE, "created_at": long_ago}]})
+    panel.sign_in()
+    page = panel.go("more/maintenance")
+    expect(page.locator("#health-status")).to_have_text("0 checks failed, 2 checks to look at.")
+    expect(page.locator(".check[data-check=duplicates]")).to_have_attribute("data-status", "warn")
+    expect(page.locator(".check[data-check=expired_plans] .chip-check")).to_have_text("warn")
+    expect(page.locator("#unanchored-list .item")).to_have_count(1)
+    expect(page.locator("#unanchored-list .item .content")).to_have_text(XSS_MESSAGE)
+    panel.shoot("flow-health-report")
+
+    page.click("#health-repair")
+    expect(page.locator("#repair-backup")).to_contain_text(str(tmp_path / "data" / "backups"))
+    expect(page.locator("#repair-status")).to_contain_text("1 plans past their end marked expired")
+    expect(page.locator(".check[data-check=expired_plans]")).to_have_attribute("data-status", "ok")
+    expect(page.locator("#health-status")).to_have_text("0 checks failed, 1 check to look at.")
+    assert page.evaluate("window.__xss") is None
+
+
+def test_the_star_map_downloads_as_svg_and_mermaid(panel: Panel, rest: Rest, tmp_path: Path) -> None:
+    lena = rest.remember("friend.lena", XSS_SCRIPT, type="relationship")
+    kyoto = rest.remember("trip.kyoto", "Went to Kyoto with Lena in April", type="event")
+    rest.post(f"/v1/memories/{lena}/relations", {"target_id": kyoto, "relation": "same_thread"})
+    panel.sign_in()
+    page = panel.go("starmap")
+    expect(page.locator("#starmap .map-node")).to_have_count(2)
+    for format_, suffix, says in [("svg", ".svg", "<svg"), ("mermaid", ".mmd", "flowchart LR")]:
+        with page.expect_download() as download:
+            page.click(f"#map-download-{format_}")
+        saved = tmp_path / f"map{suffix}"
+        download.value.save_as(saved)
+        assert download.value.suggested_filename.endswith(suffix)
+        text = saved.read_text(encoding="utf-8")
+        assert says in text and "<script" not in text

@@ -159,6 +159,15 @@ async def test_exec_runs_one_query_per_line(fake: FakeD1Database) -> None:
     assert info.value.message.startswith("D1_EXEC_ERROR: Error in line 1: CREATE TABLE t (: ")
 
 
+async def test_only_the_pragmas_d1_allows_run(fake: FakeD1Database) -> None:
+    for refused in ("PRAGMA integrity_check", "PRAGMA page_count", "PRAGMA journal_mode = WAL"):
+        with pytest.raises(FakeJsException, match=r"^Error: D1_ERROR: not authorized: SQLITE_AUTH$"):
+            await fake.prepare(refused).all()
+    checked = (await fake.prepare("PRAGMA quick_check").all()).to_py()
+    assert checked["results"] == [{"quick_check": "ok"}] and checked["meta"]["size_after"] > 0
+    assert [t["name"] for t in (await fake.prepare("PRAGMA table_list").all()).to_py()["results"]].count("items") == 1
+
+
 async def test_python_result_style_gives_plain_values() -> None:
     fake = FakeD1Database(result_style="python")
     result = await fake.prepare("SELECT NULL AS a, 1 AS b").all()
@@ -251,3 +260,8 @@ async def test_adapter_translates_sql_errors(db: D1Database) -> None:
     assert not isinstance(info.value, ConstraintError)
     with pytest.raises(TypeError):
         await db.run("SELECT ?", ({"not": "sql"},))  # type: ignore[arg-type]
+
+
+async def test_adapter_storage_check_runs_what_d1_allows(db: D1Database) -> None:
+    check = await db.storage_check()
+    assert check.check == "quick_check" and check.problems == () and check.size_bytes and check.size_bytes > 0

@@ -30,8 +30,10 @@ from tests.test_mcp_scopes import fold_row
 
 MODERN = "2026-07-28"
 # What the MCP key may call: every tool but memory_export, which needs the export scope as
-# GET /api/memories/export does (tests/test_mcp_scopes.py checks every tool and key).
-MCP_KEY_TOOLS = [name for name in TOOLS if name != "memory_export"]
+# GET /api/memories/export does, and the health report's two, which need the debug scope as
+# /v1/health/* does (tests/test_mcp_scopes.py checks every tool and key).
+OWNER_ONLY_TOOLS = ("memory_export", "memory_health", "memory_unanchored")
+MCP_KEY_TOOLS = [name for name in TOOLS if name not in OWNER_ONLY_TOOLS]
 WRITING_TOOLS = {
     "memory_upsert",
     "memory_supersede",
@@ -119,7 +121,7 @@ async def test_lists_all_tools_with_their_schemas(server: LiveServer, mode: str)
         tools = (await client.list_tools()).tools
     async with connect(server, mode) as client:
         assert [t.name for t in (await client.list_tools()).tools] == MCP_KEY_TOOLS
-    assert [t.name for t in tools] == list(TOOLS) and len(tools) == 19
+    assert [t.name for t in tools] == list(TOOLS) and len(tools) == 21
     for tool in tools:
         assert tool.input_schema == TOOLS[tool.name].input_schema
         assert tool.input_schema["type"] == "object" and tool.input_schema["additionalProperties"] is False
@@ -158,6 +160,8 @@ def valid_arguments(namespace: str, ids: dict[str, str]) -> dict[str, dict[str, 
         "context_expand": {"fold_id": ids["fold"]},
         "memory_share": {"memory_id": ids["get"], "target_namespace": "default", "note": "the family should know"},
         "share_list": {"namespace": namespace, "status": "proposed"},
+        "memory_health": {},
+        "memory_unanchored": {"namespace": namespace, "limit": 5},
     }
 
 
@@ -188,6 +192,8 @@ INVALID_ARGUMENTS: dict[str, tuple[dict[str, Any], str]] = {
     "context_expand": ({"fold_id": ""}, "fold_id"),
     "memory_share": ({"memory_id": "x", "target_namespace": "no spaces"}, "target_namespace"),
     "share_list": ({"status": "pending-ish" * 20}, "status"),
+    "memory_health": ({"namespace": "default"}, "namespace"),
+    "memory_unanchored": ({"cursor": 7}, "cursor"),
 }
 
 
@@ -322,7 +328,7 @@ async def test_the_key_in_the_query_or_the_header(server: LiveServer, mode: str,
     async with connect(server, mode, path=f"{path}?token={MCP_KEY}", key=None) as client:
         assert [t.name for t in (await client.list_tools()).tools] == MCP_KEY_TOOLS
     async with connect(server, mode, path=path, key=OWNER_KEY) as client:
-        assert len((await client.list_tools()).tools) == 19
+        assert len((await client.list_tools()).tools) == 21
 
 
 @pytest.mark.parametrize("key, says", [("wrong-key", "unknown API key"), (None, "Authorization: Bearer")])

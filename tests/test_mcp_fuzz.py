@@ -130,6 +130,8 @@ def valid_arguments(ids: Iterator[str]) -> dict[str, dict[str, Any]]:
         "memory_share": {"memory_id": next(ids), "target_namespace": "family", "note": "for everyone"},
         "share_list": {"namespace": "default", "status": "approved", "limit": 5},
         "context_expand": {"fold_id": FOLD_ID},
+        "memory_health": {},
+        "memory_unanchored": {"namespace": "default", "limit": 5},
     }
 
 

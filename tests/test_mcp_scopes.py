@@ -194,6 +194,8 @@ TWINS: dict[str, Twin] = {
         lambda i: {"memory_id": i, "target_namespace": "family"},
     ),
     "share_list": Twin("memory:read", "GET", "/v1/shares", _none, lambda _: {}),
+    "memory_health": Twin("debug", "GET", "/v1/health/report", _none, lambda _: {}),
+    "memory_unanchored": Twin("debug", "GET", "/v1/health/unanchored", _none, lambda _: {}),
     "glossary_set": Twin(
         "memory:write",
         "POST",

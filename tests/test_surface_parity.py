@@ -85,6 +85,8 @@ async def test_every_tool_answers_what_its_output_schema_says(client: httpx.Asyn
         ("memory_pin", {"content": "You are my favourite person"}),
         ("glossary_set", {"term": "bbt", "aliases": ["boba"]}),
         ("memory_upsert", {"fact_key": "pet", "content": "Has a cat"}),
+        ("memory_health", {}),
+        ("memory_unanchored", {}),
     ]
     pet = None
     for name, arguments in calls:

@@ -182,3 +182,12 @@ export function safely(handler) {
     }
   };
 }
+
+/** Hand ``text`` to the browser as a file download named ``name``. */
+export function saveFile(name, text, type) {
+  const link = h("a", { href: URL.createObjectURL(new Blob([text], { type })), download: name });
+  append(document.body, link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 10000);
+}

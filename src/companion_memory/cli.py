@@ -1,4 +1,4 @@
-"""``companion-memory``: serve, migrate, export, import (the local runtime)."""
+"""``companion-memory``: serve, migrate, export, import, doctor, starmap (the local runtime)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .settings import Settings
 
 if TYPE_CHECKING:  # the CLI starts without importing the whole runtime
+    from .application.doctor import HealthReportAnswer
     from .runtime import Runtime
 
 DATA_DIR_VARIABLE = "COMPANION_MEMORY_DATA_DIR"
@@ -90,6 +91,25 @@ def _parser() -> argparse.ArgumentParser:
         "nightly", help="run the whole nightly job now (dream, retention, GitHub pull, rollups)"
     )
     nightly.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
+
+    doctor = commands.add_parser(
+        "doctor", help="check the memory's health (exit 1 when a check fails); --repair fixes what is safe to fix"
+    )
+    doctor.add_argument(
+        "--repair",
+        action="store_true",
+        help="keep an export in the data dir's backups/ first, then requeue missing vectors, drop orphaned ones, "
+        "expire plans past their end and rebuild the full-text indexes",
+    )
+    doctor.add_argument("--json", action="store_true", help="print the report (and the repair) as JSON")
+    doctor.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
+
+    starmap = commands.add_parser("starmap", help="draw the star map as a standalone SVG or as Mermaid text")
+    starmap.add_argument("--format", choices=("svg", "mermaid"), default="svg")
+    starmap.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
+    starmap.add_argument("--namespace", default="default")
+    starmap.add_argument("--limit", type=int, default=500, help="at most this many stars, the most important (≤ 2000)")
+    starmap.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
 
     import_ = commands.add_parser("import", help="load a JSON export (rows are upserted by id)")
     import_.add_argument("file", type=Path)
@@ -265,6 +285,66 @@ async def _nightly(settings: Settings, data_dir: Path, _: argparse.Namespace) ->
     return 0 if run.ok else 1
 
 
+async def _doctor(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
+    from .application import doctor
+    from .application.principal import SYSTEM
+    from .application.use_case import Nothing
+
+    runtime = await _runtime(settings, data_dir)
+    report = await doctor.report(runtime, SYSTEM, Nothing())
+    if not args.repair:
+        print(report.model_dump_json(indent=1) if args.json else _report_text(report))
+        return 0 if report.ok else 1
+    if not args.json:
+        print(_report_text(report) + "\n\nrepairing …", flush=True)
+    repaired = await doctor.repair(runtime, SYSTEM, doctor.RepairRequest())
+    after = repaired.report
+    if any(check.name == "backlog" and check.value for check in after.checks):
+        await _fill_index(runtime)  # nothing else drains the queue while the server is down
+        after = await doctor.report(runtime, SYSTEM, Nothing())
+    if args.json:
+        print(repaired.model_copy(update={"report": after}).model_dump_json(indent=1))
+        return 0 if after.ok else 1
+    backup = repaired.backup
+    print(f"backup: {backup.path}" if backup.path else f"no backup: {backup.note}")
+    for action in repaired.actions:
+        print(f"  {action.summary}")
+    print("\nafterwards:\n" + _report_text(after))
+    return 0 if after.ok else 1
+
+
+def _report_text(report: HealthReportAnswer) -> str:
+    width = max(len(check.name) for check in report.checks)
+    lines = [f"{check.status.upper():<5} {check.name:<{width}}  {check.summary}" for check in report.checks]
+    failed = sum(check.status == "fail" for check in report.checks)
+    warned = sum(check.status == "warn" for check in report.checks)
+    lines.append(f"{report.status}: {failed} failed, {warned} to look at, of {len(report.checks)} checks")
+    return "\n".join(lines)
+
+
+async def _starmap(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from .application import admin_views
+    from .application.principal import SYSTEM
+
+    try:
+        query = admin_views.StarMapQuery(format=args.format, namespace=args.namespace, types=[], limit=args.limit)
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+        print(f"companion-memory starmap: {problems}", file=sys.stderr)
+        return 2
+    runtime = await _runtime(settings, data_dir)
+    drawn = await admin_views.starmap(runtime, SYSTEM, query)
+    if args.output:
+        args.output.write_text(drawn.content, encoding="utf-8")
+        more = " (the most important; raise --limit for more)" if drawn.truncated else ""
+        print(f"wrote {args.output}: {drawn.nodes} memories, {drawn.edges} relations{more}", file=sys.stderr)
+    else:
+        sys.stdout.write(drawn.content)
+    return 0
+
+
 async def _fill_index(runtime: Runtime, *, restart: bool = False) -> bool:
     """Catch the vector index up with the database (or, with ``restart``, rebuild it)
     batch by batch, with a progress line; says whether everything got indexed."""
@@ -301,6 +381,8 @@ _COMMANDS = {
     "rollup": _rollup,
     "dream": _dream,
     "nightly": _nightly,
+    "doctor": _doctor,
+    "starmap": _starmap,
 }
 
 if __name__ == "__main__":

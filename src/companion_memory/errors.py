@@ -94,6 +94,10 @@ class ModelError(InfrastructureError):
     (``adapters/model_io.py``), which also keeps the status the provider answered."""
 
 
+class BackupError(InfrastructureError):
+    """A backup (``ports.BackupStore``) could not be written."""
+
+
 class TaskQueueError(InfrastructureError):
     """The task queue (``ports.TaskQueue``) could not take a task. A queue kept in the
     database fails with ``DatabaseError`` instead."""

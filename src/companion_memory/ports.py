@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any, Literal, Protocol
 
 # The errors the ports raise (see each port's docstring), re-exported for the adapters.
+from .errors import BackupError as BackupError
 from .errors import ConstraintError as ConstraintError
 from .errors import DatabaseError as DatabaseError
 from .errors import InfrastructureError as InfrastructureError
@@ -51,6 +52,18 @@ class QueryResult:
     last_row_id: int | None = None
 
 
+@dataclass(frozen=True)
+class StorageCheck:
+    """What the database says of its own health: the check it could run (``integrity_check``
+    on a SQLite file; ``quick_check`` on D1, which refuses the other), the problems it
+    found (none: healthy), and its size in bytes where it can tell, else why not."""
+
+    check: str
+    problems: tuple[str, ...]
+    size_bytes: int | None
+    size_note: str | None = None
+
+
 class Database(Protocol):
     """A SQLite-dialect database with D1's shape: single statements and atomic batches.
 
@@ -68,6 +81,10 @@ class Database(Protocol):
     async def run(self, sql: str, params: Sequence[SqlValue] = ()) -> QueryResult: ...
 
     async def batch(self, statements: Sequence[Statement]) -> list[QueryResult]: ...
+
+    async def storage_check(self) -> StorageCheck:
+        """Check the file's structure and measure it, as far as this engine allows."""
+        ...
 
 
 VectorFilterValue = str | int | float | bool | Mapping[str, Any]
@@ -241,6 +258,18 @@ class HttpResponse:
     @property
     def text(self) -> str:
         return self.body.decode("utf-8", errors="replace")
+
+
+class BackupStore(Protocol):
+    """Where a copy of the memory (an export document) is kept before a repair changes
+    anything: a file in the local data directory. The Worker has none (D1's Time Travel
+    restores the database to any minute of the last 30 days).
+
+    Raises ``BackupError`` when the copy cannot be written."""
+
+    async def save(self, name: str, text: str) -> str:
+        """Keep ``text`` under ``name``; answers where it went (a path)."""
+        ...
 
 
 class HttpUnanswered(Exception):

@@ -12,6 +12,7 @@ from .memory.boot import Boot
 from .memory.config import MemoryConfig
 from .memory.consolidation import Consolidation
 from .memory.context import ContextAssembler
+from .memory.doctor import Doctor
 from .memory.dream import Dream
 from .memory.dream_model import ModelExtractor
 from .memory.extraction import Extractor, RequestExtractor
@@ -33,7 +34,17 @@ from .memory.summaries import JoinedSummaries, ModelSummaries
 from .memory.tasks import TaskRunner
 from .memory.vector_mirror import VectorMirror
 from .memory.writes import MemoryWriter
-from .ports import ChatModel, Clock, Database, Embedder, Reranker, TaskQueue, UpstreamError, VectorIndex
+from .ports import (
+    BackupStore,
+    ChatModel,
+    Clock,
+    Database,
+    Embedder,
+    Reranker,
+    TaskQueue,
+    UpstreamError,
+    VectorIndex,
+)
 from .proxy.gateway import ChatGateway
 from .proxy.routing import route
 from .settings import Settings
@@ -54,6 +65,8 @@ class Runtime:
     queue: TaskQueue | None = None
     # The Worker's AI binding as a chat model, for workers-ai/ models (REST elsewhere).
     workers_ai_chat: ChatModel | None = None
+    # Where a repair keeps its backup first; None (the Worker) keeps none.
+    backups: BackupStore | None = None
 
     @property
     def config(self) -> MemoryConfig:
@@ -185,3 +198,7 @@ class Runtime:
             self.rollups,
             self.tasks,
         )
+
+    @cached_property
+    def doctor(self) -> Doctor:
+        return Doctor(self.db, self.mirror, self.plans, self.nightly)

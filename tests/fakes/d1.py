@@ -13,6 +13,9 @@ Worker sees it through Pyodide:
   query per line and returns ``{count, duration}``.
 - SQLite's variable limit is set to D1's 100, so oversized statements fail with D1's
   ``too many SQL variables ...: SQLITE_ERROR``.
+- Only the PRAGMAs D1 allows run (``quick_check``, ``table_list``, …, see
+  ``D1_PRAGMAS``); any other (``integrity_check``, ``page_count``) fails as D1's authorizer
+  makes it fail: ``D1_ERROR: not authorized: SQLITE_AUTH``.
 - Values come back as JS would hand them over: BLOBs as arrays of byte values, integral
   numbers as ``int`` (JS has one number type), ``null`` as ``ffi.JS_NULL``.
 
@@ -35,6 +38,30 @@ from companion_memory.adapters.cloudflare.d1 import D1Database
 from companion_memory.ports import MAX_BOUND_PARAMETERS
 
 MAX_SAFE_INTEGER = 2**53 - 1
+# The PRAGMAs D1 runs (developers.cloudflare.com/d1/sql-api/sql-statements), plus
+# data_version, which FTS5 issues itself on every query.
+D1_PRAGMAS = frozenset(
+    {
+        "table_list",
+        "table_info",
+        "table_xinfo",
+        "index_list",
+        "index_info",
+        "index_xinfo",
+        "quick_check",
+        "foreign_key_check",
+        "foreign_key_list",
+        "case_sensitive_like",
+        "ignore_check_constraints",
+        "legacy_alter_table",
+        "recursive_triggers",
+        "reverse_unordered_selects",
+        "foreign_keys",
+        "defer_foreign_keys",
+        "optimize",
+        "data_version",
+    }
+)
 ResultStyle = Literal["jsproxy", "python"]
 
 
@@ -196,7 +223,14 @@ class FakeD1Database:
         self.result_style = result_style
         self.connection = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         self.connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, MAX_BOUND_PARAMETERS)
+        self.connection.set_authorizer(self._authorize)
+        self._measuring = False  # the fake reading its own size for meta.size_after
         self._null = ffi.JS_NULL if result_style == "jsproxy" else None
+
+    def _authorize(self, action: int, name: str | None, *_: str | None) -> int:
+        if action == sqlite3.SQLITE_PRAGMA and not self._measuring and (name or "").lower() not in D1_PRAGMAS:
+            return sqlite3.SQLITE_DENY
+        return sqlite3.SQLITE_OK
 
     # -- the binding API -------------------------------------------------------------
     def prepare(self, query: str) -> FakeD1PreparedStatement:
@@ -264,8 +298,12 @@ class FakeD1Database:
         columns = [description[0] for description in cursor.description or ()]
         changes = cursor.rowcount if cursor.rowcount > 0 else 0
         (last_row_id,) = connection.execute("SELECT last_insert_rowid()").fetchone()
-        (page_count,) = connection.execute("PRAGMA page_count").fetchone()
-        (page_size,) = connection.execute("PRAGMA page_size").fetchone()
+        self._measuring = True
+        try:
+            (page_count,) = connection.execute("PRAGMA page_count").fetchone()
+            (page_size,) = connection.execute("PRAGMA page_size").fetchone()
+        finally:
+            self._measuring = False
         duration = (time.perf_counter() - started) * 1000
         meta = {
             "served_by": "fake-d1",

@@ -1,12 +1,80 @@
-// Maintenance: vector index health and rebuild (with progress), the dream (dry run or
-// for real), export and import.
+// Maintenance: the health report (with its repair) and the messages no memory cites,
+// vector index health and rebuild (with progress), the dream (dry run or for real),
+// export and import.
 import { api, ns } from "../api.js";
 import { refreshPendingBadge } from "../badge.js";
 import { append, clear, h } from "../dom.js";
-import { plural } from "../format.js";
-import { busy, button, errorBox, field, loadInto, safely, toast } from "../ui.js";
+import { plural, when } from "../format.js";
+import { busy, button, errorBox, field, loadInto, safely, saveFile, toast } from "../ui.js";
 
 const REINDEX_BATCH = 20;
+
+const UNANCHORED_PAGE = 20;
+
+function reportView(report) {
+  const failed = report.checks.filter((c) => c.status === "fail").length;
+  const warned = report.checks.filter((c) => c.status === "warn").length;
+  return [
+    h("p", { class: ["notice", report.status === "ok" ? "notice-ok" : report.status === "warn" ? "notice-warn" : "notice-error"], id: "health-status" },
+      report.status === "ok" ? `All ${report.checks.length} checks are fine.`
+        : `${plural(failed, "check")} failed, ${plural(warned, "check")} to look at.`),
+    h("ul", { class: "check-list", id: "health-checks" }, report.checks.map((check) =>
+      h("li", { class: "check", dataset: { check: check.name, status: check.status } },
+        h("span", { class: "chip chip-check", dataset: { status: check.status } }, check.status),
+        h("span", { class: "check-name" }, check.name.replaceAll("_", " ")),
+        h("span", { class: "small muted check-summary" }, check.summary)))),
+  ];
+}
+
+function doctorCard(afterwards) {
+  const report = h("div", { class: "stack" });
+  const status = h("div", { class: "small stack", role: "status", id: "repair-status" });
+  const load = () => loadInto(report, async () => reportView(await api.get("/v1/health/report")));
+  const repair = button("Repair", { kind: "primary", iconName: "refresh", id: "health-repair" });
+  repair.addEventListener("click", () => busy(repair, async () => {
+    append(clear(status), h("p", { class: "muted" }, "Keeping a backup, then repairing…"));
+    try {
+      const answer = await api.post("/v1/health/repair", { backup: true });
+      append(clear(status),
+        h("p", { class: "muted", id: "repair-backup" }, answer.backup.path ? `Backup: ${answer.backup.path}` : answer.backup.note),
+        h("ul", { class: "repair-actions" }, answer.actions.map((a) => h("li", {}, a.summary))));
+      append(clear(report), ...reportView(answer.report));
+      afterwards();
+    } catch (error) {
+      if (error.status !== 401) append(clear(status), errorBox(error));
+    }
+  }));
+  load();
+  return h("section", { class: "card", id: "health-report" },
+    h("div", { class: "card-head" }, h("h2", {}, "Health"), button("Check", { kind: "ghost", iconName: "refresh", onclick: load, id: "health-check" })),
+    h("div", { class: "stack" }, report,
+      h("p", { class: "small muted" }, "Repair keeps an export first, then queues memories missing from the index, removes vectors of deleted ones, expires plans past their end and rebuilds the word index. Duplicates and contradictions stay for you to decide."),
+      h("div", {}, repair), status));
+}
+
+function unanchoredCard() {
+  const list = h("ul", { class: "list", id: "unanchored-list" });
+  const more = button("Show more", { kind: "ghost", id: "unanchored-more" });
+  const note = h("p", { class: "small muted", role: "status" });
+  let cursor = null;
+  const page = safely(async () => {
+    const answer = await api.get("/v1/health/unanchored", { namespace: ns(), limit: UNANCHORED_PAGE, cursor: cursor || undefined });
+    append(list, answer.messages.map((m) => h("li", { class: "item", dataset: { id: m.id } },
+      h("p", { class: "content" }, m.content),
+      h("div", { class: "item-meta" }, when(m.created_at), m.conversation_id ? h("span", { class: "mono" }, m.conversation_id) : null))));
+    cursor = answer.next_cursor;
+    more.hidden = !cursor;
+    note.textContent = list.children.length ? "" : "Every message older than a day is cited by some memory.";
+  });
+  more.addEventListener("click", () => busy(more, page));
+  more.hidden = true;
+  page();
+  return h("section", { class: "card", id: "unanchored" },
+    h("h2", {}, "Messages no memory cites"),
+    h("div", { class: "stack" },
+      h("p", { class: "small muted" }, "Your messages older than a day that no memory quotes or comes from, newest first: what the dream may have missed."),
+      list, note, h("div", {}, more)));
+}
 
 function healthView(health) {
   const outbox = health.outbox || {};
@@ -122,12 +190,7 @@ function backupCard() {
   const exportButton = button("Export", { iconName: "download", id: "export" });
   exportButton.addEventListener("click", () => busy(exportButton, safely(async () => {
     const document_ = await api.get("/api/memories/export", { namespace: ns() });
-    const blob = new Blob([JSON.stringify(document_, null, 2)], { type: "application/json" });
-    const link = h("a", { href: URL.createObjectURL(blob), download: `companion-memory-${ns()}-${new Date().toISOString().slice(0, 10)}.json` });
-    append(document.body, link);
-    link.click();
-    link.remove();
-    setTimeout(() => URL.revokeObjectURL(link.href), 10000);
+    saveFile(`companion-memory-${ns()}-${new Date().toISOString().slice(0, 10)}.json`, JSON.stringify(document_, null, 2), "application/json");
     status.textContent = "Export downloaded.";
   })));
   file.addEventListener("change", safely(async () => {
@@ -155,5 +218,5 @@ function backupCard() {
 
 export function render(container) {
   const [health, reloadHealth] = healthCard();
-  append(container, h("div", { class: "grid grid-2" }, health, reindexCard(reloadHealth)), dreamCard(), backupCard());
+  append(container, doctorCard(reloadHealth), h("div", { class: "grid grid-2" }, health, reindexCard(reloadHealth)), unanchoredCard(), dreamCard(), backupCard());
 }

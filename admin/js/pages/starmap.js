@@ -1,11 +1,12 @@
 // Star map: live memories as stars coloured by type, relations as lines between them.
-// Drag to pan, wheel or pinch to zoom, filter by type, search, click a star to open it.
+// Drag to pan, wheel or pinch to zoom, filter by type, search, click a star to open it;
+// download the map as a standalone SVG or as Mermaid text.
 import { api, ns } from "../api.js";
 import { append, clear, h, icon, svg } from "../dom.js";
 import { RELATION_COLOURS, plural, typeColour } from "../format.js";
 import { openMemory } from "../memory-view.js";
 import { bounds, layout } from "../starmap/layout.js";
-import { errorBox, spinner } from "../ui.js";
+import { busy, errorBox, safely, saveFile, spinner } from "../ui.js";
 
 const NODE_LIMIT = 400;
 const LABEL_ZOOM = 1.6;
@@ -19,6 +20,15 @@ export function render(container) {
     if (error.status !== 401) append(clear(wrap), h("div", { style: { padding: "24px" } }, errorBox(error, () => render(clear(container)))));
   });
   return () => controller.abort();
+}
+
+function downloadButton(format, label) {
+  const b = h("button", { class: "chip map-download", type: "button", id: `map-download-${format}`, "aria-label": `Download as ${label}` }, icon("download", 16), label);
+  b.addEventListener("click", () => busy(b, safely(async () => {
+    const file = await api.get("/v1/admin/starmap", { namespace: ns(), format, limit: NODE_LIMIT });
+    saveFile(file.filename, file.content, file.media_type);
+  })));
+  return b;
 }
 
 async function draw(wrap, signal) {
@@ -67,7 +77,8 @@ async function draw(wrap, signal) {
     h("div", { class: "map-toolbar" },
       h("div", { class: "map-panel" }, h("a", { class: "icon-button", href: "#/memories", "aria-label": "Back to memories" }, icon("back")),
         icon("search", 18), search),
-      filters),
+      filters,
+      h("div", { class: "chips" }, downloadButton("svg", "SVG"), downloadButton("mermaid", "Mermaid"))),
     h("div", { class: "map-zoom" },
       h("button", { class: "icon-button", type: "button", "aria-label": "Zoom in", onclick: () => zoomBy(1.3) }, icon("zoomIn")),
       h("button", { class: "icon-button", type: "button", "aria-label": "Zoom out", onclick: () => zoomBy(1 / 1.3) }, icon("zoomOut")),

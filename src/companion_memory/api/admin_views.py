@@ -1,14 +1,23 @@
 """Read views the admin panel needs and no other route gives: the star map's graph
-(/v1/admin/graph) and the diary by day, week or month (/v1/admin/diary)."""
+(/v1/admin/graph) and the same map as a file (/v1/admin/starmap), and the diary by day,
+week or month (/v1/admin/diary)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
 
 from ..application import admin_views
-from ..application.admin_views import DiaryPage, DiaryQuery, Graph, GraphQuery, Period
+from ..application.admin_views import (
+    DiaryPage,
+    DiaryQuery,
+    Graph,
+    GraphQuery,
+    Period,
+    StarMapFile,
+    StarMapQuery,
+)
 from ..application.principal import Principal
 from .auth import allowed
 from .deps import NamespaceQuery, RuntimeDep
@@ -27,8 +36,25 @@ async def graph(
 ) -> Graph:
     """Live memories as nodes (pinned and most important first, at most ``limit``) and
     the relation edges between them; ``truncated`` says whether more memories exist."""
-    types = [name.strip() for value in type or [] for name in value.split(",") if name.strip()]
-    return await admin_views.graph(runtime, principal, GraphQuery(namespace=namespace, types=types, limit=limit))
+    return await admin_views.graph(runtime, principal, GraphQuery(namespace=namespace, types=_types(type), limit=limit))
+
+
+@router.get("/v1/admin/starmap")
+async def starmap(
+    runtime: RuntimeDep,
+    principal: Annotated[Principal, allowed(admin_views.starmap)],
+    format: Literal["svg", "mermaid"] = "svg",
+    namespace: NamespaceQuery = "default",
+    type: Annotated[list[str] | None, Query(description="Type filter; repeat or comma-separate.")] = None,
+    limit: Annotated[int, Query(ge=1, le=2000)] = 500,
+) -> StarMapFile:
+    """The star map as a file (``content``): a standalone SVG or Mermaid text."""
+    query = StarMapQuery(format=format, namespace=namespace, types=_types(type), limit=limit)
+    return await admin_views.starmap(runtime, principal, query)
+
+
+def _types(values: list[str] | None) -> list[str]:
+    return [name.strip() for value in values or [] for name in value.split(",") if name.strip()]
 
 
 @router.get("/v1/admin/diary")

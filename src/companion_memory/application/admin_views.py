@@ -1,12 +1,13 @@
 """Read views the admin panel needs and no other use case gives: the star map's graph
-and the diary by day, week or month."""
+(and the same map as an SVG or Mermaid file) and the diary by day, week or month."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from ..memory.starmap import star_map_mermaid, star_map_svg
 from ..runtime import Runtime
 from ..store.admin_views import AdminViews, Period
 from .fields import Namespace, TypeFilter
@@ -46,6 +47,20 @@ class Graph(Output):
     nodes: list[GraphNode]
     edges: list[GraphEdge]
     truncated: bool = Field(description="More live memories exist than ``limit`` nodes show.")
+
+
+class StarMapQuery(GraphQuery):
+    format: Annotated[Literal["svg", "mermaid"], Field(description="svg: a standalone image; mermaid: flowchart text.")]
+
+
+class StarMapFile(Output):
+    format: Literal["svg", "mermaid"]
+    media_type: str
+    filename: str
+    content: str = Field(description="The file itself; memory text in it is escaped, never markup.")
+    nodes: int
+    edges: int
+    truncated: bool = Field(description="More live memories exist than ``limit`` stars show.")
 
 
 class DayEntry(BaseModel):
@@ -94,6 +109,28 @@ async def graph(runtime: Runtime, _: Principal, query: GraphQuery) -> Graph:
     the relation edges between them; ``truncated`` says whether more memories exist."""
     view = await AdminViews(runtime.db).graph(query.namespace, types=known_types(query.types), limit=query.limit)
     return Graph.model_validate(view)
+
+
+@use_case("admin.starmap", MEMORY_READ)
+async def starmap(runtime: Runtime, _: Principal, query: StarMapQuery) -> StarMapFile:
+    """The star map as a file: a standalone SVG or Mermaid text (stars coloured by type,
+    relations as lines), of the same memories the graph shows."""
+    view = await AdminViews(runtime.db).graph(query.namespace, types=known_types(query.types), limit=query.limit)
+    day = runtime.clock.now().date().isoformat()
+    if query.format == "svg":
+        title = f"companion-memory · {query.namespace} · {day}"
+        content, media_type, suffix = star_map_svg(view, title=title), "image/svg+xml", "svg"
+    else:
+        content, media_type, suffix = star_map_mermaid(view), "text/vnd.mermaid", "mmd"
+    return StarMapFile(
+        format=query.format,
+        media_type=media_type,
+        filename=f"starmap-{query.namespace}-{day}.{suffix}",
+        content=content,
+        nodes=len(view["nodes"]),
+        edges=len(view["edges"]),
+        truncated=view["truncated"],
+    )
 
 
 @use_case("admin.diary", MEMORY_READ)

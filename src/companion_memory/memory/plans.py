@@ -54,15 +54,20 @@ class Plans:
     async def upcoming(self, namespace: str, limit: int) -> list[Memory]:
         return await self.by_status(namespace, ["active"], limit)
 
-    async def expire(self) -> dict[str, Any]:
-        """The nightly step: every active plan whose end has passed is marked expired."""
+    async def overdue(self) -> list[Memory]:
+        """Plans still stored as active whose end has passed (recall leaves them out
+        already; ``expire`` writes it down)."""
         now = self.clock.now()
-        at = iso(now)
-        due = [
+        return [
             memory
-            for memory in await self.store.plans_ending_before(at, PLANS_READ)
+            for memory in await self.store.plans_ending_before(iso(now), PLANS_READ)
             if has_passed(memory.valid_to, now, self.config.dream_time_zone)
         ]
+
+    async def expire(self) -> dict[str, Any]:
+        """The nightly step: every active plan whose end has passed is marked expired."""
+        at = iso(self.clock.now())
+        due = await self.overdue()
         if due:
             await self.db.batch([s for memory in due for s in closing(memory, "expired", "nightly", at)])
             await self.mirror.sync([memory.id for memory in due])

@@ -203,6 +203,22 @@ class VectorMirror:
             missing += sum(r["id"] not in present for r in rows)
         return missing, not await self.memories.live_ids(after=after, limit=1)
 
+    async def orphans(self, limit: int) -> tuple[list[str], bool]:
+        """Vectors the index holds for rows it must not hold (archived, superseded, closed
+        plans…), among the first ``limit`` such rows; says whether every row was looked at.
+        Vectors of rows gone from the database cannot be listed: only a reindex drops them."""
+        found: list[str] = []
+        counted = 0
+        after = ""
+        while counted < limit:
+            ids = await self.memories.unindexed_ids(after=after, limit=min(500, limit - counted))
+            if not ids:
+                return found, True
+            after = ids[-1]
+            counted += len(ids)
+            found += [record.id for record in await self.vectors.get(ids)]
+        return found, not await self.memories.unindexed_ids(after=after, limit=1)
+
     async def start_reindex(self) -> int:
         """Empty the index of every memory's vector, claim it for the current embedder
         and queue every live memory; ``drain`` (and a queued task) then fills it. Returns

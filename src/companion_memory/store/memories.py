@@ -289,6 +289,15 @@ class MemoryStore:
             (after, limit),
         )
 
+    async def unindexed_ids(self, *, after: str, limit: int) -> list[str]:
+        """Ids of the rows the vector index must not hold (the complement of ``live_ids``), in id order."""
+        rows = await self.db.all(
+            "SELECT id FROM memories WHERE NOT (status = 'active' AND version_status = 'current' "
+            "AND (plan_status IS NULL OR plan_status = 'active')) AND id > ? ORDER BY id LIMIT ?",
+            (after, limit),
+        )
+        return [r["id"] for r in rows]
+
     async def count_live(self) -> int:
         row = await self.db.first(
             "SELECT COUNT(*) AS n FROM memories WHERE status = 'active' AND version_status = 'current'"

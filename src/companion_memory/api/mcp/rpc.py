@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
 from ... import __version__
-from ...application.principal import EXPORT, MEMORY_READ, Principal
+from ...application.principal import DEBUG, EXPORT, MEMORY_READ, Principal
 from ...errors import PermissionDenied, ServiceError
 from ...runtime import Runtime
 from ..json_body import parse_json
@@ -328,7 +328,8 @@ _IDEMPOTENT = frozenset(
 
 
 def _build_definition(tool: Tool) -> dict[str, Any]:
-    reads = tool.scope in (MEMORY_READ, EXPORT)
+    # The debug-scope tools (memory_health, memory_unanchored) only look.
+    reads = tool.scope in (MEMORY_READ, EXPORT, DEBUG)
     return {
         "name": tool.name,
         "description": tool.description,

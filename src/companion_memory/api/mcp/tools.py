@@ -1,5 +1,7 @@
 """The MCP tools: the reference's 14 memory tools, plan_list and plan_update, memory_share
-and share_list, and context_expand, over the same services as REST.
+and share_list, context_expand, and the health report (memory_health, in the reference's
+style) with its scan for messages no memory cites (memory_unanchored), over the same
+services as REST.
 
 Each tool is a pydantic model of its arguments (which gives its JSON Schema), the
 scope it needs, and an async handler that returns a JSON-able result. A tool needs the
@@ -18,7 +20,19 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...application import boot, context, glossary, ingest, memories, plans, precious, recall, shares, snapshot
+from ...application import (
+    boot,
+    context,
+    doctor,
+    glossary,
+    ingest,
+    memories,
+    plans,
+    precious,
+    recall,
+    shares,
+    snapshot,
+)
 from ...application.fields import (
     ExtraNamespaces,
     FactKey,
@@ -35,7 +49,7 @@ from ...application.fields import (
     ValidTo,
 )
 from ...application.principal import Principal
-from ...application.use_case import Input, UseCase
+from ...application.use_case import Input, Nothing, UseCase
 from ...domain.layers import Layer
 from ...domain.types import MEMORY_TYPES, PLAN_STATUSES, STATUSES
 from ...memory.sharing import SHARE_STATUSES
@@ -148,6 +162,16 @@ class PlanList(Arguments):
     namespace: Namespace = "default"
     status: Annotated[ShortText, Field(json_schema_extra={"enum": list(PLAN_STATUSES)})] = "active"
     limit: Annotated[int, Field(ge=1, le=200)] = 50
+
+
+class NoArguments(Arguments):
+    """The tool takes none."""
+
+
+class Unanchored(Arguments):
+    namespace: Namespace = "default"
+    limit: Annotated[int, Field(ge=1, le=100)] = 50
+    cursor: Annotated[str | None, Field(max_length=500, description="next_cursor from the previous page.")] = None
 
 
 class PlanSet(Arguments):
@@ -390,6 +414,24 @@ TOOLS: dict[str, Tool] = {
                 shares.list_shares,
                 shares.ShareQuery(namespace=a.namespace, statuses=[a.status] if a.status else [], limit=a.limit),
             ),
+        ),
+        Tool(
+            "memory_health",
+            "The memory's health report: each check (layers, types, evidence coverage, duplicates, "
+            "long-term and instant shares, memories unused for 90 days, plans past their end, open "
+            "contradictions, the vector index, backlogs, the nightly job, the database) ok, warn or "
+            "fail with a number.",
+            NoArguments,
+            (doctor.report,),
+            lambda _: (doctor.report, Nothing()),
+        ),
+        Tool(
+            "memory_unanchored",
+            "The user's messages older than a day that no memory cites, newest first: what the "
+            "nightly dream may have missed. Page with cursor.",
+            Unanchored,
+            (doctor.unanchored,),
+            lambda a: (doctor.unanchored, doctor.UnanchoredQuery(**a.model_dump())),
         ),
         Tool(
             "glossary_set",
