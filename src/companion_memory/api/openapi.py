@@ -100,6 +100,8 @@ OUTCOMES: dict[tuple[str, str], set[int]] = {
     ("POST", "/v1/shares/{share_id}/reject"): {404, 409},
     ("POST", "/v1/shares/{share_id}/revoke"): {404, 409},
     ("GET", "/v1/diary"): {404},
+    # Folds unused for 30 days are removed.
+    ("GET", "/v1/context/folds/{fold_id}"): {404},
     ("GET", "/v1/precious/{precious_id}"): {404},
     ("DELETE", "/v1/precious/{precious_id}"): {404},
     ("POST", "/v1/glossary"): {200},  # 201 created, 200 replaced
