@@ -227,3 +227,17 @@ async def test_dream_model_confirms_or_dismisses_what_the_rules_suspect(
     verdict_asked = upstream.requests[-1].json["messages"][1]["content"]
     assert verdict_asked == "Older: Likes coffee\nNewer: Doesn't like coffee"
     assert candidate["target_memory_id"] == (older["id"] if confirmed else None)
+
+
+async def test_the_panels_content_edit_is_checked_like_any_write(client: httpx.AsyncClient) -> None:
+    older = (await write(client, "user.home", "Lives in Paris"))["memory"]
+    edited = (await write(client, "user.trip", "Visited Berlin"))["memory"]
+    response = await client.patch(f"/v1/memories/{edited['id']}", json={"content": "Moved to Berlin"}, headers=auth())
+    assert response.status_code == 200, response.text
+    assert any(older["id"] in note for note in response.json()["notes"]), response.json()["notes"]
+    [candidate] = await pending(client)
+    assert (candidate["target_memory_id"], candidate["result_memory_id"]) == (older["id"], edited["id"])
+    # Editing other fields makes no new claim: no second question.
+    again = await client.patch(f"/v1/memories/{edited['id']}", json={"importance": 0.9}, headers=auth())
+    assert again.status_code == 200 and again.json()["notes"] == []
+    assert len(await pending(client)) == 1

@@ -215,7 +215,8 @@ class MemoryWriter:
         return result
 
     async def edit(self, memory_id: str, draft: MemoryDraft, actor: Actor, *, status: str | None = None) -> WriteResult:
-        """Change fields in place (the panel's edit); content changes re-embed."""
+        """Change fields in place (the panel's edit); new content is embedded again and checked
+        for contradictions, as an upsert's is."""
         memory = await self._existing(memory_id)
         self._guard_authored(memory, actor)
         if draft.content is not None:
@@ -267,7 +268,10 @@ class MemoryWriter:
         if _vector_relevant(changes):
             statements.append(OutboxStore.enqueue(memory.id, memory.namespace, "upsert", now))
         await self.db.batch(statements)
-        return await self._finish(updated, "updated", notes=notes)
+        result = await self._finish(updated, "updated", notes=notes)
+        # New words are a new claim, as for an upsert; an archived or superseded memory claims nothing.
+        claims = "content" in changes and updated.status == "active"
+        return await self._flag_contradictions(result, actor) if claims else result
 
     async def archive(self, memory_id: str, actor: Actor) -> WriteResult:
         memory = await self._existing(memory_id)
