@@ -241,3 +241,22 @@ async def test_the_panels_content_edit_is_checked_like_any_write(client: httpx.A
     again = await client.patch(f"/v1/memories/{edited['id']}", json={"importance": 0.9}, headers=auth())
     assert again.status_code == 200 and again.json()["notes"] == []
     assert len(await pending(client)) == 1
+
+
+async def test_two_events_both_hold_but_an_event_may_contradict_a_lasting_state(client: httpx.AsyncClient) -> None:
+    async def event(fact_key: str, content: str) -> dict[str, Any]:
+        body = {"fact_key": fact_key, "content": content, "type": "event"}
+        response = await client.post("/v1/memories", json=body, headers=auth())
+        assert response.status_code in (200, 201), response.text
+        return response.json()
+
+    # The words alone would flag them (two Sundays, though).
+    assert contradiction("No hiking with Anna on Sunday", "Hiking with Anna on Sunday")
+    await event("trip.1", "Hiking with Anna on Sunday")
+    assert (await event("trip.2", "No hiking with Anna on Sunday"))["notes"] == []
+    assert await pending(client) == []
+    older = (await write(client, "user.hiking", "Likes hiking with Anna"))["memory"]
+    answer = await event("trip.3", "Doesn't like hiking with Anna")
+    assert any(older["id"] in note for note in answer["notes"]), answer["notes"]
+    [candidate] = await pending(client)
+    assert candidate["target_memory_id"] == older["id"]

@@ -11,7 +11,8 @@ new memory with, in one namespace, among active current memories:
   one ("moved to Berlin" looks up memories about where the user lives);
 - its nearest neighbours in the vector index, when the index is up.
 
-A memory of the same family, or at least ``SAME_SUBJECT_RELEVANCE`` similar, is known
+Two happenings (events) are not compared: see ``HAPPENINGS``. A memory of the same
+family, or at least ``SAME_SUBJECT_RELEVANCE`` similar, is known
 to share the subject, and the rules then need fewer shared words.
 
 A pair found becomes a ``contradicts`` edge from the newer to the older and a review
@@ -26,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..domain.contradictions import SLOT_CUES, contradiction, read_slots
+from ..domain.contradictions import HAPPENINGS, SLOT_CUES, contradiction, read_slots
 from ..domain.memory import Memory
 from ..domain.search_text import query_terms
 from ..ports import Database, InfrastructureError, Statement
@@ -69,12 +70,15 @@ class Contradictions:
         namespace: str,
         content: str,
         fact_key: str | None,
+        memory_type: str,
         *,
         memory_id: str | None = None,
     ) -> list[Contradiction]:
-        """The live memories ``content`` contradicts, oldest first. ``memory_id`` is the
-        new memory when it is already stored (its vector is then looked up, not made);
-        a vector index or embedder that is down leaves the other ways of looking."""
+        """The live memories ``content`` (of ``memory_type``) contradicts, oldest first.
+        ``memory_id`` is the new memory when it is already stored (its vector is then
+        looked up, not made); a vector index or embedder that is down leaves the other
+        ways of looking."""
+        unlike = HAPPENINGS if memory_type in HAPPENINGS else frozenset()
         texts: dict[str, dict[str, Any]] = {}
         known_subject: set[str] = set()
         family = fact_key_family(fact_key)
@@ -94,7 +98,7 @@ class Contradictions:
             texts[row["id"]] = row
         reasons: dict[str, str] = {}
         for row in sorted(texts.values(), key=lambda r: (r["created_at"], r["id"])):
-            if row["id"] == memory_id:
+            if row["id"] == memory_id or row["type"] in unlike:
                 continue
             reason = contradiction(content, row["content"], same_subject=row["id"] in known_subject)
             if reason:

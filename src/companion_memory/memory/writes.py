@@ -499,7 +499,9 @@ class MemoryWriter:
     async def _flag_contradictions(self, result: WriteResult, actor: Actor) -> WriteResult:
         """Record each live memory the written one contradicts (see memory/contradictions.py)."""
         memory = result.memory
-        pairs = await self.contradictions.find(memory.namespace, memory.content, memory.fact_key, memory_id=memory.id)
+        pairs = await self.contradictions.find(
+            memory.namespace, memory.content, memory.fact_key, memory.type, memory_id=memory.id
+        )
         if pairs:
             result.notes += await self.contradictions.record(memory, pairs, actor.name, iso(self.clock.now()))
         return result

@@ -88,23 +88,23 @@ class MemoryStore:
         return memory_from_row(row) if row else None
 
     async def in_fact_key_family(self, namespace: str, family: str, limit: int) -> list[dict[str, Any]]:
-        """id, content and created_at of live memories whose fact_key is ``family`` or starts
-        with it and a dot."""
+        """id, type, content and created_at of live memories whose fact_key is ``family`` or
+        starts with it and a dot."""
         escaped = family.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         return await self.db.all(
-            "SELECT id, content, created_at FROM memories WHERE namespace = ? AND status = 'active' "
+            "SELECT id, type, content, created_at FROM memories WHERE namespace = ? AND status = 'active' "
             "AND version_status = 'current' AND (fact_key = ? OR fact_key LIKE ? ESCAPE '\\') "
             "ORDER BY created_at LIMIT ?",
             (namespace, family, escaped + ".%", limit),
         )
 
     async def live_texts(self, namespace: str, ids: Sequence[str]) -> list[dict[str, Any]]:
-        """id, content and created_at of those of these memories that are live in the
+        """id, type, content and created_at of those of these memories that are live in the
         namespace: what a text comparison needs, without decoding whole rows."""
         found: list[dict[str, Any]] = []
         for part in chunks(list(ids)):
             found += await self.db.all(
-                f"SELECT id, content, created_at FROM memories WHERE id IN ({placeholders(len(part))}) "
+                f"SELECT id, type, content, created_at FROM memories WHERE id IN ({placeholders(len(part))}) "
                 "AND namespace = ? AND status = 'active' AND version_status = 'current'",
                 (*part, namespace),
             )
