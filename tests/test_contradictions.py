@@ -182,6 +182,12 @@ async def test_found_from_the_words_while_the_vector_index_is_down(
     answer = await write(client, "pet.none", "Doesn't have a cat")
     assert answer["vector"] == "pending" and any("has/hasn't flip" in note for note in answer["notes"])
     assert len(await pending(client)) == 1
+    # The other way round, and in Chinese.
+    await write(client, "food.coriander", "我不吃香菜")
+    assert any("negation flip" in note for note in (await write(client, "food.herbs", "我吃香菜"))["notes"])
+    await write(client, "drink.wine", "Doesn't drink wine")
+    assert any("negation flip" in note for note in (await write(client, "drink.red", "Drinks red wine"))["notes"])
+    assert len(await pending(client)) == 3
 
 
 async def test_the_dream_asks_when_a_day_contradicts_a_live_memory(client: httpx.AsyncClient, runtime: Runtime) -> None:

@@ -262,6 +262,15 @@ def read_slots(text: str) -> tuple[Slot, ...]:
 SLOT_CUES = ("live", "move", "reloc", "resid", "base", "住在", "搬到", "搬去", "定居", "favourit", "name", "名字")
 
 
+def lookup_terms(text: str) -> list[str]:
+    """Full-text index terms (search_text forms) of which a memory holds one if the rules
+    can find it contradicts ``text``: the words its claim is about (its verbs, negations and
+    filler are in many memories and say nothing of a subject; a lone Chinese character is
+    indexed only as the start of a bigram) and, when it fills a slot, the slots' cue words."""
+    words = [f"{w}*" if len(w) == 1 and _CJK_RUN.fullmatch(w) else w for w in sorted(read_claim(text).words)]
+    return words + (list(SLOT_CUES) if read_slots(text) else [])
+
+
 def contradiction(newer: str, older: str, *, same_subject: bool = False) -> str | None:
     """Why ``newer`` and ``older`` cannot both hold, or None when they can."""
     for slot in read_slots(newer):

@@ -8,7 +8,7 @@ vector index catches up, now or on a retry.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,6 +72,8 @@ class WriteResult:
     previous: Memory | None = None
     old_status: str | None = None
     notes: list[str] = field(default_factory=list)
+    # The vector the mirror has just made of the memory, if it made one.
+    embedding: Sequence[float] | None = field(default=None, repr=False)
 
 
 class MemoryWriter:
@@ -500,7 +502,7 @@ class MemoryWriter:
         """Record each live memory the written one contradicts (see memory/contradictions.py)."""
         memory = result.memory
         pairs = await self.contradictions.find(
-            memory.namespace, memory.content, memory.fact_key, memory.type, memory_id=memory.id
+            memory.namespace, memory.content, memory.fact_key, memory.type, memory_id=memory.id, vector=result.embedding
         )
         if pairs:
             result.notes += await self.contradictions.record(memory, pairs, actor.name, iso(self.clock.now()))
@@ -535,6 +537,7 @@ class MemoryWriter:
             created=created,
             vector="pending" if report.failed or report.blocked else "synced",
             notes=notes or [],
+            embedding=report.vectors.get(memory.id),
         )
 
     async def _existing(self, memory_id: str) -> Memory:
