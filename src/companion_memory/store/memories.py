@@ -109,15 +109,19 @@ class MemoryStore:
         parts: list[str] = []
         params: list[Any] = []
         if family:
+            # The range ('/' follows '.') lets the fact-key index find the family; the LIKE
+            # (case-insensitive, so no index range of its own) then leaves out "user.coffee-x".
             escaped = family.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             parts.append(
                 f"SELECT * FROM (SELECT {columns}, 1 AS in_family FROM memories WHERE {live} "
-                "AND (fact_key = ? OR fact_key LIKE ? ESCAPE '\\') ORDER BY created_at LIMIT ?)"
+                "AND fact_key >= ? AND fact_key < ? AND (fact_key = ? OR fact_key LIKE ? ESCAPE '\\') "
+                "ORDER BY created_at LIMIT ?)"
             )
-            params += [namespace, *exclude_types, family, escaped + ".%", limit]
+            params += [namespace, *exclude_types, family, family + "/", family, escaped + ".%", limit]
         if ids:
+            # "+namespace": found by id, not by scanning the namespace's index.
             parts.append(
-                f"SELECT {columns}, 0 AS in_family FROM memories WHERE id IN ({placeholders(len(ids))}) AND {live}"
+                f"SELECT {columns}, 0 AS in_family FROM memories WHERE id IN ({placeholders(len(ids))}) AND +{live}"
             )
             params += [*ids, namespace, *exclude_types]
         expression = await self._match(terms)
