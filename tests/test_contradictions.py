@@ -182,6 +182,12 @@ async def test_found_from_the_words_while_the_vector_index_is_down(
     answer = await write(client, "pet.none", "Doesn't have a cat")
     assert answer["vector"] == "pending" and any("has/hasn't flip" in note for note in answer["notes"])
     assert len(await pending(client)) == 1
+    # The other way round, and in Chinese.
+    await write(client, "food.coriander", "我不吃香菜")
+    assert any("negation flip" in note for note in (await write(client, "food.herbs", "我吃香菜"))["notes"])
+    await write(client, "drink.wine", "Doesn't drink wine")
+    assert any("negation flip" in note for note in (await write(client, "drink.red", "Drinks red wine"))["notes"])
+    assert len(await pending(client)) == 3
 
 
 async def test_the_dream_asks_when_a_day_contradicts_a_live_memory(client: httpx.AsyncClient, runtime: Runtime) -> None:
@@ -227,3 +233,36 @@ async def test_dream_model_confirms_or_dismisses_what_the_rules_suspect(
     verdict_asked = upstream.requests[-1].json["messages"][1]["content"]
     assert verdict_asked == "Older: Likes coffee\nNewer: Doesn't like coffee"
     assert candidate["target_memory_id"] == (older["id"] if confirmed else None)
+
+
+async def test_the_panels_content_edit_is_checked_like_any_write(client: httpx.AsyncClient) -> None:
+    older = (await write(client, "user.home", "Lives in Paris"))["memory"]
+    edited = (await write(client, "user.trip", "Visited Berlin"))["memory"]
+    response = await client.patch(f"/v1/memories/{edited['id']}", json={"content": "Moved to Berlin"}, headers=auth())
+    assert response.status_code == 200, response.text
+    assert any(older["id"] in note for note in response.json()["notes"]), response.json()["notes"]
+    [candidate] = await pending(client)
+    assert (candidate["target_memory_id"], candidate["result_memory_id"]) == (older["id"], edited["id"])
+    # Editing other fields makes no new claim: no second question.
+    again = await client.patch(f"/v1/memories/{edited['id']}", json={"importance": 0.9}, headers=auth())
+    assert again.status_code == 200 and again.json()["notes"] == []
+    assert len(await pending(client)) == 1
+
+
+async def test_two_events_both_hold_but_an_event_may_contradict_a_lasting_state(client: httpx.AsyncClient) -> None:
+    async def event(fact_key: str, content: str) -> dict[str, Any]:
+        body = {"fact_key": fact_key, "content": content, "type": "event"}
+        response = await client.post("/v1/memories", json=body, headers=auth())
+        assert response.status_code in (200, 201), response.text
+        return response.json()
+
+    # The words alone would flag them (two Sundays, though).
+    assert contradiction("No hiking with Anna on Sunday", "Hiking with Anna on Sunday")
+    await event("trip.1", "Hiking with Anna on Sunday")
+    assert (await event("trip.2", "No hiking with Anna on Sunday"))["notes"] == []
+    assert await pending(client) == []
+    older = (await write(client, "user.hiking", "Likes hiking with Anna"))["memory"]
+    answer = await event("trip.3", "Doesn't like hiking with Anna")
+    assert any(older["id"] in note for note in answer["notes"]), answer["notes"]
+    [candidate] = await pending(client)
+    assert candidate["target_memory_id"] == older["id"]

@@ -13,7 +13,8 @@ and its remaining content words. Two claims contradict when
   they live ("lives in Paris" against "moved to Berlin", 住在/搬到), what their favourite
   thing is, what their name is.
 
-"Likes tea" and "likes coffee" are two preferences, not a contradiction.
+"Likes tea" and "likes coffee" are two preferences, not a contradiction; nor are two
+events (``HAPPENINGS``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .search_text import cjk_bigrams, stem
+
+# Types whose memories record a dated happening. A contradiction is about a lasting state
+# (a preference, a fact, an identity, a boundary, a relationship, a habit, a plan): two
+# happenings both hold ("didn't go hiking yesterday", "went hiking last week"), and one
+# said in a conversation is no correction of another. A happening may still contradict a
+# lasting state ("went to Paris" against "has never been to Paris").
+HAPPENINGS = frozenset({"event"})
 
 # A claim's content is a subject when at least this share of its words is shared.
 SAME_WORDS = 0.5
@@ -252,6 +260,15 @@ def read_slots(text: str) -> tuple[Slot, ...]:
 
 # Terms that find the memories filling a slot, for the full-text search (search_text forms).
 SLOT_CUES = ("live", "move", "reloc", "resid", "base", "住在", "搬到", "搬去", "定居", "favourit", "name", "名字")
+
+
+def lookup_terms(text: str) -> list[str]:
+    """Full-text index terms (search_text forms) of which a memory holds one if the rules
+    can find it contradicts ``text``: the words its claim is about (its verbs, negations and
+    filler are in many memories and say nothing of a subject; a lone Chinese character is
+    indexed only as the start of a bigram) and, when it fills a slot, the slots' cue words."""
+    words = [f"{w}*" if len(w) == 1 and _CJK_RUN.fullmatch(w) else w for w in sorted(read_claim(text).words)]
+    return words + (list(SLOT_CUES) if read_slots(text) else [])
 
 
 def contradiction(newer: str, older: str, *, same_subject: bool = False) -> str | None:

@@ -7,12 +7,16 @@ new memory with, in one namespace, among active current memories:
   segments (``user.coffee.opinion`` → ``user.coffee``: the memories keyed ``user.coffee``
   and ``user.coffee.*``; a one-segment prefix such as ``user`` or ``pref`` names no
   subject);
-- what the full-text index finds by its words, and by a slot's cue words when it fills
-  one ("moved to Berlin" looks up memories about where the user lives);
-- its nearest neighbours in the vector index, when the index is up.
+- what the full-text index finds by the words its claim is about, and by a slot's cue
+  words when it fills one ("moved to Berlin" looks up memories about where the user
+  lives): see ``lookup_terms``;
+- its nearest neighbours in the vector index, when the index is up (from the vector
+  the writer has just made, when it made one).
 
-A memory of the same family, or at least ``SAME_SUBJECT_RELEVANCE`` similar, is known
-to share the subject, and the rules then need fewer shared words.
+Their texts are read in one query. A text with neither such words nor a slot is compared
+with nothing, and two happenings (events) are not compared: see ``HAPPENINGS``. A
+memory of the same family, or at least ``SAME_SUBJECT_RELEVANCE`` similar, is known to
+share the subject, and the rules then need fewer shared words.
 
 A pair found becomes a ``contradicts`` edge from the newer to the older and a review
 candidate of kind ``contradiction``: ``target_memory_id`` is the older memory and
@@ -22,13 +26,12 @@ candidate of kind ``contradiction``: ``target_memory_id`` is the older memory an
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..domain.contradictions import SLOT_CUES, contradiction, read_slots
+from ..domain.contradictions import HAPPENINGS, contradiction, lookup_terms, read_claim, read_slots
 from ..domain.memory import Memory
-from ..domain.search_text import query_terms
 from ..ports import Database, InfrastructureError, Statement
 from ..store.candidates import CandidateStore
 from ..store.memories import MemoryStore
@@ -69,40 +72,45 @@ class Contradictions:
         namespace: str,
         content: str,
         fact_key: str | None,
+        memory_type: str,
         *,
         memory_id: str | None = None,
+        vector: Sequence[float] | None = None,
     ) -> list[Contradiction]:
-        """The live memories ``content`` contradicts, oldest first. ``memory_id`` is the
-        new memory when it is already stored (its vector is then looked up, not made);
-        a vector index or embedder that is down leaves the other ways of looking."""
-        texts: dict[str, dict[str, Any]] = {}
-        known_subject: set[str] = set()
-        family = fact_key_family(fact_key)
-        if family:
-            for row in await self.memories.in_fact_key_family(namespace, family, _LOOKED_AT):
-                texts[row["id"]] = row
-                known_subject.add(row["id"])
-        terms = query_terms(content) + (list(SLOT_CUES) if read_slots(content) else [])
-        ids = [id_ for id_, _ in await self.memories.lexical_search(namespace, terms, limit=_LOOKED_AT)]
+        """The live memories ``content`` (of ``memory_type``) contradicts, oldest first.
+        ``memory_id`` is the new memory when it is already stored, ``vector`` its vector
+        when the writer has just made it (else the stored one is read, or one is made); a
+        vector index or embedder that is down leaves the other ways of looking."""
+        claim, slots = read_claim(content), read_slots(content)
+        if not claim.words and not slots:
+            # The rules compare shared words or a slot's value: a text with neither contradicts nothing.
+            return []
         try:
-            near = await self.mirror.similar(namespace, memory_id=memory_id, text=content, top_k=_LOOKED_AT // 4)
+            near = await self.mirror.similar(
+                namespace, memory_id=memory_id, vector=vector, text=content, top_k=_LOOKED_AT // 4
+            )
         except InfrastructureError:  # the words and the fact key still find the obvious pairs
             near = []
-        ids += [id_ for id_, _ in near]
+        rows = await self.memories.comparable(
+            namespace,
+            terms=lookup_terms(content),
+            family=fact_key_family(fact_key),
+            ids=[id_ for id_, _ in near],
+            exclude_types=sorted(HAPPENINGS) if memory_type in HAPPENINGS else (),
+            limit=_LOOKED_AT,
+        )
+        known_subject = {r["id"] for r in rows if r["in_family"]}
         known_subject.update(id_ for id_, relevance in near if relevance >= SAME_SUBJECT_RELEVANCE)
-        for row in await self.memories.live_texts(namespace, [i for i in dict.fromkeys(ids) if i not in texts]):
-            texts[row["id"]] = row
+        texts = {r["id"]: r for r in rows if r["id"] != memory_id}
         reasons: dict[str, str] = {}
         for row in sorted(texts.values(), key=lambda r: (r["created_at"], r["id"])):
-            if row["id"] == memory_id:
-                continue
             reason = contradiction(content, row["content"], same_subject=row["id"] in known_subject)
             if reason:
                 reasons[row["id"]] = reason
             if len(reasons) == MAX_PAIRS:
                 break
-        rows = {m.id: m for m in await self.memories.get_many(list(reasons))}
-        return [Contradiction(rows[id_], reason) for id_, reason in reasons.items() if id_ in rows]
+        found = {m.id: m for m in await self.memories.get_many(list(reasons))} if reasons else {}
+        return [Contradiction(found[id_], reason) for id_, reason in reasons.items() if id_ in found]
 
     async def record(self, newer: Memory, pairs: list[Contradiction], actor: str, now: str) -> list[str]:
         """An edge, a review candidate and an event for each pair not already waiting

@@ -196,7 +196,7 @@ class Dream:
             # Over before anyone could review it: not a plan to keep.
             report["counts"]["past_plans"] += 1
             return None
-        pairs = await self.writer.contradictions.find(namespace, memory.content, memory.fact_key)
+        pairs = await self.writer.contradictions.find(namespace, memory.content, memory.fact_key, memory_type)
         if pairs and self.judge is not None:
             verdicts = [await confirms_contradiction(self.judge, memory.content, p.older.content) for p in pairs]
             report["counts"]["contradictions_dismissed"] += verdicts.count(False)

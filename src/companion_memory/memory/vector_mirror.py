@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from ..clock import iso, parse_iso
@@ -39,6 +39,8 @@ class SyncReport:
     failed: int = 0
     # Left in the outbox because the index holds another embedder's vectors.
     blocked: int = 0
+    # The vectors just made, by memory id: a writer's next look at the index needs no other.
+    vectors: dict[str, Sequence[float]] = field(default_factory=dict)
 
 
 def vector_metadata(memory: Memory) -> dict[str, str | bool]:
@@ -140,22 +142,27 @@ class VectorMirror:
         return matches[0].id if matches and matches[0].score >= threshold else None
 
     async def similar(
-        self, namespace: str, *, memory_id: str | None = None, text: str = "", top_k: int = 5
+        self,
+        namespace: str,
+        *,
+        memory_id: str | None = None,
+        vector: Sequence[float] | None = None,
+        text: str = "",
+        top_k: int = 5,
     ) -> list[tuple[str, float]]:
-        """Live memories near a stored memory's vector (nothing to embed again) or near a
-        text, each with its cosine mapped onto 0–1 for this embedder (see
-        Embedder.similarity_range). Nothing while the index holds another embedder's
-        vectors; raises if the embedder or the index fails, as near_duplicate does."""
+        """Live memories near ``vector``, else near a stored memory's vector (nothing to
+        embed again), else near a text, each with its cosine mapped onto 0–1 for this
+        embedder (see Embedder.similarity_range); never ``memory_id`` itself. Nothing while
+        the index holds another embedder's vectors; raises if the embedder or the index
+        fails, as near_duplicate does."""
         if await self.mismatch():
             return []
-        if memory_id is not None:
+        if vector is None and memory_id is not None:
             stored = await self.vectors.get([memory_id])
-            if not stored:
-                return []
-            vector = stored[0].values
-        elif text.strip():
+            vector = stored[0].values if stored else None
+        elif vector is None and text.strip():
             vector = (await self.embedder.embed([text], kind="passage"))[0]
-        else:
+        if vector is None:
             return []
         matches = await self.vectors.query(vector, top_k=top_k + 1, filter={"namespace": namespace, "status": "active"})
         unrelated, identical = self.embedder.similarity_range
@@ -257,9 +264,10 @@ class VectorMirror:
         upserts = [e for e in entries if e.op == "upsert"]
         removals = [e for e in entries if e.op != "upsert"]
         synced = failed = 0
+        vectors: dict[str, Sequence[float]] = {}
         if upserts:
             try:
-                await self._upsert(upserts)
+                vectors = await self._upsert(upserts)
                 synced += len(upserts)
             # The index, the embedder or the database is down: retry later. A row that
             # cannot be read back (ValueError, RecursionError from its JSON) or a record the
@@ -279,20 +287,21 @@ class VectorMirror:
             except InfrastructureError as error:  # the index or the database is down: retry later
                 await self._failed([entry], error)
                 failed += 1
-        return SyncReport(synced=synced, failed=failed)
+        return SyncReport(synced=synced, failed=failed, vectors=vectors)
 
-    async def _upsert(self, entries: list[OutboxEntry]) -> None:
+    async def _upsert(self, entries: list[OutboxEntry]) -> dict[str, Sequence[float]]:
         rows = {m.id: m for m in await self.memories.get_many([e.memory_id for e in entries])}
         live = [rows[e.memory_id] for e in entries if e.memory_id in rows and is_indexed(rows[e.memory_id])]
         gone = [e.memory_id for e in entries if e.memory_id not in rows or not is_indexed(rows[e.memory_id])]
+        records = []
         if live:
             embeddings = await self.embedder.embed([embedding_text(m.content) for m in live], kind="passage")
-            await self.vectors.upsert(
-                [VectorRecord(m.id, values, vector_metadata(m)) for m, values in zip(live, embeddings, strict=False)]
-            )
+            records = [VectorRecord(m.id, v, vector_metadata(m)) for m, v in zip(live, embeddings, strict=False)]
+            await self.vectors.upsert(records)
         if gone:
             await self.vectors.delete(gone)
         await self.db.batch([OutboxStore.clear(e) for e in entries])
+        return {r.id: r.values for r in records}
 
     async def _failed(self, entries: list[OutboxEntry], error: Exception) -> None:
         now = self.clock.now()

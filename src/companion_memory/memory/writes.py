@@ -8,7 +8,7 @@ vector index catches up, now or on a retry.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,6 +75,8 @@ class WriteResult:
     previous: Memory | None = None
     old_status: str | None = None
     notes: list[str] = field(default_factory=list)
+    # The vector the mirror has just made of the memory, if it made one.
+    embedding: Sequence[float] | None = field(default=None, repr=False)
 
 
 class MemoryWriter:
@@ -218,7 +220,8 @@ class MemoryWriter:
         return result
 
     async def edit(self, memory_id: str, draft: MemoryDraft, actor: Actor, *, status: str | None = None) -> WriteResult:
-        """Change fields in place (the panel's edit); content changes re-embed."""
+        """Change fields in place (the panel's edit); new content is embedded again and checked
+        for contradictions, as an upsert's is."""
         memory = await self._existing(memory_id)
         self._guard_authored(memory, actor)
         if draft.content is not None:
@@ -271,7 +274,10 @@ class MemoryWriter:
         if _vector_relevant(changes):
             statements.append(OutboxStore.enqueue(memory.id, memory.namespace, "upsert", now))
         await self.db.batch(statements)
-        return await self._finish(updated, "updated", notes=notes)
+        result = await self._finish(updated, "updated", notes=notes)
+        # New words are a new claim, as for an upsert; an archived or superseded memory claims nothing.
+        claims = "content" in changes and updated.status == "active"
+        return await self._flag_contradictions(result, actor) if claims else result
 
     async def archive(self, memory_id: str, actor: Actor) -> WriteResult:
         memory = await self._existing(memory_id)
@@ -526,7 +532,9 @@ class MemoryWriter:
     async def _flag_contradictions(self, result: WriteResult, actor: Actor) -> WriteResult:
         """Record each live memory the written one contradicts (see memory/contradictions.py)."""
         memory = result.memory
-        pairs = await self.contradictions.find(memory.namespace, memory.content, memory.fact_key, memory_id=memory.id)
+        pairs = await self.contradictions.find(
+            memory.namespace, memory.content, memory.fact_key, memory.type, memory_id=memory.id, vector=result.embedding
+        )
         if pairs:
             result.notes += await self.contradictions.record(memory, pairs, actor.name, iso(self.clock.now()))
         return result
@@ -560,6 +568,7 @@ class MemoryWriter:
             created=created,
             vector="pending" if report.failed or report.blocked else "synced",
             notes=notes or [],
+            embedding=report.vectors.get(memory.id),
         )
 
     async def _existing(self, memory_id: str) -> Memory:

@@ -92,28 +92,53 @@ class MemoryStore:
         )
         return memory_from_row(row) if row else None
 
-    async def in_fact_key_family(self, namespace: str, family: str, limit: int) -> list[dict[str, Any]]:
-        """id, content and created_at of live memories whose fact_key is ``family`` or starts
-        with it and a dot."""
-        escaped = family.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        return await self.db.all(
-            "SELECT id, content, created_at FROM memories WHERE namespace = ? AND status = 'active' "
-            "AND version_status = 'current' AND (fact_key = ? OR fact_key LIKE ? ESCAPE '\\') "
-            "ORDER BY created_at LIMIT ?",
-            (namespace, family, escaped + ".%", limit),
-        )
-
-    async def live_texts(self, namespace: str, ids: Sequence[str]) -> list[dict[str, Any]]:
-        """id, content and created_at of those of these memories that are live in the
-        namespace: what a text comparison needs, without decoding whole rows."""
-        found: list[dict[str, Any]] = []
-        for part in chunks(list(ids)):
-            found += await self.db.all(
-                f"SELECT id, content, created_at FROM memories WHERE id IN ({placeholders(len(part))}) "
-                "AND namespace = ? AND status = 'active' AND version_status = 'current'",
-                (*part, namespace),
+    async def comparable(
+        self,
+        namespace: str,
+        *,
+        terms: Sequence[str],
+        family: str | None = None,
+        ids: Sequence[str] = (),
+        exclude_types: Sequence[str] = (),
+        limit: int,
+    ) -> list[dict[str, Any]]:
+        """id, type, content, created_at and ``in_family`` of live memories to compare a text
+        with, in one query: up to ``limit`` whose fact_key is ``family`` or starts with it
+        and a dot (oldest first), those of ``ids``, and the best ``limit`` the full-text
+        index finds by ``terms`` (see ``lexical_search``). Only the texts are read: no
+        whole rows are decoded."""
+        live = "namespace = ? AND status = 'active' AND version_status = 'current'"
+        if exclude_types:
+            live += f" AND type NOT IN ({placeholders(len(exclude_types))})"
+        columns = "id, type, content, created_at"
+        parts: list[str] = []
+        params: list[Any] = []
+        if family:
+            # The range ('/' follows '.') lets the fact-key index find the family; the LIKE
+            # (case-insensitive, so no index range of its own) then leaves out "user.coffee-x".
+            escaped = family.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            parts.append(
+                f"SELECT * FROM (SELECT {columns}, 1 AS in_family FROM memories WHERE {live} "
+                "AND fact_key >= ? AND fact_key < ? AND (fact_key = ? OR fact_key LIKE ? ESCAPE '\\') "
+                "ORDER BY created_at LIMIT ?)"
             )
-        return found
+            params += [namespace, *exclude_types, family, family + "/", family, escaped + ".%", limit]
+        if ids:
+            # "+namespace": found by id, not by scanning the namespace's index.
+            parts.append(
+                f"SELECT {columns}, 0 AS in_family FROM memories WHERE id IN ({placeholders(len(ids))}) AND +{live}"
+            )
+            params += [*ids, namespace, *exclude_types]
+        expression = await self._match(terms)
+        if expression:
+            # The full-text table has no column of these names: they are the memory's.
+            parts.append(
+                f"SELECT * FROM (SELECT {columns}, 0 AS in_family FROM memories_fts "
+                f"JOIN memories m ON m.rowid = memories_fts.rowid WHERE memories_fts MATCH ? AND {live} "
+                "ORDER BY bm25(memories_fts) LIMIT ?)"
+            )
+            params += [expression, namespace, *exclude_types, limit]
+        return await self.db.all(" UNION ALL ".join(parts), params) if parts else []
 
     async def page(
         self,
@@ -159,16 +184,7 @@ class MemoryStore:
         scoring postings is the whole cost of the query, and a term common enough to
         blow the budget barely changes which memories come out on top.
         """
-        exact = [t for t in terms if not t.endswith("*")]
-        frequency = await self.term_frequencies(exact)
-        kept: list[str] = []
-        postings = 0
-        for term in sorted((t for t in exact if t in frequency), key=frequency.__getitem__):
-            if kept and postings + frequency[term] > POSTINGS_BUDGET:
-                break
-            kept.append(term)
-            postings += frequency[term]
-        expression = match_expression(kept + [t for t in terms if t.endswith("*")])
+        expression = await self._match(terms)
         if expression is None:
             return []
         type_filter = f"AND m.type IN ({placeholders(len(types))})" if types else ""
@@ -180,6 +196,20 @@ class MemoryStore:
             (expression, *params, *types, limit),
         )
         return [(r["id"], float(r["rank"])) for r in rows]
+
+    async def _match(self, terms: Sequence[str]) -> str | None:
+        """The MATCH expression for ``lexical_search``: the terms the index has, rarest first
+        within ``POSTINGS_BUDGET``, and the prefix terms."""
+        exact = [t for t in terms if not t.endswith("*")]
+        frequency = await self.term_frequencies(exact)
+        kept: list[str] = []
+        postings = 0
+        for term in sorted((t for t in exact if t in frequency), key=frequency.__getitem__):
+            if kept and postings + frequency[term] > POSTINGS_BUDGET:
+                break
+            kept.append(term)
+            postings += frequency[term]
+        return match_expression(kept + [t for t in terms if t.endswith("*")])
 
     async def plans(self, namespace: str, plan_statuses: Sequence[str], limit: int) -> list[Memory]:
         """Live plans with these stored statuses, the soonest end first, open-ended ones last."""

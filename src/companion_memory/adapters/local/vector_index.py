@@ -60,7 +60,9 @@ class LocalVectorIndex:
         self._ids: list[str] = []
         self._metadata: list[dict[str, Any]] = []
         self._position: dict[str, int] = {}
-        # Metadata values by key, as arrays for filtering; dropped on every change.
+        # Metadata values by key, as arrays for filtering, as long as the storage; kept in
+        # step by _put and _remove (rebuilt on every change, each query after a write
+        # cost O(index size) in Python).
         self._columns: dict[str, np.ndarray] = {}
         self._storage = np.zeros((0, self.dimensions), dtype=np.float32)
         for id_, blob, metadata in self._db.execute("SELECT id, vector, metadata FROM vectors"):
@@ -152,10 +154,10 @@ class LocalVectorIndex:
     def _column(self, key: str) -> np.ndarray:
         column = self._columns.get(key)
         if column is None:
-            column = np.empty(len(self._ids), dtype=object)
-            column[:] = [m.get(key) for m in self._metadata]
+            column = np.empty(self._storage.shape[0], dtype=object)
+            column[: len(self._ids)] = [m.get(key) for m in self._metadata]
             self._columns[key] = column
-        return column
+        return column[: len(self._ids)]
 
     def _set_dimensions(self, dimensions: int) -> None:
         """Only while empty: an emptied index takes the new embedder's width."""
@@ -165,7 +167,6 @@ class LocalVectorIndex:
             self._db.execute("INSERT OR REPLACE INTO index_info VALUES ('dimensions', ?)", (str(dimensions),))
 
     def _put(self, id_: str, vector: np.ndarray, metadata: dict[str, Any]) -> None:
-        self._columns.clear()
         position = self._position.get(id_)
         if position is None:
             position = len(self._ids)
@@ -174,16 +175,20 @@ class LocalVectorIndex:
                 grown = np.zeros((max(64, position * 2), self.dimensions), dtype=np.float32)
                 grown[:position] = self._storage
                 self._storage = grown
+                for key, column in self._columns.items():
+                    self._columns[key] = np.empty(grown.shape[0], dtype=object)
+                    self._columns[key][:position] = column[:position]
             self._position[id_] = position
             self._ids.append(id_)
             self._metadata.append(metadata)
         else:
             self._metadata[position] = metadata
         self._storage[position] = vector
+        for key, column in self._columns.items():
+            column[position] = metadata.get(key)
 
     def _remove(self, id_: str) -> None:
         # Move the last row into the hole so that removal stays O(dimensions).
-        self._columns.clear()
         position = self._position.pop(id_)
         last = len(self._ids) - 1
         if position != last:
@@ -192,6 +197,8 @@ class LocalVectorIndex:
             self._metadata[position] = self._metadata[last]
             self._storage[position] = self._storage[last]
             self._position[moved] = position
+            for column in self._columns.values():
+                column[position] = column[last]
         self._ids.pop()
         self._metadata.pop()
 
