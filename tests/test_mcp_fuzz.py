@@ -123,6 +123,14 @@ def valid_arguments(ids: Iterator[str]) -> dict[str, dict[str, Any]]:
         "glossary_set": {"term": "Moonbun", "aliases": ["moon bun"], "definition": "the cat"},
         "plan_list": {"status": "active", "limit": 5},
         "plan_update": {"id": next(ids), "status": "done"},
+        "mood_log": {"label": "开心", "whose": "owner", "reason": "被夸了", "intensity": 0.7},
+        "mood_recent": {"days": 7, "whose": "companion", "limit": 5},
+        "todo_add": {"text": "Sort the star map", "priority": 4, "due": "2026-12-24", "note": "by Friday"},
+        "todo_done": {"id": next(ids)},  # a memory's id: not found, never a failure
+        "todo_abandon": {"id": next(ids)},
+        "todo_next": {"namespace": "default"},
+        "todo_list": {"status": "open", "limit": 5},
+        "todo_stats": {"namespace": "default"},
     }
 
 

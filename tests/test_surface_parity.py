@@ -101,7 +101,29 @@ async def test_every_tool_answers_what_its_output_schema_says(client: httpx.Asyn
     jsonschema.validate(await tool(client, "memory_boot", {}), schemas["memory_boot"])
     done = await tool(client, "plan_update", {"id": plan["memory"]["id"], "status": "done"})
     jsonschema.validate(done, schemas["plan_update"])
-    assert set(schemas) == {name for name, _ in calls} | {"memory_archive", "memory_delete", "plan_list", "plan_update"}
+    mood_and_todo_calls: list[tuple[str, dict[str, Any]]] = [
+        ("mood_log", {"label": "开心", "reason": "a sunny walk"}),
+        ("mood_recent", {}),
+        ("todo_next", {}),
+        ("todo_add", {"text": "Sort the star map", "due": "2026-12-02"}),
+        ("todo_list", {}),
+        ("todo_next", {}),
+        ("todo_stats", {}),
+        ("memory_boot", {}),
+    ]
+    for name, arguments in mood_and_todo_calls:
+        jsonschema.validate(await tool(client, name, arguments), schemas[name])
+    first, second = [(await tool(client, "todo_add", {"text": t}))["todo"]["id"] for t in ("a", "b")]
+    jsonschema.validate(await tool(client, "todo_done", {"id": first}), schemas["todo_done"])
+    jsonschema.validate(await tool(client, "todo_abandon", {"id": second}), schemas["todo_abandon"])
+    assert set(schemas) == {name for name, _ in calls + mood_and_todo_calls} | {
+        "memory_archive",
+        "memory_delete",
+        "plan_list",
+        "plan_update",
+        "todo_done",
+        "todo_abandon",
+    }
 
 
 async def refusal(client: httpx.AsyncClient, name: str, arguments: dict[str, Any], key: str = OWNER_KEY) -> str:

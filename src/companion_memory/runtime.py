@@ -18,6 +18,7 @@ from .memory.github_daily import GithubDaily
 from .memory.ingest import MessageIngestor
 from .memory.layers import Layers
 from .memory.model_call import JobModel
+from .memory.moods import Moods
 from .memory.nightly import Nightly
 from .memory.plans import Plans
 from .memory.recall import Recall
@@ -27,6 +28,7 @@ from .memory.rollups import Rollups
 from .memory.snapshot import Snapshots
 from .memory.summaries import JoinedSummaries, ModelSummaries
 from .memory.tasks import TaskRunner
+from .memory.todos import Todos
 from .memory.vector_mirror import VectorMirror
 from .memory.writes import MemoryWriter
 from .ports import ChatModel, Clock, Database, Embedder, Reranker, TaskQueue, UpstreamError, VectorIndex
@@ -85,8 +87,16 @@ class Runtime:
         return Layers(self.db, self.mirror, self.clock, self.config)
 
     @cached_property
+    def moods(self) -> Moods:
+        return Moods(self.db, self.clock, self.config)
+
+    @cached_property
+    def todos(self) -> Todos:
+        return Todos(self.db, self.clock, self.config)
+
+    @cached_property
     def boot(self) -> Boot:
-        return Boot(self.db, self.clock, self.config, self.plans)
+        return Boot(self.db, self.clock, self.config, self.plans, self.moods, self.todos)
 
     @cached_property
     def http_client(self) -> httpx.AsyncClient:

@@ -23,11 +23,13 @@ from . import (
     ingest,
     maintenance,
     memories,
+    moods,
     openapi,
     plans,
     precious,
     recall,
     snapshot,
+    todos,
 )
 from .auth import Authentication
 from .content_type import JsonBodies
@@ -70,6 +72,8 @@ def create_app(runtime: Runtime, *, lifespan: Any = None) -> FastAPI:
         maintenance,
         memories,
         plans,
+        todos,
+        moods,
         recall,
         boot,
         precious,

@@ -92,6 +92,9 @@ OUTCOMES: dict[tuple[str, str], set[int]] = {
     # Not a plan, or not an open one: 409.
     ("POST", "/v1/plans/{plan_id}/done"): {404, 409},
     ("POST", "/v1/plans/{plan_id}/abandon"): {404, 409},
+    # Already done or abandoned: 409.
+    ("POST", "/v1/todos/{todo_id}/done"): {404, 409},
+    ("POST", "/v1/todos/{todo_id}/abandon"): {404, 409},
     ("GET", "/v1/diary"): {404},
     ("GET", "/v1/precious/{precious_id}"): {404},
     ("DELETE", "/v1/precious/{precious_id}"): {404},

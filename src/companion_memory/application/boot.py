@@ -10,8 +10,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import NotFound
 from ..runtime import Runtime
 from .fields import Namespace
+from .moods import MoodOverview
 from .principal import MEMORY_READ, Principal
 from .records import GlossaryEntry, PlanRecord, PreciousRecord
+from .todos import TodoStats
 from .use_case import Input, Output, use_case
 
 
@@ -61,6 +63,8 @@ class BootPackage(Output):
     today_messages: list[TodayMessage]
     counts: dict[str, int] = Field(description="Active memories by type.")
     plans: list[PlanRecord] = Field(description="Open plans, the soonest end first.")
+    moods: MoodOverview = Field(description="Today's mood and the last seven days', hers and the owner's.")
+    todos: TodoStats = Field(description="Her own todos: counts, the next one and a summary for the prompt.")
 
 
 class Scope(Input):
@@ -82,7 +86,8 @@ class DiaryList(Output):
 
 @use_case("boot.package", MEMORY_READ)
 async def boot(runtime: Runtime, _: Principal, scope: Scope) -> BootPackage:
-    """Impressions ladder, newest precious words, glossary, today's messages, counts by type, open plans."""
+    """Impressions ladder, newest precious words, glossary, today's messages, counts by type, open plans,
+    moods, her todos."""
     return BootPackage.model_validate(await runtime.boot.package(scope.namespace))
 
 

@@ -17,7 +17,9 @@ from ..store.memories import MemoryStore
 from ..store.messages import MessageStore
 from ..store.precious import PreciousStore
 from .config import MemoryConfig
+from .moods import Moods
 from .plans import Plans
+from .todos import Todos
 
 NEWEST_PRECIOUS = 10
 TODAY_MESSAGES = 200
@@ -62,11 +64,15 @@ def impressions_ladder(
 
 
 class Boot:
-    def __init__(self, db: Database, clock: Clock, config: MemoryConfig, plans: Plans) -> None:
+    def __init__(
+        self, db: Database, clock: Clock, config: MemoryConfig, plans: Plans, moods: Moods, todos: Todos
+    ) -> None:
         self.db = db
         self.clock = clock
         self.config = config
         self.plans = plans
+        self.moods = moods
+        self.todos = todos
 
     async def package(self, namespace: str) -> dict[str, Any]:
         time_zone = self.config.dream_time_zone
@@ -98,6 +104,8 @@ class Boot:
                 {k: getattr(p, k) for k in ("id", "content", "valid_to", "plan_status", "fact_key", "created_at")}
                 for p in await self.plans.upcoming(namespace, UPCOMING_PLANS)
             ],
+            "moods": await self.moods.overview(namespace),
+            "todos": await self.todos.stats(namespace),
         }
 
     async def diary(self, namespace: str, day: str) -> dict[str, Any] | None:

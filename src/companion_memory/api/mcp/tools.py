@@ -1,5 +1,5 @@
-"""The MCP tools: the reference's 14 memory tools, and plan_list and plan_update, over
-the same services as REST.
+"""The MCP tools: the reference's 14 memory tools, plan_list and plan_update, the mood
+timeline (mood_log, mood_recent) and her own todos (todo_*), over the same services as REST.
 
 Each tool is a pydantic model of its arguments (which gives its JSON Schema), the
 scope it needs, and an async handler that returns a JSON-able result. A tool needs the
@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...application import boot, glossary, ingest, memories, plans, precious, recall, snapshot
+from ...application import boot, glossary, ingest, memories, moods, plans, precious, recall, snapshot, todos
 from ...application.fields import (
     FactKey,
     GlossaryTerm,
@@ -37,6 +37,7 @@ from ...application.principal import Principal
 from ...application.use_case import Input, UseCase
 from ...domain.layers import Layer
 from ...domain.types import MEMORY_TYPES, PLAN_STATUSES, STATUSES
+from ...memory.moods import MOOD_LABELS
 from ...runtime import Runtime
 
 Status = Annotated[ShortText, Field(json_schema_extra={"enum": list(STATUSES)})]
@@ -146,6 +147,40 @@ class PlanList(Arguments):
 class PlanSet(Arguments):
     id: Annotated[Id, Field(description="The plan's memory id.")]
     status: Annotated[Literal["done", "abandoned"], Field(description="What became of the plan.")]
+
+
+class MoodLog(Arguments):
+    label: moods.MoodLabel
+    whose: moods.Whose = "companion"
+    reason: Annotated[str, Field(max_length=500, description="Why, in a few words.")] = ""
+    intensity: Annotated[Score, Field(description="0 barely, 1 overwhelming.")] = 0.5
+    felt_at: Annotated[str | None, Field(max_length=40, description="ISO-8601 time it was felt; default now.")] = None
+    namespace: Namespace = "default"
+
+
+class MoodRecent(Arguments):
+    days: Annotated[int, Field(ge=1, le=90, description="The last this many local days, today included.")] = 7
+    whose: moods.Whose | None = None
+    limit: Annotated[int, Field(ge=1, le=500)] = 200
+    namespace: Namespace = "default"
+
+
+class TodoAdd(Arguments):
+    text: Annotated[str, Field(min_length=1, max_length=500, description="What she means to do.")]
+    priority: Annotated[int, Field(ge=1, le=5, description="1 whenever … 5 urgent.")] = 3
+    due: Annotated[datetime.date | None, Field(description="YYYY-MM-DD, optional.")] = None
+    note: Annotated[str | None, Field(max_length=2000)] = None
+    namespace: Namespace = "default"
+
+
+class TodoId(Arguments):
+    id: Annotated[Id, Field(description="The todo's id.")]
+
+
+class TodoList(Arguments):
+    status: Literal["open", "done", "abandoned"] = "open"
+    limit: Annotated[int, Field(ge=1, le=200)] = 50
+    namespace: Namespace = "default"
 
 
 # What a tool's arguments ask for: the use case to run and its input.
@@ -343,6 +378,64 @@ TOOLS: dict[str, Tool] = {
             PlanSet,
             (plans.update_plan,),
             lambda a: (plans.update_plan, plans.PlanUpdate(id=a.id, status=a.status)),
+        ),
+        Tool(
+            "mood_log",
+            f"Log a mood on the timeline: hers (whose companion, the default) or the owner's as she perceives "
+            f"it (whose owner). Labels: {', '.join(MOOD_LABELS)}. Moods fade; they are never recalled as memories.",
+            MoodLog,
+            (moods.log_mood,),
+            lambda a: (moods.log_mood, moods.MoodWrite(**a.model_dump(), source="mcp")),
+        ),
+        Tool(
+            "mood_recent",
+            "The mood timeline of the last days (default 7), newest first, with its distribution.",
+            MoodRecent,
+            (moods.recent_moods,),
+            lambda a: (moods.recent_moods, moods.MoodQuery(**a.model_dump())),
+        ),
+        Tool(
+            "todo_add",
+            "Add a todo to her own list (not the owner's plans): text, priority 1–5, an optional due day.",
+            TodoAdd,
+            (todos.add_todo,),
+            lambda a: (todos.add_todo, todos.TodoWrite(**a.model_dump(), source="mcp")),
+        ),
+        Tool(
+            "todo_done",
+            "Mark one of her open todos done.",
+            TodoId,
+            (todos.close_todo,),
+            lambda a: (todos.close_todo, todos.TodoClose(id=a.id, status="done")),
+        ),
+        Tool(
+            "todo_abandon",
+            "Give up one of her open todos.",
+            TodoId,
+            (todos.close_todo,),
+            lambda a: (todos.close_todo, todos.TodoClose(id=a.id, status="abandoned")),
+        ),
+        Tool(
+            "todo_next",
+            f"Pick the next todo: {todos.NEXT_RULE}.",
+            Scope,
+            (todos.next_todo,),
+            lambda a: (todos.next_todo, todos.TodoScope(namespace=a.namespace)),
+        ),
+        Tool(
+            "todo_list",
+            "Her todos by status: open ones (the default) in the order they come next, closed ones the latest first.",
+            TodoList,
+            (todos.list_todos,),
+            lambda a: (todos.list_todos, todos.TodoQuery(**a.model_dump())),
+        ),
+        Tool(
+            "todo_stats",
+            "Her todo counts (open, done, abandoned, done in the last 7 days, overdue), the next one, and a "
+            "short summary for a prompt.",
+            Scope,
+            (todos.todo_stats,),
+            lambda a: (todos.todo_stats, todos.TodoScope(namespace=a.namespace)),
         ),
         Tool(
             "glossary_set",
