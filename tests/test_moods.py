@@ -10,10 +10,15 @@ import httpx
 import pytest
 
 from companion_memory.clock import FixedClock
+from companion_memory.memory.extraction import read_extraction
 from companion_memory.memory.moods import MOOD_LABELS, emotion_tags, moods_in, normalise_mood
+from companion_memory.runtime import Runtime
 from tests.conftest import MCP_KEY, auth
+from tests.test_dream import DAY, say
+from tests.test_dream_model import answer
 from tests.test_mcp_scopes import mcp_call
 from tests.test_plans import tool
+from tests.upstreams import RecordingUpstream
 
 # The test clock reads 2026-11-30 12:00 UTC: Monday 20:00 in Singapore (DREAM_TIME_ZONE).
 
@@ -153,3 +158,94 @@ def test_emotion_tags_use_the_vocabulary() -> None:
         ["trip", "emotion:happy"],
         ["emotion:hungry"],
     )
+
+
+async def dream_moods(client: httpx.AsyncClient) -> list[tuple[str, str, float, str]]:
+    moods = (await timeline(client, days=7))["moods"]
+    return sorted((m["whose"], m["label"], m["intensity"], m["source"]) for m in moods)
+
+
+async def test_the_dream_without_a_model_logs_stated_moods(
+    client: httpx.AsyncClient, runtime: Runtime, clock: FixedClock
+) -> None:
+    await say(
+        client,
+        ("user", "我今天好累，加班到十点", "2026-11-29T02:00:00Z"),
+        ("assistant", "辛苦啦。你回来我好开心！", "2026-11-29T02:00:05Z"),
+        ("user", "I feel anxious about the exam because I didn't study", "2026-11-29T03:00:00Z"),
+        ("user", "你开心吗？", "2026-11-29T04:00:00Z"),  # a question: no mood
+        ("user", "I'm so tired, my number is 13812345678", "2026-11-29T05:00:00Z"),  # a secret: not kept
+    )
+    report = (await runtime.dream.night())[0]
+    assert report["status"] == "succeeded" and report["counts"]["moods_logged"] == 3
+    assert report["candidates_created"] == 0 and report["counts"]["rejected_sensitive"] == 1
+    assert await dream_moods(client) == [
+        ("companion", "happy", 0.75, "dream"),
+        ("owner", "anxious", 0.6, "dream"),
+        ("owner", "tired", 0.75, "dream"),
+    ]
+    moods = (await timeline(client))["moods"]
+    tired = next(m for m in moods if m["label"] == "tired")
+    said = await runtime.db.first("SELECT id, created_at FROM messages WHERE content LIKE '我今天好累%'")
+    assert said is not None
+    assert (tired["source_message_id"], tired["felt_at"]) == (said["id"], said["created_at"])
+    assert next(m for m in moods if m["label"] == "anxious")["reason"] == "I didn't study"
+    assert (await client.get("/v1/candidates", headers=auth())).json()["count"] == 0
+    assert (await client.get("/v1/memories", headers=auth())).json()["memories"] == []
+
+    # Read again (the cursor reset by hand): the same messages log nothing twice.
+    await runtime.db.run("DELETE FROM processing_cursors")
+    again = (await runtime.dream.night(DAY))[0]
+    assert again["counts"]["moods_logged"] == 3 and (await timeline(client))["count"] == 3
+
+
+async def test_the_dream_with_a_model_logs_its_moods_after_checking_them(
+    client: httpx.AsyncClient, dreaming: Runtime, upstream: RecordingUpstream
+) -> None:
+    await say(
+        client,
+        ("user", "今天被老板骂了，好委屈", "2026-11-29T02:00:00Z"),
+        ("assistant", "抱抱你。我也有点难过。", "2026-11-29T02:00:05Z"),
+    )
+    upstream.reply_text = answer(
+        moods=[
+            {"whose": "owner", "label": "委屈", "intensity": 0.8, "reason": "被老板骂了", "evidence": ["好委屈"]},
+            {"whose": "assistant", "label": "sad", "intensity": "0.4", "evidence": ["我也有点难过"]},
+            {"whose": "owner", "label": "hungry", "evidence": ["好委屈"]},  # not in the vocabulary
+            {"whose": "the cat", "label": "happy", "evidence": ["好委屈"]},  # nobody we know
+            {"whose": "owner", "label": "angry", "evidence": ["老板真讨厌"]},  # never said
+        ]
+    )
+    report = (await dreaming.dream.night())[0]
+    assert report["status"] == "succeeded", report["error"]
+    assert (report["counts"]["moods_logged"], report["counts"]["rejected_moods"]) == (2, 2)
+    assert report["counts"]["rejected_no_evidence"] == 1
+    sent = upstream.requests[-1].json["messages"][0]["content"]
+    assert '"moods"' in sent and "happy|excited|warm|calm|tired|sad|lonely|anxious|angry" in sent
+    moods = (await timeline(client))["moods"]
+    assert sorted((m["whose"], m["label"], m["intensity"], m["reason"]) for m in moods) == [
+        ("companion", "sad", 0.4, "我也有点难过"),
+        ("owner", "sad", 0.8, "被老板骂了"),
+    ]
+
+
+def test_a_model_answer_with_moods_is_read_and_checked() -> None:
+    extraction = read_extraction(
+        {"moods": [{"label": "happy", "evidence": ["so happy"], "intensity": 0.9, "x": 1}], "title": "t"}
+    )
+    assert [(m.whose, m.label, m.intensity, m.reason) for m in extraction.moods] == [("owner", "happy", 0.9, "")]
+    with pytest.raises(ValueError) as problem:
+        read_extraction({"moods": [{"label": "", "intensity": 3}, "sad"]})
+    assert str(problem.value) == (
+        "the extraction does not fit: moods.0.label: 0 characters, at least 1 expected; "
+        "moods.0.intensity: 3.0 is not between 0 and 1; moods.0.evidence: missing; "
+        "moods.1: expected an object, got a string"
+    )
+
+
+async def test_retention_prunes_old_moods(client: httpx.AsyncClient, runtime: Runtime, clock: FixedClock) -> None:
+    await log(client, label="calm", felt_at="2026-08-01T00:00:00Z")
+    recent = await log(client, label="warm")
+    report = await runtime.retention.run(force=True)
+    assert report["moods"] == 1
+    assert [m["id"] for m in (await timeline(client, days=90))["moods"]] == [recent["id"]]

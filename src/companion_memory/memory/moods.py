@@ -56,6 +56,14 @@ def normalise_mood(text: str) -> str | None:
     return _BY_WORD.get(_ZH_DEGREE.sub("", word))
 
 
+# A model may name the speakers by their chat roles.
+_WHOSE = {"owner": "owner", "user": "owner", "companion": "companion", "assistant": "companion"}
+
+
+def normalise_whose(text: str) -> str | None:
+    return _WHOSE.get(text.strip().lower())
+
+
 def emotion_tags(tags: Iterable[str]) -> tuple[list[str], list[str]]:
     """Tags with every ``emotion:`` tag in the vocabulary's words (emotion:开心 →
     emotion:happy), and the emotion tags that name no mood."""
