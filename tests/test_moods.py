@@ -249,3 +249,17 @@ async def test_retention_prunes_old_moods(client: httpx.AsyncClient, runtime: Ru
     report = await runtime.retention.run(force=True)
     assert report["moods"] == 1
     assert [m["id"] for m in (await timeline(client, days=90))["moods"]] == [recent["id"]]
+
+
+async def test_a_memory_carries_an_emotion_as_a_tag_in_the_vocabulary(client: httpx.AsyncClient) -> None:
+    body = {"fact_key": "trip.sea", "content": "The day at the sea", "tags": ["trip", "emotion:开心", "emotion:happy"]}
+    written = await client.post("/v1/memories", json=body, headers=auth())
+    assert written.status_code == 201 and written.json()["memory"]["tags"] == ["trip", "emotion:happy"]
+    memory_id = written.json()["memory"]["id"]
+    edited = await client.patch(f"/v1/memories/{memory_id}", json={"tags": ["Emotion:Worn out"]}, headers=auth())
+    assert edited.json()["memory"]["tags"] == ["emotion:tired"]
+    refused = await client.patch(f"/v1/memories/{memory_id}", json={"tags": ["emotion:hungry"]}, headers=auth())
+    assert refused.status_code == 400 and refused.json()["error"]["code"] == "invalid_emotion"
+    assert "emotion:<happy|" in refused.json()["error"]["message"]
+    mcp = (await mcp_call(client, MCP_KEY, "memory_upsert", {**body, "tags": ["emotion:meh"]})).json()["result"]
+    assert mcp["isError"] is True and mcp["structuredContent"]["error"]["code"] == "invalid_emotion"

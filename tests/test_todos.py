@@ -10,6 +10,7 @@ import httpx
 
 from companion_memory.clock import FixedClock
 from companion_memory.memory.todos import SUMMARY_CHARS, pick_next, todo_summary
+from companion_memory.runtime import Runtime
 from tests.conftest import MCP_KEY, auth
 from tests.test_mcp_scopes import mcp_call
 from tests.test_plans import tool
@@ -142,3 +143,28 @@ def test_the_summary_stays_short() -> None:
     assert todo_summary([], 0, TODAY) == ""
     assert todo_summary([], 3, TODAY) == "[Her todos] 0 open, 3 done in the last 7 days"
     assert pick_next([{**todos[0], "status": "done"}], TODAY) is None
+
+
+async def test_export_and_import_carry_todos_and_moods(client: httpx.AsyncClient, runtime: Runtime) -> None:
+    todo = await add(client, "Sort the star map", due="2026-12-02", priority=4)
+    await client.post(f"/v1/todos/{(await add(client, 'Old one'))['id']}/done", headers=auth())
+    mood = (await client.post("/v1/moods", json={"label": "warm", "reason": "被夸了"}, headers=auth())).json()["mood"]
+    exported = (await client.get("/api/memories/export", headers=auth())).json()
+    assert sorted(t["text"] for t in exported["todos"]) == ["Old one", "Sort the star map"]
+    assert exported["moods"] == [mood]
+    await runtime.db.run("DELETE FROM todos")
+    await runtime.db.run("DELETE FROM moods")
+    imported = await client.post("/api/memories/import", json=exported, headers=auth())
+    assert imported.status_code == 200, imported.text
+    assert (imported.json()["imported"]["todos"], imported.json()["imported"]["moods"]) == (2, 1)
+    assert await listed(client) == ["Sort the star map"] and await listed(client, "done") == ["Old one"]
+    assert (await client.get("/v1/todos/next", headers=auth())).json()["todo"] == todo
+    assert (await client.get("/v1/moods", headers=auth())).json()["moods"] == [mood]
+
+    exported["moods"][0]["label"] = "hungry"
+    refused = await client.post("/api/memories/import", json=exported, headers=auth())
+    assert refused.status_code == 400 and "moods[0].label" in refused.json()["error"]["message"]
+    exported["moods"] = []
+    exported["todos"][0]["status"] = "someday"  # the table's CHECK refuses it: counted, not a 500
+    partly = (await client.post("/api/memories/import", json=exported, headers=auth())).json()
+    assert partly["refused"] == {"todos": 1}
