@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from ..clock import iso, local_date
 from ..errors import Conflict, NotFound
@@ -29,6 +29,7 @@ TODO_LINE_CHARS = 60
 SUMMARY_CHARS = 300
 # Open todos read to order them; a list longer than this is not a todo list any more.
 OPEN_LIMIT = 1000
+T = TypeVar("T", bound=Mapping[str, Any])
 
 
 def is_due(todo: Mapping[str, Any], today: date) -> bool:
@@ -47,11 +48,11 @@ def next_first(todo: Mapping[str, Any], today: date) -> tuple[bool, int, str, st
     )
 
 
-def in_order(todos: Iterable[Mapping[str, Any]], today: date) -> list[Mapping[str, Any]]:
+def in_order(todos: Iterable[T], today: date) -> list[T]:
     return sorted(todos, key=lambda todo: next_first(todo, today))
 
 
-def pick_next(todos: Iterable[Mapping[str, Any]], today: date) -> Mapping[str, Any] | None:
+def pick_next(todos: Iterable[T], today: date) -> T | None:
     """The open todo to do next, by the module's rule; None when none is open."""
     open_ = [t for t in todos if t["status"] == "open"]
     return min(open_, key=lambda todo: next_first(todo, today)) if open_ else None
@@ -118,26 +119,22 @@ class Todos:
         """Open ones in the order they come next; closed ones the most recent first."""
         if status != "open":
             return await self.store.by_status(namespace, status, limit)
-        return [dict(t) for t in in_order(await self.store.by_status(namespace, "open", OPEN_LIMIT), self.today())][
-            :limit
-        ]
+        return in_order(await self.store.by_status(namespace, "open", OPEN_LIMIT), self.today())[:limit]
 
     async def next(self, namespace: str) -> dict[str, Any] | None:
-        found = pick_next(await self.store.by_status(namespace, "open", OPEN_LIMIT), self.today())
-        return dict(found) if found else None
+        return pick_next(await self.store.by_status(namespace, "open", OPEN_LIMIT), self.today())
 
     async def stats(self, namespace: str) -> dict[str, Any]:
         """Counts by status, done in the last 7 days, overdue, the next one and the prompt summary."""
         today = self.today()
         open_todos = await self.store.by_status(namespace, "open", OPEN_LIMIT)
         counts = await self.store.counts(namespace, iso(self.clock.now() - timedelta(days=7)))
-        found = pick_next(open_todos, today)
         return {
             "open": counts["open"],
             "done": counts["done"],
             "abandoned": counts["abandoned"],
             "done_last_7_days": counts["done_recently"],
             "overdue": sum(1 for t in open_todos if t.get("due") and t["due"] < today.isoformat()),
-            "next": dict(found) if found else None,
+            "next": pick_next(open_todos, today),
             "summary": todo_summary(open_todos, counts["done_recently"], today),
         }

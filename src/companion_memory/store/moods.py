@@ -55,7 +55,8 @@ class MoodStore:
     def insert(row: dict[str, Any]) -> Statement:
         """A mood read again from the same message (a dream run again) is not written twice."""
         return Statement(
-            f"INSERT OR IGNORE INTO moods ({', '.join(MOOD_COLUMNS)}) VALUES ({', '.join('?' * len(MOOD_COLUMNS))})",
+            f"INSERT INTO moods ({', '.join(MOOD_COLUMNS)}) VALUES ({', '.join('?' * len(MOOD_COLUMNS))}) "
+            "ON CONFLICT (namespace, whose, label, source_message_id) WHERE source_message_id IS NOT NULL DO NOTHING",
             tuple(row[c] for c in MOOD_COLUMNS),
         )
 
