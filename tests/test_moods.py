@@ -48,7 +48,8 @@ async def test_log_and_read_the_timeline_over_rest_and_mcp(client: httpx.AsyncCl
     clock.advance(minutes=5)
     theirs = await tool(client, "mood_log", {"label": "Worn out", "whose": "owner", "reason": "加班", "intensity": 0.9})
     assert (theirs["mood"]["label"], theirs["mood"]["source"]) == ("tired", "mcp")
-    await log(client, label="happy", intensity=0.4, felt_at="2026-11-28T09:30:00+08:00")
+    earlier = await log(client, label="happy", intensity=0.4, felt_at="2026-11-28T09:30")  # read in Singapore
+    assert earlier["felt_at"] == "2026-11-28T01:30:00.000Z"
 
     week = await timeline(client)
     assert [m["label"] for m in week["moods"]] == ["tired", "happy", "happy"]  # the newest first; not the 22nd
@@ -90,6 +91,7 @@ async def test_bad_input_is_a_4xx_with_a_message(client: httpx.AsyncClient) -> N
         {"label": "happy", "intensity": 1.5},
         {"label": "happy", "whose": "cat"},
         {"label": "happy", "felt_at": "yesterday"},
+        {"label": "happy", "felt_at": "9999-12-31T23:59:59-14:00"},
         {"label": "happy", "reason": "x" * 501},
     ):
         response = await client.post("/v1/moods", json=body, headers=auth())
