@@ -143,6 +143,8 @@ def test_loose_labels_are_read_into_the_vocabulary(loose: str, label: str | None
         ("这道题好困难", []),
         ("麻烦你了", []),
         ("The exam was hard", []),
+        ("I'm good at chess", []),
+        ("I'm alone at home tonight", []),
     ],
 )
 def test_explicit_statements_of_a_mood(said: str, found: list[tuple[str, float]]) -> None:

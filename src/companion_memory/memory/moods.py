@@ -123,7 +123,10 @@ _ZH_MOOD = re.compile(
     # 困难 (hard), 困惑 (puzzled), 累计 (in total) are other words.
     r"(?![难惑扰计积])"
 )
-_EN_WORDS = sorted((w for w in _BY_WORD if re.match(r"[a-z]", w) and w != "good"), key=len, reverse=True)
+# Labels, but not statements of one: "I'm good at chess", "I'm great with kids", "I am
+# content with it", "I'm alone at home", "I'm mad about you".
+_NOT_STATED = frozenset({"good", "great", "content", "chill", "alone", "mad"})
+_EN_WORDS = sorted((w for w in _BY_WORD if re.match(r"[a-z]", w) and w not in _NOT_STATED), key=len, reverse=True)
 _EN_MOOD = re.compile(
     r"\bI(?:['’]m|\s+am|\s+feel|\s+felt|['’]ve\s+been|\s+have\s+been)(?:\s+feeling)?\s+"
     rf"(?P<degree>(?:(?:{'|'.join(_EN_STRENGTH)})\s+)*)(?P<word>{'|'.join(map(re.escape, _EN_WORDS))})\b",
