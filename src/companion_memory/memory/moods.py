@@ -84,7 +84,7 @@ def emotion_tags(tags: Iterable[str]) -> tuple[list[str], list[str]]:
 # How strongly the words say it: "有点累" / "a bit tired" is mild, "太累了" / "so tired" strong.
 MILD, PLAIN, STRONG, EXTREME = 0.4, 0.6, 0.75, 0.9
 _ZH_STRENGTH = (("有点", MILD), ("有些", MILD), ("太", EXTREME), ("超", EXTREME), ("非常", EXTREME), ("特别", EXTREME))
-_ZH_STRONG = ("好", "很", "真的", "好好")
+_ZH_STRONG = ("好", "很", "好好")
 _EN_STRENGTH = {
     "a bit": MILD,
     "a little": MILD,
@@ -133,7 +133,7 @@ _EN_MOOD = re.compile(
     re.IGNORECASE,
 )
 _ZH_OTHERS = re.compile(r"你|他|她|它|别人")
-_REASON = re.compile(r"(?:因为|由于|because|since)\s*(?P<why>.+)$", re.IGNORECASE)
+_REASON = re.compile(r"(?:因为|由于|\bbecause(?:\s+of)?\b)\s*(?P<why>.+)$", re.IGNORECASE)
 
 
 def _reason(sentence: str) -> str:
