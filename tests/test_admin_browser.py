@@ -332,6 +332,40 @@ def test_plans_show_their_day_and_are_marked_done_or_abandoned(panel: Panel, res
     assert "I'm flying to Osaka tomorrow" in [p["content"] for p in rest.get("/v1/plans")["plans"]]
 
 
+def test_today_shows_the_moods_and_her_todos_are_added_done_and_abandoned(panel: Panel, rest: Rest) -> None:
+    rest.post("/v1/moods", {"label": "开心", "reason": "被夸了一句", "intensity": 0.8})
+    rest.post("/v1/moods", {"label": "tired", "whose": "owner", "reason": "加班"})
+    rest.post("/v1/moods", {"label": "happy", "intensity": 0.4})
+    rest.post("/v1/todos", {"text": "Sort the star map"})
+    panel.sign_in()
+    page = panel.go("today")
+    moods = page.locator("#moods")
+    expect(moods.locator(".mood-today[data-whose=companion]")).to_contain_text("happy")
+    expect(moods.locator(".mood-today[data-whose=companion]")).to_contain_text("40%")  # the latest of today
+    expect(moods.locator(".mood-today[data-whose=owner]")).to_contain_text("tired")
+    expect(moods.locator(".mood-today[data-whose=owner]")).to_contain_text("加班")
+    expect(moods.locator(".mood-week[data-whose=companion] .bar-row")).to_have_text(["😊 happy2"])
+    expect(moods.locator("#mood-timeline .mood-entry")).to_have_count(3)
+
+    todos = page.locator("#her-todos .todo-row")
+    expect(todos).to_have_count(1)
+    page.fill("input[name=todoText]", "Answer the letter")
+    page.select_option("select[name=todoPriority]", "5")
+    page.click("#todo-form button[type=submit]")
+    expect(page.locator(".toast-ok", has_text="Todo added")).to_be_visible()
+    expect(todos).to_have_count(2)
+    expect(todos.first).to_contain_text("Answer the letter")  # the highest priority comes next
+    expect(todos.first).to_contain_text("priority 5")
+    panel.shoot("flow-today-moods-todos")
+    todos.first.locator("[data-todo-action=done]").click()
+    expect(todos).to_have_count(1)
+    expect(page.locator("#todo-counts")).to_have_text("1 open · 1 done this week")
+    todos.first.locator("[data-todo-action=abandoned]").click()
+    expect(page.locator("#her-todos")).to_contain_text("Nothing on her list")
+    assert [t["text"] for t in rest.get("/v1/todos", status="done")["todos"]] == ["Answer the letter"]
+    assert [t["text"] for t in rest.get("/v1/todos", status="abandoned")["todos"]] == ["Sort the star map"]
+
+
 def test_a_nights_consolidation_is_undone_from_the_memory_history(panel: Panel, rest: Rest, server: LiveServer) -> None:
     memory_id = rest.remember("nickname", "以后不要叫我小名", importance=0.3)
     # No route starts the nightly job, so the pass runs here (in a thread: Playwright holds this loop).

@@ -46,6 +46,8 @@ async def seed(client: httpx.AsyncClient, runtime: Runtime) -> dict[str, Any]:
     name = await write("user.name", "Her name is Mei", type="identity")
     tea = await write("user.tea", "Drinks jasmine tea every afternoon", type="preference")
     plan = await write_plan(client, "plan.sea", "周末去看海", valid_days=5)
+    todo = {"text": "Sort the star map", "priority": 4, "due": "2026-12-02"}
+    assert (await client.post("/v1/todos", json=todo, headers=auth())).status_code == 201
     bot = await write("bot.note", "Mei's cat is called Mochi", namespace="bot")
     share = await client.post(
         "/v1/shares", json={"memory_id": bot["id"], "target_namespace": "default"}, headers=auth()
@@ -68,12 +70,13 @@ async def test_a_turn_block_has_its_sections_and_says_what_it_cut(client: httpx.
         prompt = answer["prompt"]
         assert prompt.startswith("<memories>\nWhat I remember") and prompt.endswith("</memories>")
         assert "Drinks jasmine tea" in prompt
-        assert "What we are doing:" in prompt and "周末去看海" in prompt
+        doing = prompt.split("What we are doing:\n")[1]
+        assert doing.index("周末去看海") < doing.index("- [her todo] Sort the star map (due 2026-12-02, priority 4)")
         assert "Impressions:\nYesterday (2026-11-29): Harbour walk — A calm day by the sea" in prompt
         assert "Shared with me" in prompt and "Mochi" in prompt.split("Shared with me")[1]
         sections = answer["meta"]["context"]
         assert set(sections) == {"remember", "doing", "impressions", "shared"}
-        assert sections["doing"]["kept"] == 1 and sections["shared"]["kept"] == 1
+        assert sections["doing"]["kept"] == 2 and sections["shared"]["kept"] == 1
     assert seeded["plan"]["type"] == "plan"
 
 
@@ -101,5 +104,5 @@ async def test_the_boot_package_assembles_who_she_is_what_is_planned_and_what_is
         text = boot["context"]["text"]
         assert "Her name is Mei" in text.split("What we are doing")[0]  # permanent: who she is
         assert "Drinks jasmine tea" not in text  # not permanent, and no message to recall for
-        assert "周末去看海" in text and "Mochi" in text
+        assert "周末去看海" in text and "Mochi" in text and "[her todo] Sort the star map" in text
         assert boot["context"]["sections"]["remember"]["kept"] == 1

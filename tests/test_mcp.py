@@ -44,6 +44,10 @@ WRITING_TOOLS = {
     "glossary_set",
     "plan_update",
     "memory_share",
+    "mood_log",
+    "todo_add",
+    "todo_done",
+    "todo_abandon",
 }
 META = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
@@ -121,7 +125,7 @@ async def test_lists_all_tools_with_their_schemas(server: LiveServer, mode: str)
         tools = (await client.list_tools()).tools
     async with connect(server, mode) as client:
         assert [t.name for t in (await client.list_tools()).tools] == MCP_KEY_TOOLS
-    assert [t.name for t in tools] == list(TOOLS) and len(tools) == 21
+    assert [t.name for t in tools] == list(TOOLS) and len(tools) == 29
     for tool in tools:
         assert tool.input_schema == TOOLS[tool.name].input_schema
         assert tool.input_schema["type"] == "object" and tool.input_schema["additionalProperties"] is False
@@ -162,6 +166,14 @@ def valid_arguments(namespace: str, ids: dict[str, str]) -> dict[str, dict[str, 
         "share_list": {"namespace": namespace, "status": "proposed"},
         "memory_health": {},
         "memory_unanchored": {"namespace": namespace, "limit": 5},
+        "mood_log": {"label": "暖", "reason": "被夸了一句", "namespace": namespace},
+        "mood_recent": {"namespace": namespace, "days": 3, "whose": "companion"},
+        "todo_add": {"text": "Sort the star map", "priority": 4, "due": "2026-12-24", "namespace": namespace},
+        "todo_next": {"namespace": namespace},
+        "todo_list": {"namespace": namespace, "status": "open"},
+        "todo_stats": {"namespace": namespace},
+        "todo_done": {"id": ids["todo_done"]},
+        "todo_abandon": {"id": ids["todo_abandon"]},
     }
 
 
@@ -194,6 +206,14 @@ INVALID_ARGUMENTS: dict[str, tuple[dict[str, Any], str]] = {
     "share_list": ({"status": "pending-ish" * 20}, "status"),
     "memory_health": ({"namespace": "default"}, "namespace"),
     "memory_unanchored": ({"cursor": 7}, "cursor"),
+    "mood_log": ({"label": "happy", "intensity": 2}, "intensity"),
+    "mood_recent": ({"days": 0}, "days"),
+    "todo_add": ({"text": ""}, "text"),
+    "todo_next": ({"namespace": 7}, "namespace"),
+    "todo_list": ({"status": "finished"}, "status"),
+    "todo_stats": ({"extra": 1}, "extra"),
+    "todo_done": ({}, "id"),
+    "todo_abandon": ({"id": 5}, "id"),
 }
 
 
@@ -220,6 +240,9 @@ async def test_every_tool_with_valid_and_invalid_arguments(server: LiveServer, m
         ids["plan"] = (await client.call_tool("memory_upsert", plan)).structured_content["memory"]["id"]  # type: ignore[index]
         ids["fold"] = f"fold-{mode}"
         seed_fold(server, ids["fold"])
+        for name in ("todo_done", "todo_abandon"):
+            todo = {"text": f"Seed todo for {name}", "namespace": namespace}
+            ids[name] = (await client.call_tool("todo_add", todo)).structured_content["todo"]["id"]  # type: ignore[index]
         valid = valid_arguments(namespace, ids)
         assert set(valid) == set(TOOLS) == set(INVALID_ARGUMENTS)
         for name, arguments in valid.items():
@@ -328,7 +351,7 @@ async def test_the_key_in_the_query_or_the_header(server: LiveServer, mode: str,
     async with connect(server, mode, path=f"{path}?token={MCP_KEY}", key=None) as client:
         assert [t.name for t in (await client.list_tools()).tools] == MCP_KEY_TOOLS
     async with connect(server, mode, path=path, key=OWNER_KEY) as client:
-        assert len((await client.list_tools()).tools) == 21
+        assert len((await client.list_tools()).tools) == 29
 
 
 @pytest.mark.parametrize("key, says", [("wrong-key", "unknown API key"), (None, "Authorization: Bearer")])

@@ -18,6 +18,7 @@ lists them all. In process on SQLite with a small deterministic embedder; well u
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import random
 from collections.abc import AsyncIterator, Iterator
@@ -132,6 +133,14 @@ def valid_arguments(ids: Iterator[str]) -> dict[str, dict[str, Any]]:
         "context_expand": {"fold_id": FOLD_ID},
         "memory_health": {},
         "memory_unanchored": {"namespace": "default", "limit": 5},
+        "mood_log": {"label": "开心", "whose": "owner", "reason": "被夸了", "intensity": 0.7},
+        "mood_recent": {"days": 7, "whose": "companion", "limit": 5},
+        "todo_add": {"text": "Sort the star map", "priority": 4, "due": "2026-12-24", "note": "by Friday"},
+        "todo_done": {"id": next(ids)},  # a memory's id: not found, never a failure
+        "todo_abandon": {"id": next(ids)},
+        "todo_next": {"namespace": "default"},
+        "todo_list": {"status": "open", "limit": 5},
+        "todo_stats": {"namespace": "default"},
     }
 
 
@@ -593,7 +602,7 @@ async def test_a_poisoned_row_never_makes_a_tool_answer_outside_json_rpc(
     first = next(ids)
     column, value = POISONS[poison]
     await runtime.db.run(f"UPDATE memories SET {column} = ? WHERE id = ?", (value, first))
-    arguments = valid_arguments(iter([first] * 6))
+    arguments = valid_arguments(itertools.repeat(first))
     for era in ("legacy", "modern"):
         for name in TOOLS:
             response = await mcp_call(http, OWNER_KEY, name, arguments[name], era=era)

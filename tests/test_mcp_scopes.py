@@ -13,7 +13,7 @@ scopes do not depend on the database or the model.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -133,10 +133,18 @@ class Twin:
     path: str  # {id}: a memory made for this call
     rest_body: Callable[[str], dict[str, Any] | None]
     arguments: Callable[[str], dict[str, Any]]
+    # What {id} is made by: a memory (a plan) unless the tool acts on something else.
+    seed: Callable[[httpx.AsyncClient, str], Awaitable[str]] | None = None
 
 
 def _none(_: str) -> None:
     return None
+
+
+async def seed_todo(http: httpx.AsyncClient, text: str) -> str:
+    response = await http.post("/v1/todos", json={"text": text}, headers=auth(OWNER_KEY))
+    assert response.status_code == 201, response.text
+    return str(response.json()["todo"]["id"])
 
 
 TWINS: dict[str, Twin] = {
@@ -203,6 +211,16 @@ TWINS: dict[str, Twin] = {
         lambda i: {"term": f"rest-{i}", "definition": "x"},
         lambda i: {"term": f"mcp-{i}", "definition": "x"},
     ),
+    "mood_log": Twin(
+        "memory:write", "POST", "/v1/moods", lambda _: {"label": "happy"}, lambda _: {"label": "开心", "reason": "x"}
+    ),
+    "mood_recent": Twin("memory:read", "GET", "/v1/moods", _none, lambda _: {}),
+    "todo_add": Twin("memory:write", "POST", "/v1/todos", lambda i: {"text": i}, lambda i: {"text": i}),
+    "todo_done": Twin("memory:write", "POST", "/v1/todos/{id}/done", _none, lambda i: {"id": i}, seed_todo),
+    "todo_abandon": Twin("memory:write", "POST", "/v1/todos/{id}/abandon", _none, lambda i: {"id": i}, seed_todo),
+    "todo_next": Twin("memory:read", "GET", "/v1/todos/next", _none, lambda _: {}),
+    "todo_list": Twin("memory:read", "GET", "/v1/todos", _none, lambda _: {}),
+    "todo_stats": Twin("memory:read", "GET", "/v1/todos/stats", _none, lambda _: {}),
 }
 
 
@@ -259,7 +277,8 @@ async def test_each_tool_allows_and_refuses_the_keys_its_rest_twin_does(http: ht
     for key_name, key in KEYS.items():
         for era in ERAS:
             tag = f"{tool}-{key_name}-{era}"
-            rest_id, mcp_id = await seed_memory(http, f"{tag}.rest"), await seed_memory(http, f"{tag}.mcp")
+            seed = twin.seed or seed_memory
+            rest_id, mcp_id = await seed(http, f"{tag}.rest"), await seed(http, f"{tag}.mcp")
             rest = await http.request(
                 twin.method, twin.path.format(id=rest_id), json=twin.rest_body(rest_id), headers=auth(key)
             )

@@ -113,7 +113,22 @@ async def test_every_tool_answers_what_its_output_schema_says(client: httpx.Asyn
     shared = await tool(client, "memory_share", {"memory_id": plan["memory"]["id"], "target_namespace": "family"})
     jsonschema.validate(shared, schemas["memory_share"])
     jsonschema.validate(await tool(client, "share_list", {}), schemas["share_list"])
-    assert set(schemas) == {name for name, _ in calls} | {
+    mood_and_todo_calls: list[tuple[str, dict[str, Any]]] = [
+        ("mood_log", {"label": "开心", "reason": "a sunny walk"}),
+        ("mood_recent", {}),
+        ("todo_next", {}),
+        ("todo_add", {"text": "Sort the star map", "due": "2026-12-02"}),
+        ("todo_list", {}),
+        ("todo_next", {}),
+        ("todo_stats", {}),
+        ("memory_boot", {}),
+    ]
+    for name, arguments in mood_and_todo_calls:
+        jsonschema.validate(await tool(client, name, arguments), schemas[name])
+    first, second = [(await tool(client, "todo_add", {"text": t}))["todo"]["id"] for t in ("a", "b")]
+    jsonschema.validate(await tool(client, "todo_done", {"id": first}), schemas["todo_done"])
+    jsonschema.validate(await tool(client, "todo_abandon", {"id": second}), schemas["todo_abandon"])
+    assert set(schemas) == {name for name, _ in calls + mood_and_todo_calls} | {
         "memory_archive",
         "memory_delete",
         "plan_list",
@@ -121,6 +136,8 @@ async def test_every_tool_answers_what_its_output_schema_says(client: httpx.Asyn
         "context_expand",
         "memory_share",
         "share_list",
+        "todo_done",
+        "todo_abandon",
     }
 
 

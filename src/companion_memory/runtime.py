@@ -22,6 +22,7 @@ from .memory.ingest import MessageIngestor
 from .memory.ladder import Ladder
 from .memory.layers import Layers
 from .memory.model_call import JobModel
+from .memory.moods import Moods
 from .memory.nightly import Nightly
 from .memory.plans import Plans
 from .memory.recall import Recall
@@ -32,6 +33,7 @@ from .memory.sharing import Sharing
 from .memory.snapshot import Snapshots
 from .memory.summaries import JoinedSummaries, ModelSummaries
 from .memory.tasks import TaskRunner
+from .memory.todos import Todos
 from .memory.vector_mirror import VectorMirror
 from .memory.writes import MemoryWriter
 from .ports import (
@@ -106,16 +108,26 @@ class Runtime:
         return Layers(self.db, self.mirror, self.clock, self.config)
 
     @cached_property
+    def moods(self) -> Moods:
+        return Moods(self.db, self.clock, self.config)
+
+    @cached_property
+    def todos(self) -> Todos:
+        return Todos(self.db, self.clock, self.config)
+
+    @cached_property
     def ladder(self) -> Ladder:
         return Ladder(self.db, self.clock, self.settings.DREAM_TIME_ZONE, self.settings.IMPRESSION_LADDER_MAX_CHARS)
 
     @cached_property
     def context(self) -> ContextAssembler:
-        return ContextAssembler(self.db, self.clock, self.settings.CONTEXT_BUDGET_TOKENS, self.plans, self.ladder)
+        return ContextAssembler(
+            self.db, self.clock, self.settings.CONTEXT_BUDGET_TOKENS, self.plans, self.todos, self.ladder
+        )
 
     @cached_property
     def boot(self) -> Boot:
-        return Boot(self.db, self.clock, self.config, self.plans, self.ladder, self.context)
+        return Boot(self.db, self.clock, self.config, self.plans, self.ladder, self.context, self.moods, self.todos)
 
     @cached_property
     def http_client(self) -> httpx.AsyncClient:

@@ -1,8 +1,11 @@
-// Today: today's messages, yesterday's diary, counts by type, open plans, what waits for review.
+// Today: today's messages, yesterday's diary, counts by type, open plans, moods, her todos,
+// what waits for review.
 import { api, ns } from "../api.js";
 import { append, h } from "../dom.js";
 import { longDate, typeColour, when } from "../format.js";
+import { moodsCard } from "../moods.js";
 import { planBadge, planButtons } from "../plans.js";
+import { todosCard } from "../todos.js";
 import { emptyState, loadInto, pageHeader } from "../ui.js";
 
 function stat(value, label, href) {
@@ -81,9 +84,11 @@ export function render(container) {
   const body = h("div", { class: "stack" });
   append(container, body);
   loadInto(body, async () => {
-    const [boot, pending] = await Promise.all([
+    const [boot, pending, moods, todos] = await Promise.all([
       api.get("/v1/memory_boot", { namespace: ns() }),
       api.get("/v1/candidates", { namespace: ns(), limit: 200 }),
+      api.get("/v1/moods", { namespace: ns(), days: 7 }),
+      api.get("/v1/todos", { namespace: ns() }),
     ]);
     const total = Object.values(boot.counts).reduce((a, b) => a + b, 0);
     const waiting = pending.next_cursor ? `${pending.count}+` : pending.count;
@@ -97,6 +102,7 @@ export function render(container) {
         diaryCard(boot.impressions),
         h("section", { class: "card", id: "counts-by-type" }, h("h2", {}, "Memories by type"), countsByType(boot.counts))),
       plansCard(boot.plans),
+      h("div", { class: "grid grid-2" }, moodsCard(boot.moods, moods), todosCard(todos, boot.todos)),
       messagesCard(boot.today_messages),
     ];
   });

@@ -24,12 +24,14 @@ from . import (
     ingest,
     maintenance,
     memories,
+    moods,
     openapi,
     plans,
     precious,
     recall,
     shares,
     snapshot,
+    todos,
 )
 from .auth import Authentication
 from .content_type import JsonBodies
@@ -73,6 +75,8 @@ def create_app(runtime: Runtime, *, lifespan: Any = None) -> FastAPI:
         memories,
         plans,
         shares,
+        todos,
+        moods,
         recall,
         boot,
         precious,

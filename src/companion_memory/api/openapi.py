@@ -99,6 +99,9 @@ OUTCOMES: dict[tuple[str, str], set[int]] = {
     ("POST", "/v1/shares/{share_id}/approve"): {404, 409},
     ("POST", "/v1/shares/{share_id}/reject"): {404, 409},
     ("POST", "/v1/shares/{share_id}/revoke"): {404, 409},
+    # Already done or abandoned: 409.
+    ("POST", "/v1/todos/{todo_id}/done"): {404, 409},
+    ("POST", "/v1/todos/{todo_id}/abandon"): {404, 409},
     ("GET", "/v1/diary"): {404},
     # Folds unused for 30 days are removed.
     ("GET", "/v1/context/folds/{fold_id}"): {404},

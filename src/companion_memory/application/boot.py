@@ -10,8 +10,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import NotFound
 from ..runtime import Runtime
 from .fields import Namespace
+from .moods import MoodOverview
 from .principal import MEMORY_READ, Principal
 from .records import ContextBlock, GlossaryEntry, PlanRecord, PreciousRecord
+from .todos import TodoStats
 from .use_case import Input, Output, use_case
 
 
@@ -65,6 +67,8 @@ class BootPackage(Output):
         description="What a new conversation should be told, as one block: permanent memories, open plans, "
         "impressions and shared memories, each section under its cap of CONTEXT_BUDGET_TOKENS."
     )
+    moods: MoodOverview = Field(description="Today's mood and the last seven days', hers and the owner's.")
+    todos: TodoStats = Field(description="Her own todos: counts, the next one and a summary for the prompt.")
 
 
 class Scope(Input):
@@ -86,7 +90,8 @@ class DiaryList(Output):
 
 @use_case("boot.package", MEMORY_READ)
 async def boot(runtime: Runtime, _: Principal, scope: Scope) -> BootPackage:
-    """Impressions ladder, newest precious words, glossary, today's messages, counts by type, open plans."""
+    """Impressions ladder, newest precious words, glossary, today's messages, counts by type, open plans,
+    moods, her todos."""
     return BootPackage.model_validate(await runtime.boot.package(scope.namespace))
 
 

@@ -27,6 +27,8 @@ class DreamCounts(BaseModel):
     contradictions_dismissed: int = Field(
         0, description="Contradictions the rules suspected and DREAM_MODEL said were none."
     )
+    moods_logged: int = Field(0, description="Entries written to the mood timeline (never candidates).")
+    rejected_moods: int = Field(0, description="Moods whose label or whose the vocabulary does not know.")
 
 
 class DreamCandidate(BaseModel):

@@ -33,6 +33,7 @@ class RetentionReport(Output):
     usage_logs: int | None = None
     memory_events: int | None = None
     idempotency_keys: int | None = None
+    moods: int | None = Field(None, description="Mood timeline entries older than 90 days.")
     memories_expired: int | None = None
     memories_too_short: int | None = None
     memories_purged: int | None = None

@@ -17,7 +17,9 @@ from ..store.precious import PreciousStore
 from .config import MemoryConfig
 from .context import ContextAssembler
 from .ladder import Ladder
+from .moods import Moods
 from .plans import Plans
+from .todos import Todos
 
 NEWEST_PRECIOUS = 10
 TODAY_MESSAGES = 200
@@ -26,7 +28,15 @@ UPCOMING_PLANS = 20
 
 class Boot:
     def __init__(
-        self, db: Database, clock: Clock, config: MemoryConfig, plans: Plans, ladder: Ladder, context: ContextAssembler
+        self,
+        db: Database,
+        clock: Clock,
+        config: MemoryConfig,
+        plans: Plans,
+        ladder: Ladder,
+        context: ContextAssembler,
+        moods: Moods,
+        todos: Todos,
     ) -> None:
         self.db = db
         self.clock = clock
@@ -34,6 +44,8 @@ class Boot:
         self.plans = plans
         self.ladder = ladder
         self.context = context
+        self.moods = moods
+        self.todos = todos
 
     async def package(self, namespace: str) -> dict[str, Any]:
         time_zone = self.config.dream_time_zone
@@ -62,6 +74,8 @@ class Boot:
                 for p in await self.plans.upcoming(namespace, UPCOMING_PLANS)
             ],
             "context": dataclasses.asdict(await self.context.for_boot(namespace)),
+            "moods": await self.moods.overview(namespace),
+            "todos": await self.todos.stats(namespace),
         }
 
     async def diary(self, namespace: str, day: str) -> dict[str, Any] | None:

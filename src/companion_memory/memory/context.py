@@ -4,7 +4,8 @@ under a token budget (CONTEXT_BUDGET_TOKENS; tokens as domain/tokens.py counts t
 - **What I remember**: in a chat turn, the memories recalled for the message (most
   relevant first) and the glossary terms it used; in the boot package, the permanent
   ones (who the user is, what they forbade, what is pinned).
-- **What we are doing**: open plans, the soonest end first.
+- **What we are doing**: open plans, the soonest end first, then her own open todos in
+  the order they come next.
 - **Impressions**: yesterday, the newest week, the newest month.
 - **Shared with me**: memories shared into this namespace from another.
 
@@ -29,6 +30,7 @@ from ..store.shares import ShareStore
 from .ladder import Ladder
 from .plans import Plans
 from .recall import Hit, RecallResult
+from .todos import Todos, todo_text
 
 # (name, title, share of the budget)
 SECTIONS: tuple[tuple[str, str, float], ...] = (
@@ -39,6 +41,7 @@ SECTIONS: tuple[tuple[str, str, float], ...] = (
 )
 # Lines read for the sections that are not ranked by a query.
 PLANS_SHOWN = 10
+TODOS_SHOWN = 5
 PERMANENT_SHOWN = 20
 SHARED_SHOWN = 10
 
@@ -118,11 +121,12 @@ def glossary_lines(entries: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 class ContextAssembler:
-    def __init__(self, db: Database, clock: Clock, budget: int, plans: Plans, ladder: Ladder) -> None:
+    def __init__(self, db: Database, clock: Clock, budget: int, plans: Plans, todos: Todos, ladder: Ladder) -> None:
         self.db = db
         self.clock = clock
         self.budget = budget
         self.plans = plans
+        self.todos = todos
         self.ladder = ladder
         self.memories = MemoryStore(db)
 
@@ -155,10 +159,12 @@ class ContextAssembler:
         )
 
     async def _standing(self, namespace: str) -> dict[str, list[str]]:
-        """The sections that do not depend on the message: plans and impressions."""
+        """The sections that do not depend on the message: plans, todos and impressions."""
         plans = await self.plans.upcoming(namespace, PLANS_SHOWN)
+        todos = await self.todos.listed(namespace, "open", TODOS_SHOWN)
+        today = self.todos.today()
         ladder = await self.ladder.read(namespace)
         return {
-            "doing": [memory_line(p) for p in plans],
+            "doing": [memory_line(p) for p in plans] + [f"- [her todo] {todo_text(t, today)}" for t in todos],
             "impressions": ladder.text.splitlines()[1:],
         }

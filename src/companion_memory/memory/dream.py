@@ -1,9 +1,12 @@
-"""The nightly dream: a day's raw messages become a diary entry and candidate memories.
+"""The nightly dream: a day's raw messages become a diary entry, candidate memories and
+entries of the mood timeline.
 
 Batches of ``DREAM_MAX_MESSAGES`` are read from a cursor that only moves when a batch
 is fully handled, so a failed or repeated night never loses or doubles anything. Every
 candidate must quote its messages verbatim, must pass the sensitive-data filter, and is
-pointed at the memory it would change when one already says the same.
+pointed at the memory it would change when one already says the same. Moods are no
+candidates: they are written to the timeline with the batch (they fade, and are never
+recalled), with the same evidence and sensitive-data checks.
 """
 
 from __future__ import annotations
@@ -19,11 +22,13 @@ from ..errors import InvalidInput, ServiceError
 from ..ports import Clock, Database, InfrastructureError
 from ..store.candidates import CandidateStore
 from ..store.dream import DreamStore
+from ..store.moods import MoodStore, mood_row
 from .config import MemoryConfig
 from .contradictions import question
 from .dream_model import confirms_contradiction
-from .extraction import ExtractedChange, ExtractedMemory, Extractor
+from .extraction import ExtractedChange, ExtractedMemory, ExtractedMood, Extractor
 from .model_call import JobModel
+from .moods import normalise_mood, normalise_whose
 from .plan_dates import has_passed, parse_valid_to, resolve_when
 from .sensitive import refused_classes
 from .vector_mirror import VectorMirror
@@ -126,6 +131,8 @@ class Dream:
                 "past_plans": 0,
                 "contradictions": 0,
                 "contradictions_dismissed": 0,
+                "moods_logged": 0,
+                "rejected_moods": 0,
             },
             "started_at": iso(self.clock.now()),
             "candidates": [],
@@ -147,6 +154,7 @@ class Dream:
                     candidates += [
                         c for change in changes if (c := await self._change(namespace, batch, change, kind, report))
                     ]
+                moods = [m for mood in extraction.moods if (m := self._mood(namespace, batch, mood, report))]
                 last = batch[-1]
                 position = (last["created_at"], last["id"])
                 now = iso(self.clock.now())
@@ -157,6 +165,7 @@ class Dream:
                     continue
                 await self.db.batch(
                     [CandidateStore.insert({**c, "dream_run_id": report["id"]}) for c in candidates]
+                    + [MoodStore.insert(m) for m in moods]
                     + [
                         DreamStore.upsert_daily(
                             str(uuid.uuid4()),
@@ -171,6 +180,7 @@ class Dream:
                     ]
                 )
                 report["candidates_created"] += len(candidates)
+                report["counts"]["moods_logged"] += len(moods)
             else:
                 report["more_to_read"] = bool(await self.store.messages_after(namespace, since, until, position, 1))
         except Exception as error:  # noqa: BLE001 - recorded; the cursor stays where the last good batch left it
@@ -226,6 +236,31 @@ class Dream:
         )
         row["reason"] = reason
         return row
+
+    def _mood(
+        self, namespace: str, batch: list[dict[str, Any]], mood: ExtractedMood, report: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """A timeline entry, felt when the first quoted message was said; None for a mood the
+        vocabulary does not know, or one that fails the evidence or sensitive-data check."""
+        label, whose = normalise_mood(mood.label), normalise_whose(mood.whose)
+        if label is None or whose is None or not mood.evidence:
+            report["counts"]["rejected_moods"] += 1
+            return None
+        reason = (mood.reason or mood.evidence[0]).strip()
+        if not self._acceptable(batch, mood.evidence, reason, report):
+            return None
+        said = next(m for m in batch if mood.evidence[0] in m["content"])
+        return mood_row(
+            namespace,
+            whose,
+            label,
+            reason[:500],
+            mood.intensity,
+            said["created_at"],
+            "dream",
+            said["id"],
+            iso(self.clock.now()),
+        )
 
     def _plan_end(self, memory: ExtractedMemory, day: date) -> str | None:
         """The end the extractor gave, else the day the plan's words name ("周末", "next

@@ -17,6 +17,7 @@ from ..domain.memory import Memory
 from ..ports import ModelError, UpstreamError
 from .extraction import Extraction, read_extraction
 from .model_call import JobModel
+from .moods import MOOD_LABELS
 
 JSON_ATTEMPTS = 2
 
@@ -30,15 +31,20 @@ answer with ONE JSON object, nothing else:
           "valid_to": "<plans only: YYYY-MM-DD, the last day of the plan>",
           "evidence": ["<exact words copied from the messages>"]}],
  "update": [{"target_id": "<id of a memory below>", "content": "<the corrected memory>", "evidence": ["<exact words>"]}],
- "delete": [{"target_id": "<id of a memory below>", "evidence": ["<exact words showing it is no longer true>"]}]}
+ "delete": [{"target_id": "<id of a memory below>", "evidence": ["<exact words showing it is no longer true>"]}],
+ "moods": [{"whose": "owner|companion", "label": "MOOD_LABELS", "intensity": 0.0-1.0,
+            "reason": "<why, a few words>", "evidence": ["<exact words where the feeling is said>"]}]}
 Facts about the world rather than the user (places, organisations, products) take a fact_key starting
 with "world."; an update to one of those is applied at once, everything else waits for the user's review.
 Something the user means to do on a day ahead ("周末去看海", "明天/后天/下周/下个月…", "tomorrow",
 "next week", "this weekend", "on Friday") is a "plan": resolve its words to a date counted from the Day
 the messages were said (周末 and "this weekend" end on that week's Sunday, 下周 and "next week" on next
 week's Sunday, 下个月 and "next month" on its last day) and give it as valid_to. A plan may be short-lived;
-everything else: only keep what will still matter in a month. Evidence quotes must be copied character for character
-from the messages. Never store passwords, keys, tokens or ID numbers."""
+everything else: only keep what will still matter in a month. "moods" are feelings said in the messages
+today, not memories: the user's (whose "owner", from [user] messages) and yours (whose "companion", from
+[assistant] messages), e.g. "我今天好累" → tired, "I'm so happy" → happy; only what is said, never guessed.
+Evidence quotes must be copied character for character from the messages. Never store passwords, keys,
+tokens or ID numbers.""".replace("MOOD_LABELS", "|".join(MOOD_LABELS))
 
 
 def _prompt(messages: Sequence[dict[str, Any]], memories: Sequence[Memory], day: str) -> str:

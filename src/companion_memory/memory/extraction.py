@@ -1,6 +1,7 @@
 """What the dream takes from a batch of messages, and the extractor that works with no
-model at all: explicit requests ("remember …", "记住…", "以后不要…", "always/never …")
-and plans with a day ("周末去看海", "I'm visiting my sister next week")."""
+model at all: explicit requests ("remember …", "记住…", "以后不要…", "always/never …"),
+plans with a day ("周末去看海", "I'm visiting my sister next week") and stated moods
+("我今天好累", "I'm so happy")."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from datetime import date
 from typing import Any, Protocol, TypeVar
 
 from ..domain.memory import Memory
+from .moods import moods_in
 from .plan_dates import resolve_when
 
 # The diary shows at most this many characters of a title; a longer one is cut, not refused.
@@ -40,12 +42,26 @@ class ExtractedChange:
 
 
 @dataclass(frozen=True)
+class ExtractedMood:
+    """A mood said in the batch: the owner's (user messages) or the companion's (hers).
+    Written to the mood timeline directly, never a candidate. ``whose`` and ``label`` are
+    a model's words: the dream drops what the vocabulary does not know."""
+
+    whose: str
+    label: str
+    evidence: list[str]
+    intensity: float = 0.5
+    reason: str = ""
+
+
+@dataclass(frozen=True)
 class Extraction:
     title: str = ""
     summary: str = ""
     add: list[ExtractedMemory] = field(default_factory=list)
     update: list[ExtractedChange] = field(default_factory=list)
     delete: list[ExtractedChange] = field(default_factory=list)
+    moods: list[ExtractedMood] = field(default_factory=list)
 
 
 def read_extraction(value: Any) -> Extraction:
@@ -92,6 +108,7 @@ class _Reader:
             add=self.objects(value, "add", self.memory),
             update=self.objects(value, "update", self.change),
             delete=self.objects(value, "delete", self.change),
+            moods=self.objects(value, "moods", self.mood),
         )
 
     def memory(self, value: Mapping[str, Any], at: str) -> ExtractedMemory:
@@ -103,6 +120,15 @@ class _Reader:
             confidence=self.score(value, at, "confidence", default=0.6),
             evidence=self.quotes(value, at),
             valid_to=self.optional_text(value, at, "valid_to", max_length=40),
+        )
+
+    def mood(self, value: Mapping[str, Any], at: str) -> ExtractedMood:
+        return ExtractedMood(
+            whose=self.text(value, at, "whose", default="owner", max_length=20),
+            label=self.text(value, at, "label", min_length=1, max_length=40),
+            intensity=self.score(value, at, "intensity", default=0.5),
+            reason=self.optional_text(value, at, "reason", max_length=500) or "",
+            evidence=self.quotes(value, at),
         )
 
     def change(self, value: Mapping[str, Any], at: str) -> ExtractedChange:
@@ -243,15 +269,31 @@ def _title(messages: Sequence[dict[str, Any]]) -> str:
     return " ".join(first.split())[:TITLE_CHARS].rstrip() or "Quiet day"
 
 
+# Whose mood a message states: the user's is the owner's, the assistant's the companion's.
+_SPEAKERS = {"user": "owner", "assistant": "companion"}
+
+
+def stated_moods(message: Mapping[str, Any]) -> list[ExtractedMood]:
+    whose = _SPEAKERS.get(message["role"])
+    if whose is None:
+        return []
+    return [
+        ExtractedMood(whose=whose, label=m.label, evidence=[m.quote], intensity=m.intensity, reason=m.reason)
+        for m in moods_in(message["content"])
+    ]
+
+
 class RequestExtractor:
     """The embedded default's dream: it keeps what the user explicitly asked to keep and
-    the plans they named a day for, and writes a plain diary entry. Every memory quotes
-    the words it came from."""
+    the plans they named a day for, logs the moods the owner and the companion said they
+    feel, and writes a plain diary entry. Every memory and mood quotes the words it came
+    from."""
 
     name = "requests"
 
     async def extract(self, messages: Sequence[dict[str, Any]], day: str, memories: Sequence[Memory]) -> Extraction:
         found: list[ExtractedMemory] = []
+        moods = [mood for message in messages for mood in stated_moods(message)]
         for message in messages:
             if message["role"] != "user":
                 continue
@@ -263,7 +305,7 @@ class RequestExtractor:
             found += plans_in(message["content"], date.fromisoformat(day))
         users = [" ".join(m["content"].split())[:60] for m in messages if m["role"] == "user" and m["content"].strip()]
         summary = f"{len(messages)} messages." + (f" The user said: {' / '.join(users[:3])}" if users else "")
-        return Extraction(title=_title(messages), summary=summary, add=_unique(found))
+        return Extraction(title=_title(messages), summary=summary, add=_unique(found), moods=moods)
 
 
 def _unique(memories: list[ExtractedMemory]) -> list[ExtractedMemory]:

@@ -1,4 +1,5 @@
-"""Retention: old raw data goes, unused memories expire, retired rows are purged.
+"""Retention: old raw data goes, unused memories expire, retired rows are purged, and
+the mood timeline keeps MOOD_DAYS (a mood is how a day felt, not something to keep).
 
 At most once per 24 hours (unless forced). Purging removes a memory's vector before its
 row, through the vector outbox, so a failing index keeps the row until it can follow.
@@ -20,6 +21,8 @@ from .vector_mirror import VectorMirror
 
 LOG_DAYS = 30
 IDEMPOTENCY_DAYS = 7
+# The boot package shows a week and the panel a month; three months keep a season to look back on.
+MOOD_DAYS = 90
 EXPIRE_AFTER_DAYS = 180
 PURGE_AFTER_DAYS = 30
 _BATCH = 200
@@ -51,6 +54,7 @@ class Retention:
                 RetentionStore.delete_older("memory_events", "created_at", before(LOG_DAYS)),
                 RetentionStore.delete_older("idempotency_keys", "created_at", before(IDEMPOTENCY_DAYS)),
                 RetentionStore.delete_older("context_folds", "used_at", before(FOLDS_KEPT_DAYS)),
+                RetentionStore.delete_older("moods", "felt_at", before(MOOD_DAYS)),
             ]
         )
         # Purge first: what expires now must wait its own 30 days.
@@ -74,6 +78,7 @@ class Retention:
             "memory_events": results[2].changes,
             "idempotency_keys": results[3].changes,
             "context_folds": results[4].changes,
+            "moods": results[5].changes,
             "memories_expired": expired,
             "memories_too_short": too_short,
             "memories_purged": purged,

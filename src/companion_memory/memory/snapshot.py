@@ -13,6 +13,7 @@ from ..errors import InvalidInput
 from ..ports import Clock, Database
 from ..store.outbox import OutboxStore
 from ..store.snapshot import TABLES, TABLES_BY_NAME, SnapshotStore, TableSpec
+from .moods import MOOD_LABELS
 from .vector_mirror import VectorMirror
 
 log = logging.getLogger("companion_memory.snapshot")
@@ -102,6 +103,12 @@ def _validate(document: Any) -> list[tuple[TableSpec, list[dict[str, Any]]]]:
                 problem = _memory_problem(row)
                 if problem:
                     raise InvalidInput(f"memories[{index}].{problem}", code="invalid_snapshot")
+            # The table checks the rest of a mood; its label only the code knows.
+            if table.name == "moods" and row.get("label") not in MOOD_LABELS:
+                raise InvalidInput(
+                    f"moods[{index}].label: {row.get('label')!r} is not one of {', '.join(MOOD_LABELS)}",
+                    code="invalid_snapshot",
+                )
         tables.append((table, rows))
     unknown = set(document) - set(TABLES_BY_NAME) - {"format", "version", "exported_at", "namespace", "skipped"}
     if unknown:

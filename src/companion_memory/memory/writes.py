@@ -24,6 +24,7 @@ from ..store.memories import MemoryStore
 from ..store.outbox import OutboxOp, OutboxStore
 from .config import MemoryConfig
 from .contradictions import Contradictions
+from .moods import EMOTION_TAG_PREFIX, MOOD_LABELS, emotion_tags
 from .plan_dates import parse_valid_to, plan_status, valid_for
 from .sensitive import refused_classes
 from .vector_mirror import VectorMirror
@@ -618,12 +619,15 @@ def _or(value: float | None, default: float) -> float:
 
 
 def _clean_tags(tags: list[str]) -> list[str]:
-    seen: dict[str, None] = {}
-    for tag in tags:
-        tag = tag.strip()
-        if tag:
-            seen.setdefault(tag, None)
-    return list(seen)
+    """Each tag once, trimmed; an emotion tag in the mood vocabulary's words (emotion:开心 →
+    emotion:happy), so a memory's feeling and the mood timeline speak the same labels."""
+    kept, unknown = emotion_tags(tag.strip() for tag in tags if tag.strip())
+    if unknown:
+        raise InvalidInput(
+            f"unknown emotion in {', '.join(unknown)}: use {EMOTION_TAG_PREFIX}<{'|'.join(MOOD_LABELS)}>",
+            code="invalid_emotion",
+        )
+    return kept
 
 
 def _union(first: list[str], second: list[str]) -> list[str]:

@@ -10,7 +10,9 @@ from ..domain.memory import MEMORY_FIELDS
 from ..domain.search_text import search_document
 from ..ports import ConstraintError, Database, Statement
 from .candidates import CANDIDATE_COLUMNS
+from .moods import MOOD_COLUMNS
 from .sql import placeholders, read_stored_json, to_json
+from .todos import TODO_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,8 @@ TABLES = (
         ("id", "namespace", "month", "title", "summary", "created_at", "updated_at"),
         order_by="month",
     ),
+    TableSpec("todos", ("id",), TODO_COLUMNS),
+    TableSpec("moods", ("id",), MOOD_COLUMNS, order_by="felt_at, id"),
     TableSpec(
         "messages",
         ("id",),

@@ -1,7 +1,7 @@
 """The MCP tools: the reference's 14 memory tools, plan_list and plan_update, memory_share
-and share_list, context_expand, and the health report (memory_health, in the reference's
-style) with its scan for messages no memory cites (memory_unanchored), over the same
-services as REST.
+and share_list, context_expand, the health report (memory_health, in the reference's
+style) with its scan for messages no memory cites (memory_unanchored), the mood timeline
+(mood_log, mood_recent) and her own todos (todo_*), over the same services as REST.
 
 Each tool is a pydantic model of its arguments (which gives its JSON Schema), the
 scope it needs, and an async handler that returns a JSON-able result. A tool needs the
@@ -27,11 +27,13 @@ from ...application import (
     glossary,
     ingest,
     memories,
+    moods,
     plans,
     precious,
     recall,
     shares,
     snapshot,
+    todos,
 )
 from ...application.fields import (
     ExtraNamespaces,
@@ -52,6 +54,7 @@ from ...application.principal import Principal
 from ...application.use_case import Input, Nothing, UseCase
 from ...domain.layers import Layer
 from ...domain.types import MEMORY_TYPES, PLAN_STATUSES, STATUSES
+from ...memory.moods import MOOD_LABELS
 from ...memory.sharing import SHARE_STATUSES
 from ...runtime import Runtime
 
@@ -191,6 +194,40 @@ class ShareList(Arguments):
         None, description="Default: the open ones (proposed and approved)."
     )
     limit: Annotated[int, Field(ge=1, le=200)] = 50
+
+
+class MoodLog(Arguments):
+    label: moods.MoodLabel
+    whose: moods.Whose = "companion"
+    reason: Annotated[str, Field(max_length=500, description="Why, in a few words.")] = ""
+    intensity: Annotated[Score, Field(description="0 barely, 1 overwhelming.")] = 0.5
+    felt_at: Annotated[str | None, Field(max_length=40, description="ISO-8601 time it was felt; default now.")] = None
+    namespace: Namespace = "default"
+
+
+class MoodRecent(Arguments):
+    days: Annotated[int, Field(ge=1, le=90, description="The last this many local days, today included.")] = 7
+    whose: moods.Whose | None = None
+    limit: Annotated[int, Field(ge=1, le=500)] = 200
+    namespace: Namespace = "default"
+
+
+class TodoAdd(Arguments):
+    text: Annotated[str, Field(min_length=1, max_length=500, description="What she means to do.")]
+    priority: Annotated[int, Field(ge=1, le=5, description="1 whenever … 5 urgent.")] = 3
+    due: Annotated[datetime.date | None, Field(description="YYYY-MM-DD, optional.")] = None
+    note: Annotated[str | None, Field(max_length=2000)] = None
+    namespace: Namespace = "default"
+
+
+class TodoId(Arguments):
+    id: Annotated[Id, Field(description="The todo's id.")]
+
+
+class TodoList(Arguments):
+    status: Literal["open", "done", "abandoned"] = "open"
+    limit: Annotated[int, Field(ge=1, le=200)] = 50
+    namespace: Namespace = "default"
 
 
 # What a tool's arguments ask for: the use case to run and its input.
@@ -432,6 +469,64 @@ TOOLS: dict[str, Tool] = {
             Unanchored,
             (doctor.unanchored,),
             lambda a: (doctor.unanchored, doctor.UnanchoredQuery(**a.model_dump())),
+        ),
+        Tool(
+            "mood_log",
+            f"Log a mood on the timeline: hers (whose companion, the default) or the owner's as she perceives "
+            f"it (whose owner). Labels: {', '.join(MOOD_LABELS)}. Moods fade; they are never recalled as memories.",
+            MoodLog,
+            (moods.log_mood,),
+            lambda a: (moods.log_mood, moods.MoodWrite(**a.model_dump(), source="mcp")),
+        ),
+        Tool(
+            "mood_recent",
+            "The mood timeline of the last days (default 7), newest first, with its distribution.",
+            MoodRecent,
+            (moods.recent_moods,),
+            lambda a: (moods.recent_moods, moods.MoodQuery(**a.model_dump())),
+        ),
+        Tool(
+            "todo_add",
+            "Add a todo to her own list (not the owner's plans): text, priority 1–5, an optional due day.",
+            TodoAdd,
+            (todos.add_todo,),
+            lambda a: (todos.add_todo, todos.TodoWrite(**a.model_dump(), source="mcp")),
+        ),
+        Tool(
+            "todo_done",
+            "Mark one of her open todos done.",
+            TodoId,
+            (todos.close_todo,),
+            lambda a: (todos.close_todo, todos.TodoClose(id=a.id, status="done")),
+        ),
+        Tool(
+            "todo_abandon",
+            "Give up one of her open todos.",
+            TodoId,
+            (todos.close_todo,),
+            lambda a: (todos.close_todo, todos.TodoClose(id=a.id, status="abandoned")),
+        ),
+        Tool(
+            "todo_next",
+            f"Pick the next todo: {todos.NEXT_RULE}.",
+            Scope,
+            (todos.next_todo,),
+            lambda a: (todos.next_todo, todos.TodoScope(namespace=a.namespace)),
+        ),
+        Tool(
+            "todo_list",
+            "Her todos by status: open ones (the default) in the order they come next, closed ones the latest first.",
+            TodoList,
+            (todos.list_todos,),
+            lambda a: (todos.list_todos, todos.TodoQuery(**a.model_dump())),
+        ),
+        Tool(
+            "todo_stats",
+            "Her todo counts (open, done, abandoned, done in the last 7 days, overdue), the next one, and a "
+            "short summary for a prompt.",
+            Scope,
+            (todos.todo_stats,),
+            lambda a: (todos.todo_stats, todos.TodoScope(namespace=a.namespace)),
         ),
         Tool(
             "glossary_set",
