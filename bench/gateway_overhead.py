@@ -207,17 +207,16 @@ class Target:
                 self.process.kill()
 
 
-def launch(name: str, command: list[str], port: int, env: dict[str, str]) -> Target:
-    """Starts a server and waits for its first answered chat request."""
+def launch(name: str, command: list[str], port: int, env: dict[str, str], log: Path) -> Target:
+    """Starts a server (its output to ``log``) and waits for its first answered chat request."""
     started = time.perf_counter()
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
+    with log.open("wb") as output:
+        process = subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT, cwd=ROOT)
     target = Target(name, f"http://127.0.0.1:{port}/v1", process)
     deadline = time.monotonic() + 120
     while True:
         if process.poll() is not None:
-            raise SystemExit(
-                f"{name} did not start: {process.stderr.read().decode()[-2000:] if process.stderr else ''}"
-            )
+            raise SystemExit(f"{name} did not start: {log.read_text(errors='replace')[-2000:]}")
         with contextlib.suppress(httpx.TransportError):
             answer = httpx.post(
                 target.url + "/chat/completions",
@@ -477,7 +476,8 @@ def start_targets(names: list[str], provider: Provider, work: Path, baseline: Pa
             continue
         port = free_port()
         if name == "bare":
-            targets.append(launch(name, [sys.executable, "-c", BARE_PROXY, provider.url, str(port)], port, base))
+            command = [sys.executable, "-c", BARE_PROXY, provider.url, str(port)]
+            targets.append(launch(name, command, port, base, work / f"{name}.log"))
             continue
         data = work / name
         if name != "off":
@@ -489,7 +489,7 @@ def start_targets(names: list[str], provider: Provider, work: Path, baseline: Pa
             assert baseline is not None
             env |= {"PYTHONPATH": str(baseline / "src"), "OMP_WAIT_POLICY": "PASSIVE"}
         command = [sys.executable, "-m", "companion_memory.cli", "--data-dir", str(data), "serve", "--port", str(port)]
-        targets.append(launch(name, command, port, env))
+        targets.append(launch(name, command, port, env, work / f"{name}.log"))
     return targets
 
 
