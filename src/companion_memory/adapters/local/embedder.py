@@ -21,9 +21,11 @@ Two more keep recall quick when many chats arrive at once:
 
 - Queries share engine calls. When the engine takes a query, it takes with it every
   query waiting behind it, and those that arrive within ``EMBEDDER_BATCH_WINDOW_MS``,
-  up to ``QUERY_BATCH_TOKENS``: sixteen chats arriving together wait for one call instead
-  of a line of sixteen. The engine runs a batch one text per thread, with no barrier
-  inside each text's forward pass.
+  up to ``QUERY_BATCH_TOKENS``. The engine runs them as one forward pass over all their
+  tokens: measured on 2 busy cores, 16 queries in one call took 34–36 ms of CPU each
+  against 38–40 ms one by one with one thread, and 33–37 ms against 46–48 ms with two
+  (fewer barriers for the work). The engine is compute-bound at a query's ~20 tokens,
+  so sharing saves a tenth to a quarter, not more.
 - A query text's vector is kept for ``EMBEDDER_QUERY_CACHE_SECONDS``: clients retry and
   regenerate a reply with the same last message.
 
