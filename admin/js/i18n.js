@@ -19,7 +19,7 @@ const audit = { missing: new Set(), produced: new Set() };
 window.__i18n = audit;
 
 const produced = (text) => {
-  audit.produced.add(text);
+  audit.produced.add(text.trim());
   return text;
 };
 

@@ -83,8 +83,8 @@ export function openMemory(id, { onChange } = {}) {
             show();
           }),
         }) : null,
-        button(t("common.edit"), { iconName: "edit", onclick: () => edit("edit") }),
-        button(t("memory.newVersion"), { iconName: "swap", onclick: () => edit("supersede") }),
+        button(t("common.edit"), { iconName: "edit", dataset: { action: "edit" }, onclick: () => edit("edit") }),
+        button(t("memory.newVersion"), { iconName: "swap", dataset: { action: "supersede" }, onclick: () => edit("supersede") }),
         shareButton(memory),
         button(t("memory.archive"), {
           iconName: "archive",

@@ -65,6 +65,7 @@ export function sharesSection() {
 export function shareButton(memory) {
   return button(t("shares.shareTo"), {
     iconName: "merge",
+    dataset: { action: "share" },
     onclick: () => {
       const sheet = modal(t("shares.sheetTitle"));
       const target = h("input", { name: "target", required: true, value: memory.namespace === "default" ? "" : "default", placeholder: "default", autocomplete: "off", spellcheck: "false", translate: "no" });

@@ -72,7 +72,20 @@ export function modal(title, { onClose, wide = false } = {}) {
     onClose?.();
     previous?.focus?.();
   };
-  const onKey = (event) => event.key === "Escape" && close();
+  const onKey = (event) => {
+    if (root.lastElementChild !== backdrop) return; // a sheet opened on top of this one has the keys
+    if (event.key === "Escape") close();
+    // Tab stays inside the sheet (aria-modal): from its last control back to its first.
+    else if (event.key === "Tab") {
+      const controls = [...sheet.querySelectorAll("a[href], button, input, select, textarea, [tabindex]")]
+        .filter((c) => !c.disabled && c.tabIndex >= 0 && c.getClientRects().length);
+      const [first, last] = [controls[0], controls[controls.length - 1]];
+      if (event.shiftKey ? document.activeElement === first || !sheet.contains(document.activeElement) : document.activeElement === last) {
+        event.preventDefault();
+        (event.shiftKey ? last : first)?.focus();
+      }
+    }
+  };
   const heading = h("h2", { class: "sheet-title", id: `sheet-${Date.now()}` }, title);
   const sheet = h(
     "div",

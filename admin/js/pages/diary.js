@@ -17,22 +17,27 @@ export function render(container) {
   const more = h("div", { class: "pager" });
   const day = h("input", { type: "date", name: "date", "aria-label": t("diary.goToDay") });
 
-  function entryCard(entry) {
+  function entryCard(entry, shown = "day") {
     return h("article", { class: "item diary-entry" },
-      h("span", { class: "section-label" }, HEADINGS[period](entry)),
+      h("span", { class: "section-label" }, HEADINGS[shown](entry)),
       entry.title ? h("h3", { translate: "no" }, entry.title) : h("h3", {}, t("common.untitled")),
       entry.summary ? h("p", { class: "content", translate: "no" }, entry.summary) : null,
       entry.message_count !== undefined ? h("p", { class: "small muted" }, t("diary.messages", { count: entry.message_count })) : null);
   }
 
+  // Switching period while a page loads must not show the old period's answer under the new headings.
+  let loads = 0;
   async function load(before = null) {
+    const mine = ++loads;
+    const asked = period;
     if (!before) append(clear(list), spinner());
     clear(more);
     try {
-      const page = await api.get("/v1/admin/diary", { namespace: ns(), period, limit: 20, before });
+      const page = await api.get("/v1/admin/diary", { namespace: ns(), period: asked, limit: 20, before });
+      if (mine !== loads) return;
       if (!before) clear(list);
-      append(list, ...page.entries.map(entryCard));
-      if (!page.entries.length && !before) append(list, emptyState(t(`diary.empty.${period}`), t("diary.emptyHint")));
+      append(list, ...page.entries.map((entry) => entryCard(entry, asked)));
+      if (!page.entries.length && !before) append(list, emptyState(t(`diary.empty.${asked}`), t("diary.emptyHint")));
       if (page.next_before) append(more, button(t("common.older"), { onclick: () => load(page.next_before) }));
     } catch (error) {
       if (error.status !== 401) append(clear(list), errorBox(error, () => load()));
