@@ -22,7 +22,7 @@ self.addEventListener("fetch", (event) => {
   if (request.mode === "navigate") {
     event.respondWith(fetch(request).catch(() => caches.match(new URL("offline.html", scope).href)));
   } else if (offlineUrls.has(request.url.split(/[?#]/)[0])) {
-    event.respondWith(fetch(request).catch(() => caches.match(request, { ignoreSearch: true })));
+    event.respondWith(fetch(request).catch(() => caches.match(request, { ignoreSearch: true, ignoreVary: true })));
   }
   // Anything else (the API above all) is not touched: the browser fetches it as if there were no worker.
 });

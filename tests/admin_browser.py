@@ -132,19 +132,29 @@ class Panel:
         theme: str = "light",
         locale: str = "en-US",
         timezone_id: str | None = None,
+        profile: Path | None = None,
     ) -> None:
+        """``profile``: a Chromium of its own with a user profile in that folder, as a person's
+        browser is (the shared ``browser``'s contexts are incognito, where nothing installs)."""
         self.base_url = base_url
         self.viewport = viewport
-        self.context = browser.new_context(
-            viewport=VIEWPORTS[viewport],
-            color_scheme="light" if theme == "light" else "dark",
-            locale=locale,
-            timezone_id=timezone_id,
+        options: dict[str, Any] = {
+            "viewport": VIEWPORTS[viewport],
+            "color_scheme": "light" if theme == "light" else "dark",
+            "locale": locale,
+            "timezone_id": timezone_id,
+        }
+        self.context = (
+            browser.browser_type.launch_persistent_context(
+                str(profile), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS, **options
+            )
+            if profile
+            else browser.new_context(**options)
         )
         # The page's timers run on Playwright's clock (in real time unless told otherwise), so that
         # a test can let an undo window or a toast run out at once: see pass_time().
         self.context.clock.install()
-        self.page: Page = self.context.new_page()
+        self.page: Page = self.context.pages[0] if profile else self.context.new_page()
         self.errors: list[str] = []
         self.requests: list[tuple[str, dict[str, str]]] = []
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))

@@ -823,10 +823,10 @@ def test_times_are_in_the_dreams_zone_with_numbers_plurals_and_relative_times_in
 
 
 def test_the_panel_is_installable_and_its_service_worker_never_answers_the_api(
-    browser: Browser, server: LiveServer, rest: Rest
+    browser: Browser, server: LiveServer, rest: Rest, tmp_path: Path
 ) -> None:
     rest.remember("drink.tea", "下午喜欢喝茉莉花茶", type="preference")
-    panel = Panel(browser, server.url, "phone", locale="zh-CN")
+    panel = Panel(browser, server.url, "phone", locale="zh-CN", profile=tmp_path / "profile")
     try:
         panel.sign_in_quietly()
         page = panel.page
@@ -843,13 +843,16 @@ def test_the_panel_is_installable_and_its_service_worker_never_answers_the_api(
         for icon in parsed["icons"]:
             answer = httpx.get(f"{server.url}/admin/{icon['src']}")
             assert answer.status_code == 200 and answer.headers["content-type"].startswith(icon["type"]), icon
-        # The bar around the installed panel follows the theme.
-        colours = page.eval_on_selector_all('meta[name="theme-color"]', "metas => metas.map((m) => m.content)")
-        assert colours == ["#f6f7fb", "#f6f7fb"]
+        # The bar around the installed panel is the page's background: the device's theme, or the one chosen.
+        colours = 'meta[name="theme-color"]', "metas => metas.map((m) => m.content)"
+        assert page.eval_on_selector_all(*colours) == ["#f6f7fb", "#0f1117"]
+        panel.go("settings")
+        page.locator(".segment[data-value=dark]").click()
+        assert page.eval_on_selector_all(*colours) == ["#0f1117", "#0f1117"]
 
         # With the worker running, every API answer still comes from the server.
         answers: list[Response] = []
-        page.on("response", answers.append)
+        page.on("response", lambda answer: answers.append(answer))
         page.reload()
         panel.go("memories")
         expect(page.locator(".memory-item")).to_have_count(1)
@@ -931,6 +934,7 @@ def test_the_memory_sheet_copies_its_id_and_dates_and_toasts_leave_the_zoom_butt
 
     panel.go("starmap")
     expect(page.locator("#starmap .map-node")).to_have_count(1)
+    panel.pass_time(TOAST_MS)
     page.evaluate("import(new URL('js/ui.js', location.href)).then((ui) => ui.toast('Connected. Your key is saved in this browser.'))")
     toast = page.locator(".toast").bounding_box()
     assert toast is not None
