@@ -553,6 +553,8 @@ def test_every_tab_at_phone_and_desktop_size_in_both_languages_and_themes(panel:
 
     panel.sign_in()
     page = panel.page
+    # Every page's findings, reported together.
+    problems: list[tuple[str, str, str, str]] = []
     for language, theme in [("zh-CN", "light"), ("zh-CN", "dark"), ("en", "light"), ("en", "dark")]:
         panel.go("settings")
         page.locator(f"#language .segment[data-value={language}]").click()
@@ -584,8 +586,9 @@ def test_every_tab_at_phone_and_desktop_size_in_both_languages_and_themes(panel:
             else:  # a side rail
                 assert box["x"] == 0 and box["height"] == pytest.approx(800, abs=2) and box["width"] < 300
             panel.shoot(f"{language}-{theme}-{name}")
-            assert panel.untranslated() == [], (language, route)
-            assert panel.accessibility_violations() == [], (language, theme, route)
+            found = panel.untranslated() + panel.accessibility_violations()
+            problems += [(language, theme, route, problem) for problem in found]
+    assert problems == [], "\n".join(" / ".join(p) for p in problems)
     # "System" follows the device, also when it changes while the panel is open.
     panel.go("settings")
     page.emulate_media(color_scheme="dark")

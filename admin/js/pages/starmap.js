@@ -59,7 +59,7 @@ async function draw(wrap, signal) {
     svg("text", { class: "map-label", translate: "no", x: n.x + n.radius + 4, y: n.y, "dominant-baseline": "middle", dataset: { id: n.id, type: n.type, important: String(n.pinned || n.importance >= 0.7) } },
       shorten(n.content))));
   const scene = svg("g", {}, edgeLayer, nodeLayer, labelLayer);
-  const map = svg("svg", { class: "map", id: "starmap", role: "img", "aria-label": t("starmap.label", { count: nodes.length }) }, scene);
+  const map = svg("svg", { class: "map", id: "starmap", role: "group", "aria-label": t("starmap.label", { count: nodes.length }) }, scene);
 
   const status = h("div", { class: "map-status", id: "map-status" });
   const search = h("input", { type: "search", placeholder: t("starmap.findPlaceholder"), "aria-label": t("starmap.search"), id: "map-search" });
