@@ -143,7 +143,7 @@ export function ago(value, now = new Date()) {
   for (const [unit, size] of units) {
     if (Math.abs(seconds) >= size) return produced(rtf.format(Math.trunc(seconds / size), unit));
   }
-  return produced(rtf.format(0, "minute"));
+  return produced(rtf.format(0, "second")); // "now", "现在"
 }
 
 /** A calendar day (YYYY-MM-DD, already the dream's day) written out in full. */
