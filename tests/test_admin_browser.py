@@ -677,12 +677,15 @@ def seed_chinese(rest: Rest) -> None:
 
 def walk_every_tab_and_dialog(panel: Panel) -> None:
     """Every tab, section and dialog, each checked for text that is not in the current
-    language's catalog (Panel.untranslated)."""
+    language's catalog (Panel.untranslated), and the dialogs for accessibility findings
+    (the tabs get theirs in every theme and size in the screenshots' test)."""
     page = panel.page
 
-    def check(where: str) -> None:
+    def check(where: str, *, dialog: bool = True) -> None:
         panel.settle()
         assert panel.untranslated() == [], where
+        if dialog:
+            assert panel.accessibility_violations() == [], where
 
     for route, ready in [
         ("today", "#today-messages"),
@@ -697,7 +700,7 @@ def walk_every_tab_and_dialog(panel: Panel) -> None:
     ]:
         panel.go(route)
         expect(page.locator(ready).first).to_be_visible()
-        check(route)
+        check(route, dialog=False)
 
     panel.go("review")
     page.locator("article.candidate [data-action=merge]").first.click()  # no target yet: pick one
@@ -706,7 +709,7 @@ def walk_every_tab_and_dialog(panel: Panel) -> None:
     page.keyboard.press("Escape")
     for status in ("approved", "discarded"):
         page.locator(f".segment[data-value={status}]").click()
-        check(f"review: {status}")
+        check(f"review: {status}", dialog=False)
 
     panel.go("memories")
     page.locator(".page-head .button-primary").click()
@@ -738,7 +741,7 @@ def walk_every_tab_and_dialog(panel: Panel) -> None:
     panel.go("more/diary")
     for period in ("week", "month"):
         page.locator(f".segment[data-value={period}]").click()
-        check(f"diary by {period}")
+        check(f"diary by {period}", dialog=False)
     panel.go("more/maintenance")
     page.click("#dream-dry-run")
     expect(page.locator("#dream-report .notice")).to_be_visible()
@@ -798,8 +801,20 @@ def test_times_are_in_the_dreams_zone_with_numbers_plurals_and_relative_times_in
     zone = httpx.get(f"{server.url}/health").json()["time_zone"]
     assert zone == "Asia/Singapore"
     for locale, expected in [
-        ("zh-CN", {"at": "2026年1月1日 08:00", "ago": "3分钟前", "one": "1 条记忆", "many": "2 条记忆", "big": "12,345.5"}),
-        ("en-US", {"at": "Jan 1, 2026, 08:00 AM", "ago": "3 min. ago", "one": "1 memory", "many": "2 memories", "big": "12,345.5"}),
+        (
+            "zh-CN",
+            {"at": "2026年1月1日 08:00", "ago": "3分钟前", "one": "1 条记忆", "many": "2 条记忆", "big": "12,345.5"},
+        ),
+        (
+            "en-US",
+            {
+                "at": "Jan 1, 2026, 08:00 AM",
+                "ago": "3 min. ago",
+                "one": "1 memory",
+                "many": "2 memories",
+                "big": "12,345.5",
+            },
+        ),
     ]:
         panel = Panel(browser, server.url, "desktop", locale=locale, timezone_id="America/New_York")
         try:
@@ -938,7 +953,9 @@ def test_the_memory_sheet_copies_its_id_and_dates_and_toasts_leave_the_zoom_butt
     panel.go("starmap")
     expect(page.locator("#starmap .map-node")).to_have_count(1)
     panel.pass_time(TOAST_MS)
-    page.evaluate("import(new URL('js/ui.js', location.href)).then((ui) => ui.toast('Connected. Your key is saved in this browser.'))")
+    page.evaluate(
+        "import(new URL('js/ui.js', location.href)).then((ui) => ui.toast('Connected. Your key is saved in this browser.'))"
+    )
     toast = page.locator(".toast").bounding_box()
     assert toast is not None
     for button in page.locator(".map-zoom .icon-button").all():

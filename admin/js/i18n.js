@@ -94,6 +94,9 @@ export function t(key, params = {}) {
   return produced(text);
 }
 
+/** A page's own part of the catalogs: ``const s = section("people"); s("title", { count })``. */
+export const section = (name) => (key, params) => t(`${name}.${key}`, params);
+
 /** ``t(key)`` when the catalog has it, else ``fallback`` (for values the server may add to
  * an enumeration later: a new memory type shows under its own name until translated). */
 export function tOr(key, fallback) {

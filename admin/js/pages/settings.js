@@ -3,9 +3,10 @@ import { api } from "../api.js";
 import { applyTheme, loadConfig, saveConfig, serverUrl } from "../config.js";
 import { append, h } from "../dom.js";
 import { refreshPendingBadge } from "../badge.js";
-import { LANGUAGES, t } from "../i18n.js";
+import { LANGUAGES, section } from "../i18n.js";
 import { busy, button, field, pageHeader, segmented, toast } from "../ui.js";
 
+const s = section("settings");
 const REASONS = { welcome: "notice", unauthorized: "notice notice-error" };
 // Each language is named in itself, so that anyone can find their own.
 const LANGUAGE_NAMES = { "zh-CN": "简体中文", en: "English" };
@@ -24,10 +25,10 @@ export function render(container, route) {
     onclick: () => {
       key.type = key.type === "password" ? "text" : "password";
       reveal.setAttribute("aria-pressed", String(key.type === "text"));
-      reveal.textContent = t(key.type === "password" ? "settings.show" : "settings.hide");
+      reveal.textContent = s(key.type === "password" ? "show" : "hide");
     },
-  }, t("settings.show"));
-  const save = button(t("settings.save"), { kind: "primary", type: "submit", iconName: "check" });
+  }, s("show"));
+  const save = button(s("save"), { kind: "primary", type: "submit", iconName: "check" });
 
   const form = h(
     "form",
@@ -37,16 +38,16 @@ export function render(container, route) {
         event.preventDefault();
         const ns = namespace.value.trim() || "default";
         if (!/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/.test(ns)) {
-          status.textContent = t("settings.badNamespace");
+          status.textContent = s("badNamespace");
           return;
         }
         saveConfig({ server: server.value.trim(), apiKey: key.value.trim(), namespace: ns });
         await busy(save, async () => {
-          status.textContent = t("settings.connecting", { server: serverUrl() });
+          status.textContent = s("connecting", { server: serverUrl() });
           try {
             await api.get("/v1/memories", { namespace: ns, limit: 1 });
-            status.textContent = t("settings.connected", { server: serverUrl() });
-            toast(t("settings.connectedToast"), { kind: "ok" });
+            status.textContent = s("connected", { server: serverUrl() });
+            toast(s("connectedToast"), { kind: "ok" });
             refreshPendingBadge();
             // The server may be another one now: its time zone.
             window.dispatchEvent(new Event("panel:relabel"));
@@ -57,15 +58,15 @@ export function render(container, route) {
         });
       },
     },
-    field(t("settings.server"), server, t("settings.serverHint")),
-    field(t("settings.key"), h("div", { class: "row" }, h("div", { class: "spacer" }, key), reveal), t("settings.keyHint")),
-    field(t("settings.namespace"), namespace, t("settings.namespaceHint")),
+    field(s("server"), server, s("serverHint")),
+    field(s("key"), h("div", { class: "row" }, h("div", { class: "spacer" }, key), reveal), s("keyHint")),
+    field(s("namespace"), namespace, s("namespaceHint")),
     h("div", { class: "form-actions" },
-      button(t("settings.forget"), {
+      button(s("forget"), {
         kind: "danger", onclick: () => {
           saveConfig({ apiKey: "" });
           key.value = "";
-          status.textContent = t("settings.forgotten");
+          status.textContent = s("forgotten");
         },
       }),
       save),
@@ -73,30 +74,30 @@ export function render(container, route) {
   );
 
   const theme = segmented(
-    ["system", "light", "dark"].map((value) => [value, t(`settings.themes.${value}`)]),
+    ["system", "light", "dark"].map((value) => [value, s(`themes.${value}`)]),
     config.theme,
     (value) => { saveConfig({ theme: value }); applyTheme(value); },
-    t("settings.theme"),
+    s("theme"),
   );
 
   const language = segmented(
-    [["", t("settings.followBrowser")], ...LANGUAGES.map((tag) => [tag, h("span", { lang: tag, translate: "no" }, LANGUAGE_NAMES[tag])])],
+    [["", s("followBrowser")], ...LANGUAGES.map((tag) => [tag, h("span", { lang: tag, translate: "no" }, LANGUAGE_NAMES[tag])])],
     LANGUAGES.includes(config.language) ? config.language : "",
     (value) => {
       saveConfig({ language: value });
       window.dispatchEvent(new Event("panel:relabel"));
     },
-    t("settings.language"),
+    s("language"),
   );
   language.id = "language";
 
   append(container,
-    pageHeader(t("settings.title"), t("settings.subtitle")),
-    REASONS[reason] ? h("p", { class: REASONS[reason], role: "alert", id: "settings-reason" }, t(`settings.reasons.${reason}`)) : null,
-    h("section", { class: "card" }, h("h2", {}, t("settings.connection")), form),
-    h("section", { class: "card" }, h("h2", {}, t("settings.language")), language),
-    h("section", { class: "card" }, h("h2", {}, t("settings.theme")), theme),
-    h("section", { class: "card small muted" }, h("h2", {}, t("settings.about")), h("p", {}, t("settings.aboutText"))),
+    pageHeader(s("title"), s("subtitle")),
+    REASONS[reason] ? h("p", { class: REASONS[reason], role: "alert", id: "settings-reason" }, s(`reasons.${reason}`)) : null,
+    h("section", { class: "card" }, h("h2", {}, s("connection")), form),
+    h("section", { class: "card" }, h("h2", {}, s("language")), language),
+    h("section", { class: "card" }, h("h2", {}, s("theme")), theme),
+    h("section", { class: "card small muted" }, h("h2", {}, s("about")), h("p", {}, s("aboutText"))),
   );
   if (!config.apiKey) key.focus();
 }
