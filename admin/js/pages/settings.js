@@ -3,6 +3,7 @@ import { api } from "../api.js";
 import { applyTheme, loadConfig, saveConfig, serverUrl } from "../config.js";
 import { append, h } from "../dom.js";
 import { refreshPendingBadge } from "../badge.js";
+import { connectedApps } from "../connected-apps.js";
 import { busy, button, field, pageHeader, segmented, toast } from "../ui.js";
 
 const REASONS = {
@@ -77,6 +78,7 @@ export function render(container, route) {
     pageHeader("Settings", "Connection, key and look of this panel."),
     reason ? h("p", { class: reason[0], role: "alert", id: "settings-reason" }, reason[1]) : null,
     h("section", { class: "card" }, h("h2", {}, "Connection"), form),
+    config.apiKey ? connectedApps() : null,
     h("section", { class: "card" }, h("h2", {}, "Theme"), theme),
     h("section", { class: "card small muted" }, h("h2", {}, "About"),
       h("p", {}, "companion-memory admin panel. Everything here talks to the REST API with your key; nothing is loaded from anywhere else.")),
