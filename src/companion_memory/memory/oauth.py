@@ -37,6 +37,8 @@ CODE_SECONDS = 120
 REQUEST_MINUTES = 10
 # A registration that nothing was granted to is forgotten after a day.
 UNUSED_CLIENT_HOURS = 24
+# A revoked grant is kept this long (the owner's list no longer shows it), then forgotten.
+REVOKED_GRANT_DAYS = 30
 # Registrations from everyone together may reach this many times the per-address limit.
 REGISTRATION_CEILING = 10
 METADATA_DOCUMENT_MAX_BYTES = 5 * 1024
@@ -342,6 +344,7 @@ class AuthorizationServer:
         if resource and resource != row["resource"]:
             raise OAuthError("invalid_target", "resource differs from the one authorized")
         grant_id = str(uuid.uuid4())
+        await self.store.forget_revoked_grants(iso(now - timedelta(days=REVOKED_GRANT_DAYS)))
         if not await self.store.use_code(row["code_hash"], grant_id, iso(now)):
             raise OAuthError("invalid_grant", "the authorization code was already used")
         grant = {
