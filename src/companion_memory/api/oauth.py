@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse
 
 from ..application import oauth
 from ..application.oauth import (
+    CONSENT_SECONDS,
     Acknowledged,
     AuthorizationRequest,
     ClientInformation,
@@ -48,7 +49,6 @@ from .json_body import JsonRoute
 router = APIRouter(tags=["oauth"], route_class=JsonRoute)
 
 CONSENT_COOKIE = "cm_consent"
-CONSENT_SECONDS = 600
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 _TEXT = {"type": "string", "maxLength": 4096}
 

@@ -9,12 +9,14 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from ..errors import OAuthError
-from ..memory.oauth import MCP_PATHS
+from ..memory.oauth import MCP_PATHS, REQUEST_MINUTES
 from ..runtime import Runtime
 from .principal import MEMORY_READ, MEMORY_WRITE, OAUTH_CLIENT, OAUTH_TOKEN_PROFILE, OWNER, Principal
 from .use_case import Input, Nothing, Output, use_case
 
 SCOPES = [MEMORY_READ, MEMORY_WRITE]
+# How long the owner has to answer a request, and so how long its consent cookie lives.
+CONSENT_SECONDS = REQUEST_MINUTES * 60
 Text = Annotated[str, Field(max_length=4096)]
 
 
