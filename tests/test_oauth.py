@@ -14,7 +14,10 @@ import base64
 import hashlib
 import json
 import secrets
+import shutil
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -33,6 +36,7 @@ from companion_memory.settings import Settings
 from tests.conftest import MCP_KEY, OWNER_KEY, auth
 from tests.live_server import LiveServer
 
+ROOT = Path(__file__).resolve().parents[1]
 REDIRECT = "http://localhost:3030/callback"
 ISSUER = "http://test"
 OWNER = auth(OWNER_KEY)
@@ -132,6 +136,34 @@ async def test_the_official_client_connects_by_url_alone(server: LiveServer) -> 
     async with httpx.AsyncClient(base_url=server.url, timeout=30) as panel:
         apps = (await panel.get("/v1/oauth/apps", headers=OWNER)).json()["apps"]
     assert [app["client_name"] for app in apps] == ["Phone app"] and apps[0]["last_used_at"]
+
+
+def test_the_typescript_sdk_connects_too(tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    """tests/oauth_ts_client.mjs: the TypeScript SDK's auth() and its transport's authProvider."""
+    node = shutil.which("node")
+    assert node and (ROOT / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir(), (
+        "needs Node.js and `npm ci` (scripts/test runs it)"
+    )
+    # Node's fetch keeps idle connections longer than the local server's default 5 s
+    # keep-alive: on a busy machine it sent a request on a connection the server had just
+    # closed ("other side closed").
+    settings = Settings(CHATBOX_API_KEY=OWNER_KEY, MEMORY_MCP_API_KEY=MCP_KEY, SERVER_KEEP_ALIVE_SECONDS=75)
+    live = LiveServer(settings, tmp_path / "data", embedder)
+    try:
+        done = subprocess.run(
+            [node, "tests/oauth_ts_client.mjs", live.url, OWNER_KEY],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        live.stop()
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["shown"]["client_name"] == "TypeScript app" and seen["shown"]["resource"] == live.url + "/mcp"
+    assert "memory_upsert" in seen["tools"] and "memory_export" not in seen["tools"]
+    assert seen["wrote"] and seen["refreshed"] and seen["rotated"] and seen["found"], seen
 
 
 async def test_keys_still_work_on_mcp_beside_oauth(server: LiveServer) -> None:

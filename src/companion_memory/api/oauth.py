@@ -120,7 +120,7 @@ for _path in ("", "/mcp", "/memory-mcp"):
 # ------------------------------------------------------------------ the protocol endpoints
 
 
-@router.post("/oauth/register", status_code=201)
+@router.post("/oauth/register", status_code=201, response_model_exclude_none=True)
 async def register(
     runtime: RuntimeDep,
     request: Request,

@@ -74,7 +74,8 @@ class Registration(ClientRegistration):
 
 
 class ClientInformation(Output):
-    """RFC 7591 §3.2.1: a public client (no secret; PKCE proves it)."""
+    """RFC 7591 §3.2.1: a public client (no secret; PKCE proves it). A field without a
+    value is left out, not null: strict clients (the TypeScript SDK) refuse null."""
 
     client_id: str
     client_id_issued_at: int
