@@ -366,6 +366,13 @@ async def test_the_consent_page_shows_who_asks_and_where_the_answer_goes(client:
 # ------------------------------------------------------------------ refusals
 
 
+async def test_without_an_owner_key_nobody_can_approve(runtime: Runtime, client: httpx.AsyncClient) -> None:
+    client_id = await register(client)
+    runtime.settings = runtime.settings.model_copy(update={"CHATBOX_API_KEY": ""})
+    response = await client.get("/oauth/authorize", params=authorize_params(client_id, pkce()[1]))
+    assert redirected(response.headers["location"])["error"] == "temporarily_unavailable"
+
+
 async def test_a_wrong_pkce_verifier_is_refused(client: httpx.AsyncClient) -> None:
     client_id, code, _ = await code_for(client)
     other, _ = pkce()
