@@ -247,6 +247,10 @@ class Consent:
             and f"Path=/v1/oauth/requests/{self.request_id}" in cookie
         )
         self.cookie = cookie.split(";")[0].split("=", 1)[1]
+        assert response.json() == {
+            "location": self.location,
+            "request_id": self.request_id,
+        }  # the cookie only in the cookie
 
     async def answer(
         self, client: httpx.AsyncClient, approve: bool = True, *, cookie: str | None = "same", origin: str = ISSUER

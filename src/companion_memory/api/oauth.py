@@ -13,8 +13,7 @@ import binascii
 from typing import Annotated, Any
 from urllib.parse import parse_qsl, unquote
 
-from fastapi import APIRouter, Body, Path, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Body, Path, Query, Request, Response
 
 from ..application import oauth
 from ..application.oauth import (
@@ -133,10 +132,11 @@ async def register(
     return await oauth.register(runtime, principal, registration)
 
 
-@router.get("/oauth/authorize", status_code=303)
+@router.get("/oauth/authorize", status_code=303, response_model_exclude={"csrf"}, response_model_exclude_none=True)
 async def authorize(
     runtime: RuntimeDep,
     request: Request,
+    response: Response,
     principal: Annotated[Principal, anyone(oauth.authorize)],
     response_type: Annotated[str | None, Query(max_length=100)] = None,
     client_id: Annotated[str | None, Query(max_length=2000)] = None,
@@ -162,8 +162,7 @@ async def authorize(
             repeated=sorted({name for name in names if names.count(name) > 1}),
         ),
     )
-    body = started.model_dump(exclude={"csrf"})
-    response = JSONResponse(body, 303, headers={"Location": started.location, **NO_STORE})
+    response.headers.update({"Location": started.location, **NO_STORE})
     if started.request_id and started.csrf:
         response.set_cookie(
             CONSENT_COOKIE,
@@ -174,7 +173,7 @@ async def authorize(
             httponly=True,
             samesite="strict",
         )
-    return response  # type: ignore[return-value]
+    return started
 
 
 @router.post(
@@ -191,13 +190,13 @@ async def authorize(
     ),
 )
 async def token(
-    runtime: RuntimeDep, request: Request, principal: Annotated[Principal, anyone(oauth.token)]
+    runtime: RuntimeDep, request: Request, response: Response, principal: Annotated[Principal, anyone(oauth.token)]
 ) -> TokenAnswer:
     """The token endpoint (RFC 6749 §3.2): ``authorization_code`` with the PKCE verifier,
     or ``refresh_token`` (each refresh token works once; a second use revokes the grant)."""
     form = await _form(request)
-    answer = await oauth.token(runtime, principal, TokenRequest(issuer=issuer_of(request), **form))
-    return JSONResponse(answer.model_dump(), headers=NO_STORE)  # type: ignore[return-value]
+    response.headers.update(NO_STORE)
+    return await oauth.token(runtime, principal, TokenRequest(issuer=issuer_of(request), **form))
 
 
 @router.post(
