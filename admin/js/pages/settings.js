@@ -4,6 +4,7 @@ import { applyTheme, loadConfig, saveConfig, serverUrl } from "../config.js";
 import { append, h } from "../dom.js";
 import { refreshPendingBadge } from "../badge.js";
 import { LANGUAGES, section } from "../i18n.js";
+import { connectedApps } from "../connected-apps.js";
 import { busy, button, field, pageHeader, segmented, toast } from "../ui.js";
 
 const s = section("settings");
@@ -95,6 +96,7 @@ export function render(container, route) {
     pageHeader(s("title"), s("subtitle")),
     REASONS[reason] ? h("p", { class: REASONS[reason], role: "alert", id: "settings-reason" }, s(`reasons.${reason}`)) : null,
     h("section", { class: "card" }, h("h2", {}, s("connection")), form),
+    config.apiKey ? connectedApps() : null,
     h("section", { class: "card" }, h("h2", {}, s("language")), language),
     h("section", { class: "card" }, h("h2", {}, s("theme")), theme),
     h("section", { class: "card small muted" }, h("h2", {}, s("about")), h("p", {}, s("aboutText"))),
