@@ -6,7 +6,7 @@ Worker sees it through Pyodide:
 - ``prepare(sql)`` → statement; ``bind(*values)`` returns a *new* statement and checks the
   types like D1: numbers, strings, JS null, booleans (stored as 1/0) and byte arrays are
   accepted; ``None`` is what Pyodide sends as JS ``undefined`` and is refused with
-  ``D1_TYPE_ERROR``, as are big ints (which Pyodide sends as BigInt) and other objects.
+  ``D1_TYPE_ERROR``, as are ints from 2^53 - 1 on (which Pyodide sends as BigInt) and other objects.
 - ``all()`` / ``run()`` → ``D1Result`` ``{results, success, meta}``; ``first(col=None)`` →
   the first row, one column of it, or null; ``raw(columnNames=...)`` → arrays;
   ``batch([...])`` → one ``D1Result`` per statement, all-or-nothing; ``exec(sql)`` runs one
@@ -51,6 +51,9 @@ from companion_memory.migrations import split_statements
 from companion_memory.ports import MAX_BOUND_PARAMETERS
 
 MAX_SAFE_INTEGER = 2**53 - 1
+# Pyodide 0.28 hands a Python int to JS as a Number only below MAX_SAFE_INTEGER in size;
+# from 2^53 - 1 on it is a BigInt (measured), which D1 refuses.
+LARGEST_NUMBER_INT = 2**53 - 2
 # The PRAGMAs D1 runs (developers.cloudflare.com/d1/sql-api/sql-statements), plus
 # data_version, which FTS5 issues itself on every query.
 D1_PRAGMAS = frozenset(
@@ -174,7 +177,7 @@ def _bind_value(value: Any) -> Any:
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, int):
-        if abs(value) > MAX_SAFE_INTEGER:
+        if abs(value) > LARGEST_NUMBER_INT:
             raise _type_error("bigint", str(value))
         return value
     if isinstance(value, float):

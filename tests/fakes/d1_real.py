@@ -3,7 +3,7 @@
 ``tools/cloudflare/d1-bridge.mjs`` serves Miniflare's ``env.DB`` over loopback HTTP;
 ``RealD1Database`` forwards every ``prepare/bind/all/run/first/raw/batch/exec`` to it. Values
 cross as Pyodide would convert them: Python ``None`` is JS ``undefined``, ``ffi.JS_NULL`` is
-``null``, ints beyond 2^53 are BigInts, bytes are a ``Uint8Array``; on the way back JS
+``null``, ints from 2^53 - 1 on are BigInts, bytes are a ``Uint8Array``; on the way back JS
 ``null`` is ``jsnull`` (or ``None`` with ``result_style="python"``), unsafe integers are
 floats, and a rejected promise raises ``FakeJsException`` with the engine's own message.
 
@@ -30,7 +30,7 @@ from companion_memory.adapters.cloudflare import ffi
 from companion_memory.migrations import MIGRATIONS_TABLE_DDL, Migration, split_statements
 from companion_memory.ports import Statement
 from tests.cloudflare_tools import TOOLS, require_toolchain, tool_env
-from tests.fakes.d1 import MAX_SAFE_INTEGER, UNDEFINED, FakeJsException, ResultStyle, _wrap
+from tests.fakes.d1 import LARGEST_NUMBER_INT, MAX_SAFE_INTEGER, UNDEFINED, FakeJsException, ResultStyle, _wrap
 
 
 def _to_wire(value: Any) -> Any:
@@ -42,7 +42,7 @@ def _to_wire(value: Any) -> Any:
     if isinstance(value, (bool, str)):
         return value
     if isinstance(value, int):
-        return value if abs(value) <= MAX_SAFE_INTEGER else {"$bigint": str(value)}
+        return value if abs(value) <= LARGEST_NUMBER_INT else {"$bigint": str(value)}
     if isinstance(value, float):
         return (
             value if math.isfinite(value) else {"$number": str(value).replace("inf", "Infinity").replace("nan", "NaN")}
