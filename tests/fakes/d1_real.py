@@ -105,7 +105,6 @@ class MiniflareD1:
         self.call("/fresh", {"statements": _statements(setup)})
 
     def stop(self) -> None:
-        self._connection.close()
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGTERM)
         try:
