@@ -4,8 +4,8 @@ bindings (``cf_env``), unchanged project code: the Cloudflare adapters (``ffi``,
 Workers AI are the only fakes (``MemoryIndex`` below; ``HashEmbedder``). Each check prints
 ``ok <name>``; the first failure raises, and the runner exits 1 with the traceback.
 
-``tests/test_pyodide_tier.py`` runs it; ``CONFIG`` (the settings' MemoryConfig as JSON) is
-prepended by that test, as pydantic (the settings model) has no Pyodide build here."""
+``tests/test_pyodide_tier.py`` runs it and hands over the settings' MemoryConfig as JSON
+(``cf_env.CONFIG``): pydantic (the settings model) has no Pyodide build here."""
 
 from __future__ import annotations
 
@@ -17,8 +17,6 @@ import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
-
-CONFIG: dict[str, Any]
 
 
 def ok(name: str) -> None:
@@ -183,7 +181,7 @@ async def check_queue(db: Any, binding: Any) -> None:
     ok("queue: send and send_batch deliver JSON bodies, null kept, to a Miniflare consumer")
 
 
-async def check_write_and_recall(db: Any) -> None:
+async def check_write_and_recall(db: Any, settings: dict[str, Any]) -> None:
     from companion_memory.clock import FixedClock
     from companion_memory.memory.config import MemoryConfig
     from companion_memory.memory.recall import Recall
@@ -191,7 +189,7 @@ async def check_write_and_recall(db: Any) -> None:
     from companion_memory.memory.writes import Actor, MemoryDraft, MemoryWriter
     from tests.fakes.embedder import HashEmbedder
 
-    config = MemoryConfig(**{**CONFIG, "memory_sensitive_allow": frozenset(CONFIG["memory_sensitive_allow"])})
+    config = MemoryConfig(**{**settings, "memory_sensitive_allow": frozenset(settings["memory_sensitive_allow"])})
     clock = FixedClock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
     embedder = HashEmbedder(dimensions=384, model="test-words")
     index = MemoryIndex(384)
@@ -232,4 +230,4 @@ async def main() -> None:
     await check_d1(db, cf_env.DB)
     await check_migrations(db)
     await check_queue(db, cf_env.TASKS)
-    await check_write_and_recall(db)
+    await check_write_and_recall(db, json.loads(cf_env.CONFIG))

@@ -5,6 +5,7 @@ the pinned workerd (as new as any runtime Cloudflare deploys to) accepts."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import sqlite3
 import subprocess
@@ -33,7 +34,7 @@ def _schema(rows: list[tuple[str, str, str, str | None]]) -> set[tuple[str, str,
     return {(kind, name, table, normal(sql or "")) for kind, name, table, sql in rows}
 
 
-async def test_wrangler_applies_the_migrations_as_our_migrator_does(tmp_path: Path) -> None:
+def test_wrangler_applies_the_migrations_as_our_migrator_does(tmp_path: Path) -> None:
     require_toolchain()
     database = tomllib.loads((ROOT / "wrangler.toml").read_text())["d1_databases"][0]["database_name"]
     done = subprocess.run(
@@ -54,7 +55,7 @@ async def test_wrangler_applies_the_migrations_as_our_migrator_does(tmp_path: Pa
     assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", row[2]) for row in rows)
 
     fake = FakeD1Database()
-    await apply_migrations(D1Database(fake), load_migrations(default_migrations_dir()))
+    asyncio.run(apply_migrations(D1Database(fake), load_migrations(default_migrations_dir())))
     ours = _schema(fake.connection.execute(SCHEMA).fetchall())
     assert ours == theirs
 

@@ -2,7 +2,7 @@
 // Miniflare's real bindings, handed to Python as the module `cf_env`: DB (D1) and TASKS (a
 // Queue producer; its consumer, a JS Worker, stores each message body in DB's table
 // queue_received, so Python can see what arrived). The program defines `async def main()`,
-// which runs on Pyodide's event loop; the JSON in $PROGRAM_CONFIG is its global CONFIG.
+// which runs on Pyodide's event loop; $PROGRAM_CONFIG is handed over as cf_env.CONFIG.
 //
 // node pyodide-run.mjs REPO PROGRAM [PACKAGE_DIR ...]
 //   REPO is mounted at /repo (sys.path gets /repo/src and /repo); each PACKAGE_DIR (a pure-Python
@@ -49,9 +49,8 @@ try {
   };
   mount(repo, "/repo");
   for (const dir of packages) mount(dir, `/site/${basename(dir)}`);
-  pyodide.registerJsModule("cf_env", env);
-  // What the program needs from the host, as JSON (the settings it cannot build without pydantic).
-  pyodide.globals.set("CONFIG", pyodide.toPy(JSON.parse(process.env.PROGRAM_CONFIG ?? "{}")));
+  // CONFIG: what the program needs from the host, as JSON (settings it cannot build without pydantic).
+  pyodide.registerJsModule("cf_env", { ...env, CONFIG: process.env.PROGRAM_CONFIG ?? "{}" });
   const source = FS.readFile(`/repo/${program}`, { encoding: "utf8" });
   await pyodide.runPythonAsync(`import sys\nsys.path[:0] = ["/repo/src", "/repo", "/site"]`);
   await pyodide.runPythonAsync(`${source}\nawait main()`, { filename: program });
