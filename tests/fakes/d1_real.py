@@ -82,13 +82,22 @@ class MiniflareD1:
         ready = json.loads(line)
         self.pid = int(ready["pid"])
         address = urlsplit(ready["url"])
-        self._connection = http.client.HTTPConnection(address.hostname or "127.0.0.1", address.port, timeout=60)
+        self._address = (address.hostname or "127.0.0.1", address.port)
 
     def call(self, path: str, payload: dict[str, Any] | None = None) -> Any:
-        self._connection.request(
-            "POST", path, body=json.dumps(payload or {}), headers={"Content-Type": "application/json"}
-        )
-        answer = json.loads(self._connection.getresponse().read())
+        # A connection per call: workerd closes a kept-alive one that sat idle (a broken pipe
+        # on the next call), and a call is never retried (it may have run).
+        connection = http.client.HTTPConnection(*self._address, timeout=60)
+        try:
+            body = json.dumps(payload or {})
+            connection.request("POST", path, body=body, headers={"Content-Type": "application/json"})
+            response = connection.getresponse()
+            text = response.read()
+        finally:
+            connection.close()
+        if response.status != 200:
+            raise RuntimeError(f"the D1 bridge answered {response.status}: {text[:500]!r}")
+        answer = json.loads(text)
         if "error" in answer:
             error = answer["error"]
             raise FakeJsException(error["message"], error["name"])
