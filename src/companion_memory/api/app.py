@@ -25,6 +25,7 @@ from . import (
     maintenance,
     memories,
     moods,
+    oauth,
     openapi,
     plans,
     precious,
@@ -85,6 +86,7 @@ def create_app(runtime: Runtime, *, lifespan: Any = None) -> FastAPI:
         cache,
         snapshot,
         context,
+        oauth,
         mcp,
     ):
         app.include_router(module.router)
