@@ -203,7 +203,8 @@ class Ping:
 def ping(url: str, key: str | None) -> Ping:
     """Whether the server answers, and whether the key may read and write memories. The
     write check sends an empty batch: the scope is checked before the body is read, so a key
-    that may write gets 422 and one that may not gets 403, and nothing is stored."""
+    that may write is told its (empty) input is invalid, one that may not gets 403, and nothing
+    is stored."""
     import httpx
 
     headers = {"authorization": f"Bearer {key}"} if key else {}
@@ -217,7 +218,7 @@ def ping(url: str, key: str | None) -> Ping:
     if read.status_code == 401:
         return Ping(True, False, False, f"the key was refused: {_message(read)}")
     reads = read.status_code == 200
-    writes = write.status_code == 422
+    writes = write.status_code in (400, 422)
     detail = "the key may read and write memories" if reads and writes else f"read {read.status_code} {_message(read)}"
     if reads and not writes:
         detail = f"the key may read but not write memories ({_message(write)})"
