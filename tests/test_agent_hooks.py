@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from companion_memory.adapters.local import agent_hooks
 from companion_memory.settings import Settings
 from tests.claude_code import (
     SESSION,
@@ -331,13 +332,16 @@ def test_a_wrong_key_says_so_and_blocks_nothing(server: LiveServer, tmp_path: Pa
     assert "HTTP 401 unknown API key" in result.stderr and len(result.stderr.splitlines()) == 1
 
 
-def test_a_server_that_never_answers_is_given_up_on(tmp_path: Path) -> None:
+def test_a_server_that_never_answers_is_given_up_on_and_left_alone_a_while(tmp_path: Path) -> None:
+    event = {"hook_event_name": "UserPromptSubmit", "session_id": SESSION, "prompt": "anything"}
     with RecordingUpstream() as silent:
         silent.delay(30)
-        event = {"hook_event_name": "UserPromptSubmit", "session_id": SESSION, "prompt": "anything"}
-        result = run_hook(event, env=hook_env(tmp_path, silent.url))
-    assert result.returncode == 0 and result.stdout == ""
-    assert f"no answer within {hook.TIMEOUT:g} s" in result.stderr
+        first = run_hook(event, env=hook_env(tmp_path, silent.url))
+        second = run_hook(event, env=hook_env(tmp_path, silent.url))
+        assert len(silent.requests) == 1  # the second hook did not try
+    assert first.returncode == 0 and first.stdout == ""
+    assert f"no answer within {hook.TIMEOUT:g} s" in first.stderr
+    assert second.returncode == 0 and second.stdout == "" and "not tried" in second.stderr
 
 
 def test_bad_input_from_the_agent_is_not_an_error_for_it(server: LiveServer, tmp_path: Path) -> None:
@@ -388,7 +392,9 @@ def test_install_merges_once_and_uninstall_takes_out_exactly_that(server: LiveSe
         "SessionEnd",
         "PreCompact",
     }
-    assert all(found == [f'python3 "{script}"'] for found in commands.values() if found)
+    python = agent_hooks.python_command()
+    assert python != "python3" and Path(python).is_absolute()
+    assert all(found == [f'{python} "{script}"'] for found in commands.values() if found)
     assert settings["hooks"]["Stop"][0] == THEIRS["hooks"]["Stop"][0]  # theirs kept, first
     assert settings["env"] == {"FOO": "1", "COMPANION_MEMORY_URL": server.url, "COMPANION_MEMORY_KEY": MCP_KEY}
     assert {k: settings[k] for k in ("model", "permissions")} == {k: THEIRS[k] for k in ("model", "permissions")}

@@ -23,7 +23,9 @@ Codex runs it as its ``notify`` program with the JSON as the last argument
 (``agent-turn-complete``): the turn's prompts and answer are ingested.
 
 It fails open: each call to the server has 2 s; a server that is down, a wrong key or a bad
-answer costs one line on stderr, exit status 0, and the agent carries on.
+answer costs one line on stderr, exit status 0, and the agent carries on. After a call that
+got no answer, the hooks of the next 30 s do not try (so a hanging server costs a turn 2 s,
+not 2 s per hook); what they did not write back is sent by the next Stop that reaches it.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import json
 import os
 import sys
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -50,6 +53,9 @@ PRECIOUS_SHOWN = 3
 BATCH = 200  # messages per ingest call
 MAX_CALLS = 5  # ingest calls per run; the rest waits for the next Stop
 CHECKPOINT_TAIL = 2_000_000  # bytes of the transcript's end read for the checkpoint
+# After a call that got no answer (down, hanging, unreachable), the hooks of the next this many
+# seconds do not try: a session with four hook runs a turn pays the 2 s once, not four times.
+QUIET_AFTER_FAILURE = 30
 # User lines that Claude Code writes itself (slash commands, their output, `!` shell runs).
 _NOT_TYPED = ("<command-name>", "<command-message>", "<local-command-", "<bash-stdout>", "<bash-stderr>")
 # The argument most telling of what a tool call did, in order of preference.
@@ -60,6 +66,10 @@ Message = dict[str, Any]
 
 class Failed(Exception):
     """The server could not be used; the hook says so on one line and carries on."""
+
+
+class Unreachable(Failed):
+    """No answer at all: the next hooks leave the server alone for a while."""
 
 
 # -- the server -------------------------------------------------------------------------------
@@ -78,6 +88,9 @@ def call(method: str, path: str, body: dict[str, Any] | None = None) -> Any:
     """One request to the server, given TIMEOUT seconds in all (a slow-dripping answer or a
     hanging name lookup included); the JSON answer, or Failed."""
     base, key, _ = _config()
+    quiet = _quiet_until(base)
+    if quiet > time.time():
+        raise Failed(f"not tried: the server did not answer {QUIET_AFTER_FAILURE - int(quiet - time.time())} s ago")
     request = urllib.request.Request(
         base + path,
         data=None if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8"),
@@ -95,16 +108,46 @@ def call(method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         except urllib.error.HTTPError as error:
             outcome.append(Failed(f"{method} {path}: HTTP {error.code} {_error_message(error)}"))
         except (OSError, ValueError) as error:  # refused, reset, timed out, not JSON
-            outcome.append(Failed(f"{method} {path}: {error}"))
+            outcome.append(Unreachable(f"{method} {path}: {error}"))
 
     worker = threading.Thread(target=run, daemon=True)
     worker.start()
     worker.join(TIMEOUT)
     if not outcome:
-        raise Failed(f"{method} {path}: no answer within {TIMEOUT:g} s")
+        outcome.append(Unreachable(f"{method} {path}: no answer within {TIMEOUT:g} s"))
+    if isinstance(outcome[0], Unreachable):
+        _set_quiet(base, time.time() + QUIET_AFTER_FAILURE)
+    elif quiet:
+        _set_quiet(base, 0)
     if isinstance(outcome[0], Failed):
         raise outcome[0]
     return outcome[0]
+
+
+def _quiet_file(base: str) -> str:
+    name = hashlib.sha256(base.encode("utf-8")).hexdigest()[:16]
+    return os.path.join(_home(), "companion-memory", f"unreachable-{name}")
+
+
+def _quiet_until(base: str) -> float:
+    try:
+        with open(_quiet_file(base), encoding="utf-8") as f:
+            return float(f.read().strip() or 0)
+    except (OSError, ValueError):
+        return 0.0
+
+
+def _set_quiet(base: str, until: float) -> None:
+    path = _quiet_file(base)
+    try:
+        if not until:
+            os.remove(path)
+            return
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(str(until))
+    except OSError:
+        pass  # only an optimisation: without it, each hook tries the server again
 
 
 def _error_message(error: urllib.error.HTTPError) -> str:
@@ -255,10 +298,13 @@ def _message(role: str, parts: list[str], entry: dict[str, Any]) -> Message:
 # -- where each transcript was read up to ----------------------------------------------------
 
 
+def _home() -> str:
+    return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+
+
 def _state_file(transcript_path: str) -> str:
-    home = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
     name = hashlib.sha256(os.path.abspath(transcript_path).encode("utf-8")).hexdigest()[:32]
-    return os.path.join(home, "companion-memory", "transcripts", name + ".json")
+    return os.path.join(_home(), "companion-memory", "transcripts", name + ".json")
 
 
 def read_offset(transcript_path: str) -> int:

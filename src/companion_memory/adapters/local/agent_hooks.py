@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -54,16 +55,40 @@ class Target:
         return self.script.with_name(MANIFEST_FILE)
 
 
+def python_command() -> str:
+    """The interpreter the hook runs under, as an absolute path: found once here rather than
+    through PATH on every hook run (a version manager's shim costs a second each time)."""
+    found = shutil.which("python3")
+    if found:
+        try:
+            answer = subprocess.run(
+                [found, "-c", "import sys; print(sys.version_info >= (3, 9) and sys.executable or '')"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+            )
+        except (OSError, subprocess.SubprocessError):
+            answer = None
+        if answer is not None and answer.stdout.strip():
+            return answer.stdout.strip()
+    return sys.executable
+
+
+def _quoted(path: str) -> str:
+    return f'"{path}"' if " " in path else path
+
+
 def claude_target(scope: str, *, home: Path | None = None, project: Path | None = None) -> Target:
-    python = "python3" if shutil.which("python3") else sys.executable
     if scope == "user":
+        python = _quoted(python_command())
         config = os.environ.get("CLAUDE_CONFIG_DIR")
         base = Path(config) if config else (home or Path.home()) / ".claude"
         script = base / "hooks" / HOOK_FILE
         return Target(scope, base / "settings.json", script, f'{python} "{script}"')
     base = (project or Path.cwd()) / ".claude"
     # The project's settings are shared: the command must not name this machine's paths.
-    command = f'{python} "$CLAUDE_PROJECT_DIR/.claude/hooks/{HOOK_FILE}"'
+    command = f'python3 "$CLAUDE_PROJECT_DIR/.claude/hooks/{HOOK_FILE}"'
     return Target(scope, base / "settings.json", base / "hooks" / HOOK_FILE, command)
 
 
