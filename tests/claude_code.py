@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -102,3 +103,10 @@ def stored_messages(data_dir: Path) -> list[tuple[str, str, str | None, str]]:
     with sqlite3.connect(data_dir / DATABASE_FILE) as db:
         rows = db.execute("SELECT role, content, conversation_id, source FROM messages ORDER BY created_at, rowid")
         return [tuple(row) for row in rows]  # type: ignore[misc]
+
+
+def closed_port_url() -> str:
+    """An address where nothing listens: a memory server that is down."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}"

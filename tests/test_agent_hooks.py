@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from companion_memory.adapters.local import agent_hooks
 from companion_memory.settings import Settings
 from tests.claude_code import (
     SESSION,
+    closed_port_url,
     load_hook,
     prompt,
     reply,
@@ -170,12 +170,6 @@ def hook_env(home: Path, url: str, key: str = MCP_KEY) -> dict[str, str]:
         "COMPANION_MEMORY_URL": url,
         "COMPANION_MEMORY_KEY": key,
     }
-
-
-def closed_port_url() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{s.getsockname()[1]}"
 
 
 def context_of(result: Any) -> str:

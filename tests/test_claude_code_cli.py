@@ -16,10 +16,9 @@ import httpx
 import pytest
 
 from companion_memory.settings import Settings
-from tests.claude_code import HOOK, ROOT, run_hook, stored_messages
+from tests.claude_code import HOOK, ROOT, closed_port_url, run_hook, stored_messages
 from tests.conftest import MCP_KEY, OWNER_KEY
 from tests.live_server import LiveServer
-from tests.test_agent_hooks import closed_port_url
 from tests.test_local_server import run_cli
 from tests.upstreams import RecordingUpstream
 

@@ -24,7 +24,7 @@ Codex runs it as its ``notify`` program with the JSON as the last argument
 
 It fails open: each call to the server has 2 s; a server that is down, a wrong key or a bad
 answer costs one line on stderr, exit status 0, and the agent carries on. After a call that
-got no answer, the hooks of the next 30 s do not try (so a hanging server costs a turn 2 s,
+waited in vain, the hooks of the next 30 s do not try (so a hanging server costs a turn 2 s,
 not 2 s per hook); what they did not write back is sent by the next Stop that reaches it.
 """
 
@@ -39,7 +39,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 DEFAULT_URL = "http://127.0.0.1:8787"
 TIMEOUT = 2.0  # seconds per call to the server, connecting included
@@ -53,15 +53,16 @@ PRECIOUS_SHOWN = 3
 BATCH = 200  # messages per ingest call
 MAX_CALLS = 5  # ingest calls per run; the rest waits for the next Stop
 CHECKPOINT_TAIL = 2_000_000  # bytes of the transcript's end read for the checkpoint
-# After a call that got no answer (down, hanging, unreachable), the hooks of the next this many
-# seconds do not try: a session with four hook runs a turn pays the 2 s once, not four times.
+# After a call that waited and got no answer (a hanging server, an unroutable address), the
+# hooks of the next this many seconds do not try: four hook runs a turn pay the 2 s once.
 QUIET_AFTER_FAILURE = 30
 # User lines that Claude Code writes itself (slash commands, their output, `!` shell runs).
 _NOT_TYPED = ("<command-name>", "<command-message>", "<local-command-", "<bash-stdout>", "<bash-stderr>")
 # The argument most telling of what a tool call did, in order of preference.
 _TOOL_ARGS = ("command", "file_path", "path", "pattern", "url", "query", "description", "prompt", "skill")
 
-Message = dict[str, Any]
+if TYPE_CHECKING:  # annotations only: the module itself runs on Pythons without dict[...]
+    Message = dict[str, Any]
 
 
 class Failed(Exception):
@@ -110,12 +111,14 @@ def call(method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         except (OSError, ValueError) as error:  # refused, reset, timed out, not JSON
             outcome.append(Unreachable(f"{method} {path}: {error}"))
 
+    started = time.monotonic()
     worker = threading.Thread(target=run, daemon=True)
     worker.start()
     worker.join(TIMEOUT)
     if not outcome:
         outcome.append(Unreachable(f"{method} {path}: no answer within {TIMEOUT:g} s"))
-    if isinstance(outcome[0], Unreachable):
+    # A refused connection costs nothing: only a failure that took time is worth avoiding.
+    if isinstance(outcome[0], Unreachable) and time.monotonic() - started > TIMEOUT / 4:
         _set_quiet(base, time.time() + QUIET_AFTER_FAILURE)
     elif quiet:
         _set_quiet(base, 0)
@@ -488,7 +491,7 @@ def handle(event: dict[str, Any]) -> str | None:
         context = boot_context()
     elif name == "UserPromptSubmit":
         context = recall_context(str(event.get("prompt") or ""))
-    elif name in ("Stop", "SessionEnd", "SubagentStop"):
+    elif name in ("Stop", "SessionEnd"):
         sync(event)
     elif name == "PreCompact":
         sync(event)
