@@ -137,6 +137,16 @@ def test_a_resumed_session_is_read_from_where_the_last_run_stopped(tmp_path: Pat
     assert [m["content"] for m, _ in turns] == ["tuesday's question", "tuesday's answer"]
 
 
+def test_a_long_transcript_is_read_a_slice_per_run(tmp_path: Path) -> None:
+    transcript = tmp_path / "session.jsonl"
+    write_lines(transcript, [prompt(f"question {n}") for n in range(10)])
+    offset, seen = 0, []
+    for _ in range(10):
+        turns, offset = hook.read_transcript(str(transcript), offset, budget=500)
+        seen += [m["content"] for m, _ in turns]
+    assert seen == [f"question {n}" for n in range(10)] and offset == transcript.stat().st_size
+
+
 def test_a_rewritten_transcript_is_read_again_from_the_start(tmp_path: Path) -> None:
     transcript = tmp_path / "session.jsonl"
     write_lines(transcript, [prompt("one"), reply(text("two")), prompt("three")])

@@ -47,6 +47,7 @@ SOURCE_CLAUDE = "claude-code"
 SOURCE_CODEX = "codex"
 MAX_TEXT = 16_000  # characters kept of one message: a pasted log is not a memory
 MAX_LINE = 4_000_000  # bytes: a longer transcript line (a huge tool output) is skipped unread
+MAX_READ = 64_000_000  # bytes of transcript read per run (Claude Code writes ~100 kB a turn)
 TOOL_SUMMARY = 160  # characters of a tool call's one-line summary
 BOOT_CHARS = 6_000  # the session-start context is read on every session: keep it short
 PRECIOUS_SHOWN = 3
@@ -229,7 +230,9 @@ def turn_of(entry: Any) -> tuple[str, str, list[str], dict[str, Any]] | None:
     return ("assistant", str(message.get("id") or ""), parts, entry) if parts else None
 
 
-def read_transcript(path: str, offset: int, *, limit_lines: int = MAX_LINE) -> tuple[list[tuple[Message, int]], int]:
+def read_transcript(
+    path: str, offset: int, *, limit_lines: int = MAX_LINE, budget: int = MAX_READ
+) -> tuple[list[tuple[Message, int]], int]:
     """The turns after byte ``offset`` of a Claude Code transcript: (ingest message, the
     offset just past its last line) for each, and the offset past the last complete line.
 
@@ -238,7 +241,8 @@ def read_transcript(path: str, offset: int, *, limit_lines: int = MAX_LINE) -> t
     line that is not JSON is skipped. An assistant reply that Claude Code wrote over several
     lines (one per content block, same message id) becomes one message. If the file is now
     shorter than ``offset`` it was rewritten: it is read from the start (the ids keep the
-    server from storing anything twice)."""
+    server from storing anything twice). Reading stops after the line that crosses
+    ``budget`` bytes, so a first run over a long session stays quick; the next run goes on."""
     turns: list[tuple[Message, int]] = []
     last_reply = ""  # the message id of the assistant turn at the end of ``turns``
     with open(path, "rb") as transcript:
@@ -246,7 +250,8 @@ def read_transcript(path: str, offset: int, *, limit_lines: int = MAX_LINE) -> t
         if transcript.tell() < offset:
             offset = 0
         transcript.seek(offset)
-        while True:
+        start = offset
+        while offset - start < budget:
             line = transcript.readline(limit_lines + 1)
             if not line.endswith(b"\n"):
                 if len(line) <= limit_lines:
