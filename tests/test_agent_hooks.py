@@ -196,6 +196,21 @@ def test_a_prompt_gets_the_recalled_memories(server: LiveServer, tmp_path: Path)
     assert "The user's cat is called Miso" in context
 
 
+def test_a_long_memory_is_cut_to_what_claude_code_shows_whole(server: LiveServer, tmp_path: Path) -> None:
+    long = "The user's garden plan: " + "tomatoes, basil and marigolds along the south fence; " * 300
+    with httpx.Client(base_url=server.url, headers={"authorization": f"Bearer {OWNER_KEY}"}) as client:
+        body = {"namespace": "garden", "fact_key": "garden.plan", "content": long, "type": "note"}
+        client.post("/v1/memories", json=body).raise_for_status()
+    event = {
+        "hook_event_name": "UserPromptSubmit",
+        "session_id": SESSION,
+        "prompt": "garden plan: tomatoes, basil and marigolds along the south fence?",
+    }
+    context = context_of(run_hook(event, env=hook_env(tmp_path, server.url) | {"COMPANION_MEMORY_NAMESPACE": "garden"}))
+    assert context.startswith("<memories>") and context.endswith(" …\n</memories>")
+    assert "The user's garden plan: tomatoes" in context and len(context) <= hook.RECALL_CHARS + 20
+
+
 def test_nothing_is_added_when_no_memory_passes_the_floor(server: LiveServer, tmp_path: Path) -> None:
     event = {"hook_event_name": "UserPromptSubmit", "session_id": SESSION, "prompt": "refactor the parser module"}
     result = run_hook(event, env=hook_env(tmp_path, server.url))

@@ -50,6 +50,7 @@ MAX_LINE = 4_000_000  # bytes: a longer transcript line (a huge tool output) is 
 MAX_READ = 64_000_000  # bytes of transcript read per run (Claude Code writes ~100 kB a turn)
 TOOL_SUMMARY = 160  # characters of a tool call's one-line summary
 BOOT_CHARS = 6_000  # the session-start context is read on every session: keep it short
+RECALL_CHARS = 8_000  # Claude Code shows a longer additionalContext as a preview, not whole
 PRECIOUS_SHOWN = 3
 BATCH = 200  # messages per ingest call
 MAX_CALLS = 5  # ingest calls per run; the rest waits for the next Stop
@@ -427,9 +428,15 @@ def boot_context() -> str:
         block = (
             block.replace("</memories>", section + "\n</memories>") if block else f"<memories>\n{section}\n</memories>"
         )
-    if len(block) > BOOT_CHARS:
-        block = block[:BOOT_CHARS].rsplit("\n", 1)[0] + "\n</memories>"
-    return block
+    return _fit(block, BOOT_CHARS)
+
+
+def _fit(block: str, limit: int) -> str:
+    """A <memories> block cut to ``limit`` characters: its end (the least relevant lines, or
+    the last sections) goes first."""
+    if len(block) <= limit:
+        return block
+    return block[:limit].rstrip() + " …\n</memories>"
 
 
 def recall_context(prompt: str) -> str:
@@ -452,7 +459,8 @@ def recall_context(prompt: str) -> str:
             lines.append(f"- {entry.get('term')}{definition}")
     if not lines:
         return ""
-    return "\n".join(["<memories>", "What I remember (most relevant first):", *lines, "</memories>"])
+    block = "\n".join(["<memories>", "What I remember (most relevant first):", *lines, "</memories>"])
+    return _fit(block, RECALL_CHARS)
 
 
 def codex_turn(payload: dict[str, Any]) -> None:
