@@ -304,6 +304,36 @@ def test_before_compacting_a_checkpoint_is_stored_once(server: LiveServer, tmp_p
     assert [role for role, _ in mine].count("user") == 1
 
 
+def test_the_checkpoint_follows_claude_codes_tasks(tmp_path: Path) -> None:
+    transcript = tmp_path / "tasks.jsonl"
+    create_a, create_b, create_c = (
+        tool_use("TaskCreate", subject=s) for s in ("Fix the flaky test", "Tag 2.0", "Drop")
+    )
+    answers = [
+        line_answer(create_a["id"], "Task #1 created successfully: Fix the flaky test"),
+        line_answer(create_b["id"], "Task #2 created successfully: Tag 2.0"),
+        line_answer(create_c["id"], "Task #3 created successfully: Drop"),
+    ]
+    write_lines(
+        transcript,
+        [
+            prompt("Stabilise the suite, then release"),
+            reply(create_a, create_b, create_c),
+            *answers,
+            reply(tool_use("TaskUpdate", taskId="1", status="completed"), message_id="m2"),
+            reply(tool_use("TaskUpdate", taskId="3", status="deleted"), message_id="m3"),
+        ],
+    )
+    event = {"hook_event_name": "PreCompact", "session_id": "tasks", "transcript_path": str(transcript)}
+    assert hook.checkpoint(event)["content"].endswith("Unfinished:\n- Tag 2.0")
+
+
+def line_answer(tool_use_id: str, output: str) -> dict[str, Any]:
+    answer = tool_result(output)
+    answer["message"]["content"][0]["tool_use_id"] = tool_use_id
+    return answer
+
+
 def test_codex_notify_writes_the_turn_back_once(server: LiveServer, tmp_path: Path) -> None:
     payload = {
         "type": "agent-turn-complete",

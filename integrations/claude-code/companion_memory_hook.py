@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -60,6 +61,7 @@ CHECKPOINT_TAIL = 2_000_000  # bytes of the transcript's end read for the checkp
 QUIET_AFTER_FAILURE = 30
 # User lines that Claude Code writes itself (slash commands, their output, `!` shell runs).
 _NOT_TYPED = ("<command-name>", "<command-message>", "<local-command-", "<bash-stdout>", "<bash-stderr>")
+_TASK_CREATED = re.compile(r"^Task #(\S+) created successfully")
 # The argument most telling of what a tool call did, in order of preference.
 _TOOL_ARGS = ("command", "file_path", "path", "pattern", "url", "query", "description", "prompt", "skill")
 
@@ -395,26 +397,60 @@ def checkpoint(event: dict[str, Any]) -> Message | None:
 
 
 def _open_todos(path: str, start: int) -> list[str]:
-    """The open items of the newest TodoWrite list in the transcript's tail."""
-    todos: list[str] = []
+    """The open items of the agent's todo list in the transcript's tail, followed the way
+    Claude Code itself rebuilds it: the newest TodoWrite list, and the tasks of TaskCreate
+    (numbered by its answer "Task #N created successfully") as TaskUpdate changed them."""
+    todos: list[dict[str, Any]] = []
+    tasks: dict[str, dict[str, Any]] = {}
+    pending: dict[str, dict[str, Any]] = {}  # TaskCreate calls not answered yet, by tool_use id
     with open(path, "rb") as transcript:
         transcript.seek(start)
-        for line in transcript:
-            if b'"TodoWrite"' not in line or len(line) > MAX_LINE:
+        while True:
+            line = transcript.readline(MAX_LINE + 1)
+            if not line:
+                break
+            if not line.endswith(b"\n") and len(line) > MAX_LINE:
+                _skip_rest_of_line(transcript)
+                continue
+            if b"TodoWrite" not in line and b"Task" not in line:
                 continue
             try:
                 content = json.loads(line)["message"]["content"]
             except (ValueError, KeyError, TypeError):
                 continue
             for block in content if isinstance(content, list) else []:
-                if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") == "TodoWrite":
-                    items = (block.get("input") or {}).get("todos") or []
-                    todos = [
-                        _cut(str(item.get("content", "")), 200)
-                        for item in items
-                        if isinstance(item, dict) and item.get("status") != "completed"
-                    ]
-    return todos
+                if not isinstance(block, dict):
+                    continue
+                given = block.get("input") if isinstance(block.get("input"), dict) else {}
+                if block.get("type") == "tool_use" and block.get("name") == "TodoWrite":
+                    todos = [t for t in given.get("todos") or [] if isinstance(t, dict)]
+                elif block.get("type") == "tool_use" and block.get("name") == "TaskCreate":
+                    pending[str(block.get("id"))] = {"content": given.get("subject"), "status": "pending"}
+                elif block.get("type") == "tool_use" and block.get("name") == "TaskUpdate":
+                    number = str(given.get("taskId"))
+                    if given.get("status") == "deleted":
+                        tasks.pop(number, None)
+                    elif number in tasks:
+                        tasks[number].update({k: given[k] for k in ("status",) if given.get(k)})
+                        if given.get("subject"):
+                            tasks[number]["content"] = given["subject"]
+                elif block.get("type") == "tool_result" and str(block.get("tool_use_id")) in pending:
+                    created = _TASK_CREATED.match(_result_text(block))
+                    if created:
+                        tasks.setdefault(created.group(1), pending.pop(str(block.get("tool_use_id"))))
+    items = [*todos, *tasks.values(), *pending.values()]
+    return [
+        _cut(str(item.get("content") or ""), 200)
+        for item in items
+        if item.get("status") != "completed" and item.get("content")
+    ]
+
+
+def _result_text(block: dict[str, Any]) -> str:
+    content = block.get("content")
+    if isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") for p in content or [] if isinstance(p, dict))
 
 
 def boot_context() -> str:
