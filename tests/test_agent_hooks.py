@@ -498,6 +498,11 @@ def test_status_pings_the_server_with_the_installed_key(server: LiveServer, tmp_
     assert "hook program up to date" in status.stdout
     assert f"server {server.url}: the key may read and write memories" in status.stdout
 
+    settings_file = home / ".claude" / "settings.json"
+    moved = settings_file.read_text(encoding="utf-8").replace(agent_hooks.python_command(), "/gone/python3")
+    settings_file.write_text(moved, encoding="utf-8")
+    assert "install again" in run_cli(tmp_path, "hooks", "status", HOME=str(home)).stdout
+
     wrong = run_cli(tmp_path, "hooks", "status", HOME=str(home), COMPANION_MEMORY_KEY="not-a-key")
     assert wrong.returncode == 1 and "the key was refused: unknown API key" in wrong.stdout
     down = run_cli(tmp_path, "hooks", "status", HOME=str(home), COMPANION_MEMORY_URL=closed_port_url())

@@ -263,18 +263,25 @@ def status(targets: list[Target], say: Callable[[str], None] = print) -> bool:
     url, key, installed = os.environ.get(URL_VARIABLE), os.environ.get(KEY_VARIABLE), False
     for target in targets:
         settings = _read_json(target.settings)
-        events = [
-            event
+        ours = {
+            event: [h for g in groups if isinstance(g, dict) for h in g.get("hooks", []) if _is_ours(h)]
             for event, groups in (settings.get("hooks") or {}).items()
             if isinstance(groups, list)
-            and any(_is_ours(h) for g in groups if isinstance(g, dict) for h in g.get("hooks", []))
-        ]
+        }
+        events = [event for event, hooks in ours.items() if hooks]
         if not events:
             say(f"{target.scope}: not installed ({target.settings})")
             continue
         installed = True
-        current = target.script.exists() and target.script.read_bytes() == hook_source().read_bytes()
-        program = "up to date" if current else "missing" if not target.script.exists() else "outdated: install again"
+        if not target.script.exists():
+            program = "missing: install again"
+        elif target.script.read_bytes() != hook_source().read_bytes():
+            program = "outdated: install again"
+        elif any(h.get("command") != target.command for hooks in ours.values() for h in hooks):
+            # e.g. the Python it ran under was removed, or the hook was edited by hand
+            program = f"run by another command than install writes now ({target.command}): install again"
+        else:
+            program = "up to date"
         say(f"{target.scope}: installed for {', '.join(events)} ({target.settings}); hook program {program}")
         env = settings.get("env") or {}
         url = url or env.get(URL_VARIABLE)
