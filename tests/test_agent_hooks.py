@@ -443,7 +443,7 @@ def test_install_merges_once_and_uninstall_takes_out_exactly_that(server: LiveSe
     }
     python = agent_hooks.python_command()
     assert python != "python3" and Path(python).is_absolute()
-    assert all(found == [f'{python} "{script}"'] for found in commands.values() if found)
+    assert all(found == [f'{python} -S "{script}"'] for found in commands.values() if found)
     assert settings["hooks"]["Stop"][0] == THEIRS["hooks"]["Stop"][0]  # theirs kept, first
     assert settings["env"] == {"FOO": "1", "COMPANION_MEMORY_URL": server.url, "COMPANION_MEMORY_KEY": MCP_KEY}
     assert {k: settings[k] for k in ("model", "permissions")} == {k: THEIRS[k] for k in ("model", "permissions")}
@@ -480,7 +480,7 @@ def test_project_scope_keeps_paths_and_keys_out_of_the_shared_settings(server: L
     result = run_cli(project, "hooks", "install", "claude-code", "--scope", "project", "--url", server.url, **env)
     assert result.returncode == 0, result.stderr
     settings = json.loads((project / ".claude" / "settings.json").read_text(encoding="utf-8"))
-    assert our_commands(settings)["Stop"] == ['python3 "$CLAUDE_PROJECT_DIR/.claude/hooks/companion_memory_hook.py"']
+    assert our_commands(settings)["Stop"] == ['python3 -S "$CLAUDE_PROJECT_DIR/.claude/hooks/companion_memory_hook.py"']
     assert settings["env"] == {"COMPANION_MEMORY_URL": server.url}
     assert (project / ".claude" / "hooks" / "companion_memory_hook.py").exists()
     assert not (tmp_path / "home" / ".claude").exists()

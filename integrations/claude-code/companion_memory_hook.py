@@ -37,9 +37,7 @@ import re
 import sys
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from typing import TYPE_CHECKING, Any
 
 DEFAULT_URL = "http://127.0.0.1:8787"
@@ -96,6 +94,11 @@ def call(method: str, path: str, body: dict[str, Any] | None = None) -> Any:
     quiet = _quiet_until(base)
     if quiet > time.time():
         raise Failed(f"not tried: the server did not answer {QUIET_AFTER_FAILURE - int(quiet - time.time())} s ago")
+    # Imported here: urllib.request is most of the hook's start-up time, and a run with
+    # nothing to send (or a quiet server) does not need it.
+    import urllib.error
+    import urllib.request
+
     request = urllib.request.Request(
         base + path,
         data=None if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8"),
@@ -157,7 +160,7 @@ def _set_quiet(base: str, until: float) -> None:
         pass  # only an optimisation: without it, each hook tries the server again
 
 
-def _error_message(error: urllib.error.HTTPError) -> str:
+def _error_message(error: Any) -> str:
     try:
         return str(json.loads(error.read().decode("utf-8"))["error"]["message"])
     except (OSError, ValueError, KeyError, TypeError):

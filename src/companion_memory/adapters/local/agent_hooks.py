@@ -85,10 +85,12 @@ def claude_target(scope: str, *, home: Path | None = None, project: Path | None 
         config = os.environ.get("CLAUDE_CONFIG_DIR")
         base = Path(config) if config else (home or Path.home()) / ".claude"
         script = base / "hooks" / HOOK_FILE
-        return Target(scope, base / "settings.json", script, f'{python} "{script}"')
+        # -S: the hook needs no site-packages, and skipping them is most of a second's start-up
+        # on a busy machine
+        return Target(scope, base / "settings.json", script, f'{python} -S "{script}"')
     base = (project or Path.cwd()) / ".claude"
     # The project's settings are shared: the command must not name this machine's paths.
-    command = f'python3 "$CLAUDE_PROJECT_DIR/.claude/hooks/{HOOK_FILE}"'
+    command = f'python3 -S "$CLAUDE_PROJECT_DIR/.claude/hooks/{HOOK_FILE}"'
     return Target(scope, base / "settings.json", base / "hooks" / HOOK_FILE, command)
 
 
