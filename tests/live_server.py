@@ -32,6 +32,7 @@ class LiveServer:
         builder.join()
         assert built, "the runtime could not be built"
         self.runtime = built[0]
+        self.data_dir = data_dir
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
         self.port = sock.getsockname()[1]

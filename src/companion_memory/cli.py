@@ -43,6 +43,8 @@ def load_settings() -> Settings:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from .adapters.local.agent_hooks import DEFAULT_URL
+
     parser = argparse.ArgumentParser(prog="companion-memory", description="Long-term memory for AI chat clients.")
     parser.add_argument(
         "--data-dir",
@@ -114,6 +116,28 @@ def _parser() -> argparse.ArgumentParser:
     import_ = commands.add_parser("import", help="load a JSON export (rows are upserted by id)")
     import_.add_argument("file", type=Path)
     import_.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
+
+    hooks = commands.add_parser("hooks", help="coding-agent hooks: recall before each prompt, write the session back")
+    actions = hooks.add_subparsers(dest="action", required=True)
+    for action, what in (
+        ("install", "merge the hook into Claude Code's settings (a backup first; running it again changes nothing)"),
+        ("uninstall", "take out exactly what install added"),
+    ):
+        command = actions.add_parser(action, help=what)
+        command.add_argument("agent", choices=("claude-code",))
+        command.add_argument(
+            "--scope",
+            choices=("user", "project"),
+            default="user",
+            help="user: ~/.claude/settings.json (default); project: .claude/settings.json here",
+        )
+        if action == "install":
+            command.add_argument(
+                "--url",
+                help=f"the server (default: $COMPANION_MEMORY_URL or {DEFAULT_URL}); the key is read "
+                "from $COMPANION_MEMORY_KEY",
+            )
+    actions.add_parser("status", help="what is installed, and whether the server answers and takes the key")
     return parser
 
 
@@ -126,6 +150,8 @@ def _day(text: str) -> date:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "hooks":
+        return _hooks(args)
     data_dir = (args.data_dir or default_data_dir()).resolve()
     settings = load_settings()
     from .adapters.local import native_threads
@@ -140,6 +166,23 @@ def main(argv: list[str] | None = None) -> int:
     except ServiceError as error:  # what the API would answer with a 4xx
         print(f"companion-memory {args.command}: {error.message}", file=sys.stderr)
         return 2
+
+
+def _hooks(args: argparse.Namespace) -> int:
+    from .adapters.local import agent_hooks
+
+    if args.action == "status":
+        targets = [agent_hooks.claude_target("user"), agent_hooks.claude_target("project")]
+        return 0 if agent_hooks.status(targets) else 1
+    target = agent_hooks.claude_target(args.scope)
+    if args.action == "uninstall":
+        agent_hooks.uninstall(target)
+        return 0
+    url = args.url or os.environ.get(agent_hooks.URL_VARIABLE) or agent_hooks.DEFAULT_URL
+    agent_hooks.install(target, url=url, key=os.environ.get(agent_hooks.KEY_VARIABLE) or None)
+    answer = agent_hooks.ping(url, os.environ.get(agent_hooks.KEY_VARIABLE))
+    print(f"server {url}: {answer.detail}")
+    return 0
 
 
 def _serve(settings: Settings, data_dir: Path, host: str, port: int) -> int:
