@@ -234,3 +234,18 @@ async def test_the_local_index_answers_as_vectorize_does(ann_threshold: int) -> 
         assert [m.id for m in await local.query(query, top_k=20, filter=where)] == expected, where
     # topK is capped as Vectorize caps it.
     assert len(await local.query(query, top_k=150)) == len(await remote.query(query, top_k=150)) == 100
+
+
+async def test_a_saved_graph_is_only_used_with_the_file_it_was_saved_from(tmp_path: Path) -> None:
+    vectors = clustered(600)
+    (await filled(LocalVectorIndex(tmp_path / "vectors.sqlite3", DIMS, ann_threshold=200), vectors)).close()
+    other = LocalVectorIndex(tmp_path / "other.sqlite3", DIMS, ann_threshold=200)
+    await other.upsert([VectorRecord(f"o{i}", (-vectors[i]).tolist(), {"n": i}) for i in range(600)])
+    other._db.close()
+    # Another file of the same size and keys put in its place (a copy from elsewhere).
+    for suffix in ("", "-wal", "-shm"):
+        (tmp_path / f"vectors.sqlite3{suffix}").unlink(missing_ok=True)
+        if (tmp_path / f"other.sqlite3{suffix}").exists():
+            (tmp_path / f"other.sqlite3{suffix}").rename(tmp_path / f"vectors.sqlite3{suffix}")
+    index = LocalVectorIndex(tmp_path / "vectors.sqlite3", DIMS, ann_threshold=200)
+    assert [m.id for m in await index.query((-vectors[3]).tolist(), top_k=1)] == ["o3"]

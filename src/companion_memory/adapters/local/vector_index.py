@@ -28,7 +28,7 @@ import os
 import secrets
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -165,6 +165,10 @@ class LocalVectorIndex:
             self._db.executescript(f"BEGIN; {_MIGRATE} COMMIT;")
         stored = self._db.execute("SELECT value FROM index_info WHERE key = 'dimensions'").fetchone()
         self.dimensions = int(stored[0]) if stored else dimensions
+        # Names this file in the saved graph: a graph saved from a file since deleted
+        # and made anew (whose keys start again at 1) is not taken for this one's.
+        self._db.execute("INSERT OR IGNORE INTO index_info VALUES ('file', ?)", (secrets.token_hex(8),))
+        self._file = str(self._db.execute("SELECT value FROM index_info WHERE key = 'file'").fetchone()[0])
         self.ann_threshold = ann_threshold
         # One BLAS thread: a matrix-vector product this size gains nothing from more, and
         # idle BLAS threads spinning between queries steal the cores the embedder's
@@ -178,11 +182,17 @@ class LocalVectorIndex:
         if not self._ids:
             self._set_dimensions(dimensions)
 
-    def close(self) -> None:
-        """Saves the graph if it changed since it was last saved, then closes the file."""
+    def save(self) -> None:
+        """Saves the graph if it changed since it was last saved (the server does this
+        when it stops), so that the next start has nothing to catch up with."""
         if self._ann is not None and self._unsaved:
-            with suppress(OSError, sqlite3.Error):
+            try:
                 self._save()
+            except OSError as error:  # the catch-up on the next start covers it
+                log.warning("could not save the vector graph: %s", error)
+
+    def close(self) -> None:
+        self.save()
         self._db.close()
 
     @property
@@ -450,11 +460,8 @@ class LocalVectorIndex:
         self._grow_graph_if_needed()
         if self._ann is not None:
             self._unsaved += rows
-            if self._path is not None and self._unsaved >= max(_SAVE_AFTER_MIN, _SAVE_AFTER_SHARE * len(self._ids)):
-                try:
-                    self._save()
-                except OSError as error:  # the catch-up on the next start covers it
-                    log.warning("could not save the vector graph: %s", error)
+            if self._unsaved >= max(_SAVE_AFTER_MIN, _SAVE_AFTER_SHARE * len(self._ids)):
+                self.save()
 
     def _grow_graph_if_needed(self) -> None:
         """Builds the graph once the index outgrows the threshold; the matrix then turns
@@ -502,6 +509,7 @@ class LocalVectorIndex:
         size = len(self._ids)
         arrays: dict[str, Any] = {
             "graph": np.array(graph.name),
+            "source": np.array(self._file),
             "ids": np.array(self._ids, dtype=str),
             "keys": self._keys[:size],
             "vectors": self._matrix,
@@ -534,6 +542,8 @@ class LocalVectorIndex:
 
             with np.load(paths[1], allow_pickle=False) as saved:
                 graph = self._path.with_name(str(saved["graph"]))
+                if str(saved["source"]) != self._file:
+                    raise ValueError("saved from another vectors file")
                 ids = saved["ids"].tolist()
                 keys = saved["keys"].astype(np.int64)
                 vectors = saved["vectors"]
