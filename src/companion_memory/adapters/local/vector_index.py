@@ -52,8 +52,9 @@ _GRAPH_DTYPE = "i8"
 # Candidates taken from the graph per match wanted, before they are scored again.
 _CANDIDATES_PER_MATCH = 2
 # The graph is saved again after this share of the index has changed (at least
-# _SAVE_AFTER_MIN changes), so that a start never has to catch up with more.
-_SAVE_AFTER_SHARE = 0.05
+# _SAVE_AFTER_MIN changes), so that a start after a crash has no more to catch up with;
+# a save writes the whole graph, so a smaller share costs more writing while it grows.
+_SAVE_AFTER_SHARE = 0.1
 _SAVE_AFTER_MIN = 10_000
 
 _SCHEMA = """
@@ -223,7 +224,9 @@ class LocalVectorIndex:
         for key, (id_, (vector, metadata)) in zip(keys, latest.items(), strict=True):
             self._put(key, id_, vector, metadata)
         if self._ann is not None and keys:
-            self._ann.add(np.asarray(keys, dtype=np.uint64), np.stack([v for v, _ in latest.values()]), threads=1)
+            # A write or two on one thread, beside the embedder's; an import's batch on all.
+            threads = 0 if len(keys) >= 256 else 1
+            self._ann.add(np.asarray(keys, dtype=np.uint64), np.stack([v for v, _ in latest.values()]), threads=threads)
         self._changed(len(keys))
 
     async def query(
