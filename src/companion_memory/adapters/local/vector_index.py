@@ -317,7 +317,7 @@ class LocalVectorIndex:
         while wanted * 4 < size:
             self._ann.expansion_search = max(_EXPANSION_SEARCH, wanted)
             found = self._ann.search(query, wanted, threads=1)
-            positions = self._key_position[found.keys.astype(np.int64)]
+            positions = self._key_position[found.keys[: len(found)].astype(np.int64)]
             positions = positions[mask[positions]]
             if positions.size >= top_k * _CANDIDATES_PER_MATCH or len(found) < wanted:
                 return self._best(positions, self._vectors(positions) @ query, top_k)
