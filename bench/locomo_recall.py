@@ -13,7 +13,13 @@ answers or evidence ids. Printed: R@5 and R@10 (mean fraction of a question's ev
 turns in the top k), MRR (first evidence turn within the top 10), per category and
 overall, plus indexing and query time.
 
+``--ann-threshold N`` sets VECTOR_ANN_THRESHOLD (0: the HNSW graph from the first
+vector, and every query through it, the namespace filter leaving more than 0 rows); the
+questions are then asked a second time with exact search over the same index, and the
+difference is printed: the graph must not cost recall.
+
     .venv/bin/python bench/locomo_recall.py [--data PATH] [--conversations N] [--no-relations]
+        [--ann-threshold N]
 """
 
 from __future__ import annotations
@@ -105,6 +111,10 @@ async def ask(runtime: Runtime, sample: dict[str, Any], timings: list[float]) ->
     return results
 
 
+def overall(rows: list[dict[str, Any]]) -> tuple[float, float]:
+    return statistics.mean(r["r5"] for r in rows), statistics.mean(r["r10"] for r in rows)
+
+
 def report(rows: list[dict[str, Any]]) -> None:
     print(f"{'category':<14}{'questions':>10}{'R@5':>8}{'R@10':>8}{'MRR':>8}")
     groups = [(f"{c} {name}", [r for r in rows if r["category"] == c]) for c, name in CATEGORIES.items()]
@@ -116,10 +126,12 @@ def report(rows: list[dict[str, Any]]) -> None:
             )
 
 
-async def main(data: Path, limit: int | None, relations: bool) -> None:
+async def main(data: Path, limit: int | None, relations: bool, ann_threshold: int | None) -> None:
     samples = json.loads(data.read_text(encoding="utf-8"))[:limit]
+    settings = Settings() if ann_threshold is None else Settings(VECTOR_ANN_THRESHOLD=ann_threshold)
+    exact_rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as directory:
-        runtime = await build_local_runtime(Settings(), Path(directory))
+        runtime = await build_local_runtime(settings, Path(directory))
         started = time.perf_counter()
         turns = 0
         for sample in samples:
@@ -129,12 +141,24 @@ async def main(data: Path, limit: int | None, relations: bool) -> None:
         rows: list[dict[str, Any]] = []
         for sample in samples:
             rows += await ask(runtime, sample, timings)
+        if ann_threshold is not None:
+            # The same index, every filter now under the threshold: exact search.
+            runtime.vectors.ann_threshold = 2**62  # type: ignore[attr-defined]
+            for sample in samples:
+                exact_rows += await ask(runtime, sample, [])
     print(
         f"LoCoMo: {len(samples)} conversations, {turns} turns, {len(rows)} questions; "
         f"embedder {runtime.embedder.model}, reranker {runtime.reranker.model if runtime.reranker else 'none'}, "
         f"relations {'same_thread' if relations else 'none'}"
     )
+    if ann_threshold is not None:
+        print(f"VECTOR_ANN_THRESHOLD={ann_threshold}, graph in use: {getattr(runtime.vectors, 'approximate', False)}")
     report(rows)
+    if exact_rows:
+        (r5, r10), (e5, e10) = overall(rows), overall(exact_rows)
+        print(
+            f"exact search: R@5 {e5:.3f}  R@10 {e10:.3f}; graph minus exact: R@5 {r5 - e5:+.3f}  R@10 {r10 - e10:+.3f}"
+        )
     timings.sort()
     print(f"indexing: {indexing:.1f} s ({1000 * indexing / turns:.1f} ms per turn, embedding included)")
     print(
@@ -147,5 +171,6 @@ if __name__ == "__main__":
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--no-relations", action="store_true", help="write no same_thread relations")
+    parser.add_argument("--ann-threshold", type=int, default=None, help="VECTOR_ANN_THRESHOLD, then compare with exact")
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.data, arguments.conversations, not arguments.no_relations))
+    asyncio.run(main(arguments.data, arguments.conversations, not arguments.no_relations, arguments.ann_threshold))

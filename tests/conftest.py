@@ -19,7 +19,7 @@ from fastapi import FastAPI
 
 from companion_memory.adapters.cloudflare.d1 import D1Database
 from companion_memory.adapters.local.sqlite import SqliteDatabase
-from companion_memory.adapters.local.vector_index import LocalVectorIndex
+from companion_memory.adapters.local.vector_index import DEFAULT_ANN_THRESHOLD, LocalVectorIndex
 from companion_memory.api.app import create_app
 from companion_memory.clock import FixedClock
 from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
@@ -166,7 +166,9 @@ class FlakyIndex:
 
 @pytest.fixture
 def vectors(runtime_embedder: Embedder) -> FlakyIndex:
-    return FlakyIndex(LocalVectorIndex(":memory:", runtime_embedder.dimensions))
+    # TEST_VECTOR_ANN_THRESHOLD=0 runs the services' tests through the HNSW graph.
+    threshold = int(os.environ.get("TEST_VECTOR_ANN_THRESHOLD", DEFAULT_ANN_THRESHOLD))
+    return FlakyIndex(LocalVectorIndex(":memory:", runtime_embedder.dimensions, ann_threshold=threshold))
 
 
 @pytest.fixture

@@ -88,6 +88,9 @@ class Database(Protocol):
 
 
 VectorFilterValue = str | int | float | bool | Mapping[str, Any]
+# Vectorize answers at most this many matches (with returnMetadata "indexed"); the local
+# index answers as many, so both runtimes rank the same candidates.
+VECTOR_QUERY_MAX_TOP_K = 100
 
 
 @dataclass(frozen=True)
@@ -108,7 +111,9 @@ class VectorIndex(Protocol):
     """A mirror of the memories' embeddings, shaped like Vectorize.
 
     ``filter`` follows Vectorize's metadata filter: ``{"namespace": "default",
-    "status": {"$in": ["active"]}}`` with ``$eq``, ``$ne``, ``$in`` and ``$nin``.
+    "status": {"$in": ["active"]}}`` with ``$eq``, ``$ne``, ``$in``, ``$nin``, ``$lt``,
+    ``$lte``, ``$gt`` and ``$gte``. ``query`` answers at most ``VECTOR_QUERY_MAX_TOP_K``
+    matches, best first.
 
     Raises ``VectorIndexError`` when the index fails or refuses an operation;
     ``ValueError`` for a record, filter or vector it can never take (one of another

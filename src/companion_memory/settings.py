@@ -104,6 +104,9 @@ class Settings(BaseModel):
 
     # Advanced.
     MEMORY_TOP_K: int = Field(50, ge=1, le=100)
+    # Local vector index: past this many vectors it searches an HNSW graph instead of
+    # every vector, and a filter that leaves at most this many is still searched exactly.
+    VECTOR_ANN_THRESHOLD: int = Field(20_000, ge=0)
     MEMORY_MIN_SCORE: float = Field(0.1, ge=0, le=1)
     MEMORY_FILTER_MAX_CONTENT_CHARS: int = Field(700, ge=1)
     ENABLE_AUTO_MEMORY: bool = True

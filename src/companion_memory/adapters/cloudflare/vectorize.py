@@ -26,7 +26,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NoReturn, TypeVar
 
-from ...ports import VectorFilterValue, VectorIndexError, VectorMatch, VectorRecord
+from ...ports import VECTOR_QUERY_MAX_TOP_K, VectorFilterValue, VectorIndexError, VectorMatch, VectorRecord
 from . import ffi
 
 # developers.cloudflare.com/vectorize/platform/limits: "Maximum upsert batch size (per
@@ -39,7 +39,7 @@ MAX_DELETE_IDS = 100
 # Limits page: "Maximum returned results (topK) without values and metadata: 100"; the
 # service's own hint says the same holds for returnMetadata="indexed" ("for a top K up to
 # 100, retry with returnValues=false and returnMetadata=indexed").
-MAX_TOP_K = 100
+MAX_TOP_K = VECTOR_QUERY_MAX_TOP_K
 # (With returnValues=true or returnMetadata="all" the cap is lower: 20 in the docs and on V1
 # indexes, 50 on V2 indexes, "VECTOR_QUERY_ERROR (code = 40025): ... max top K is 50, but got
 # 60". This adapter never asks for either, so it never meets that cap.)

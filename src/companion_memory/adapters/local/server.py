@@ -23,6 +23,7 @@ from ...runtime import Runtime
 from ...settings import Settings
 from .http_timeouts import BodyTimeout, header_timeout_protocol
 from .task_queue import LocalTaskQueue
+from .vector_index import LocalVectorIndex
 
 log = logging.getLogger("companion_memory")
 QUEUE_POLL_SECONDS = 1.0
@@ -116,6 +117,8 @@ def create_local_app(runtime: Runtime) -> FastAPI:
             for task in tasks:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+            if isinstance(runtime.vectors, LocalVectorIndex):
+                runtime.vectors.save()
 
     app = create_app(runtime, lifespan=lifespan)
     # In the Worker, Workers static assets serve these files.
