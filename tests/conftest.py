@@ -176,6 +176,7 @@ NIGHTLY_STEPS = (
     "plans",
     "layers",
     "consolidate",
+    "people",
     "github_daily",
     "weekly_rollup",
     "monthly_rollup",

@@ -24,6 +24,7 @@ from .memory.layers import Layers
 from .memory.model_call import JobModel
 from .memory.moods import Moods
 from .memory.nightly import Nightly
+from .memory.people import People
 from .memory.plans import Plans
 from .memory.recall import Recall
 from .memory.retention import Retention
@@ -110,6 +111,10 @@ class Runtime:
     @cached_property
     def moods(self) -> Moods:
         return Moods(self.db, self.clock, self.config)
+
+    @cached_property
+    def people(self) -> People:
+        return People(self.db, self.clock, self.config)
 
     @cached_property
     def todos(self) -> Todos:
@@ -206,6 +211,7 @@ class Runtime:
             self.plans,
             self.layers,
             self.consolidation,
+            self.people,
             self.github_daily,
             self.rollups,
             self.tasks,
