@@ -406,6 +406,15 @@ def test_people_are_added_edited_and_a_merge_is_approved(panel: Panel, rest: Res
     expect(merged).to_contain_text("1 memory")
     assert rest.get(f"/v1/people/{sister}")["person"]["merged_into"] == ana
 
+    # On the star map she is a star of her own kind, with a line to the memory about her.
+    page = panel.go("starmap")
+    expect(page.locator("#starmap .map-person")).to_have_count(2)
+    expect(page.locator("#starmap .map-edge.about")).to_have_count(1)
+    expect(page.locator("#map-status")).to_have_text("1 memory · 0 relations · 2 people")
+    page.locator(f"#starmap .map-person[data-id='{ana}']").focus()
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(r"#/more/people$"))
+
 
 def test_a_nights_consolidation_is_undone_from_the_memory_history(panel: Panel, rest: Rest, server: LiveServer) -> None:
     memory_id = rest.remember("nickname", "以后不要叫我小名", importance=0.3)

@@ -255,3 +255,26 @@ async def test_the_dream_model_proposes_people_and_merges(
     assert (found["person"]["name"], found["person"]["relation"]) == ("Jo", "colleague")
     sent = upstream.requests[-1].json["messages"][0]["content"]
     assert '"same_person"' in sent and '"people"' in sent
+
+
+async def test_the_star_map_shows_people_as_their_own_kind_of_star(client: httpx.AsyncClient) -> None:
+    cats = await remember(client, "people.ana.cats", "安娜养了两只猫")
+    await remember(client, "user.tea", "I drink green tea every morning")
+    ana = await register(client, "Ana", aliases=["安娜"], relation="sister")
+    graph = (await client.get("/v1/admin/graph", headers=auth())).json()
+    [person] = [n for n in graph["nodes"] if n["kind"] == "person"]
+    assert (person["id"], person["type"], person["content"], person["tags"]) == (
+        ana["id"],
+        "person",
+        "Ana (sister)",
+        ["安娜"],
+    )
+    assert [(e["source_id"], e["target_id"], e["relation"]) for e in graph["edges"]] == [(ana["id"], cats, "about")]
+    alone = (await client.get("/v1/admin/graph", params={"people": "false"}, headers=auth())).json()
+    assert {n["kind"] for n in alone["nodes"]} == {"memory"} and alone["edges"] == []
+
+    drawn = (await client.get("/v1/admin/starmap", headers=auth())).json()
+    assert drawn["content"].count('<polygon class="person"') == 1 and 'stroke-dasharray="4 3"' in drawn["content"]
+    mermaid = (await client.get("/v1/admin/starmap", params={"format": "mermaid"}, headers=auth())).json()["content"]
+    assert '(("person: Ana (sister)"))' in mermaid and '-.->|"about"|' in mermaid
+    assert mermaid.startswith("%% companion-memory star map: 2 memories, 1 relations, 1 people")

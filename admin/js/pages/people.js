@@ -91,6 +91,7 @@ function proposalCard(proposal, reload) {
   const title = proposal.kind === "merge" ? TEXT.merge(proposal) : proposal.person_id ? TEXT.moreNames(proposal) : TEXT.newOne(proposal);
   return h("article", { class: "item proposal", dataset: { id: proposal.id, kind: proposal.kind } },
     h("p", { class: "content proposal-title" }, title),
+    proposal.reason ? h("p", { class: "item-meta" }, proposal.reason) : null,
     ...proposal.evidence.map((quote) => h("blockquote", { class: "quote" }, quote)),
     h("div", { class: "row" }, h("span", { class: "spacer" }),
       decide("reject", TEXT.reject, TEXT.rejected, "ghost"), decide("approve", TEXT.approve, TEXT.approved, "primary")));

@@ -37,6 +37,10 @@ MENTION_STEP = 0.1
 LINKED_PER_NAME = 200
 SHOWN_MEMORIES = 20
 PROPOSAL_STATUSES = ("pending", "approved", "rejected")
+# The star map shows at most this many people (a circle of acquaintance is small), each
+# with a line of this weight to every memory about her.
+STAR_MAP_PEOPLE = 200
+ABOUT_WEIGHT = 0.5
 MAX_ALIASES = 20
 
 
@@ -475,7 +479,8 @@ class People:
         """``other_id`` becomes part of ``survivor_id``: her name and aliases become the
         survivor's aliases, her relation fills the survivor's when it is empty, the notes
         join, familiarities combine as independent mentions, the mention counts add up,
-        and her memories are re-pointed. Her row stays, merged into the survivor."""
+        and her memories are re-pointed (and those naming any of the names linked). Her row
+        stays, merged into the survivor."""
         survivor, other = await self._live(survivor_id), await self._live(other_id)
         if survivor["namespace"] != other["namespace"]:
             raise Conflict("people of different namespaces cannot be merged", code="other_namespace")
@@ -497,10 +502,49 @@ class People:
             "last_mentioned_at": max(survivor["last_mentioned_at"] or "", other["last_mentioned_at"] or "") or None,
             "updated_at": now,
         }
+        merged = {**survivor, **changes}
         await self.db.batch(
-            [PersonStore.update(survivor_id, changes), *PersonStore.repoint(other_id, survivor_id, now)]
+            [
+                PersonStore.update(survivor_id, changes),
+                *PersonStore.repoint(other_id, survivor_id, now),
+                *await self._links(merged, now),
+            ]
         )
-        return {**survivor, **changes}
+        return merged
+
+    async def constellation(self, namespace: str, memory_ids: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+        """The people as stars of the star map (kind ``person``, as bright as they are
+        familiar) and an ``about`` line to each of the shown memories about them."""
+        people = [self.shown(p) for p in await self.store.active(namespace, STAR_MAP_PEOPLE)]
+        shown = set(memory_ids)
+        nodes = [
+            {
+                "id": p["id"],
+                "kind": "person",
+                "type": "person",
+                "content": f"{p['name']} ({p['relation']})" if p["relation"] else p["name"],
+                "fact_key": None,
+                "importance": p["familiarity"],
+                "confidence": 1.0,
+                "pinned": False,
+                "tags": p["aliases"],
+                "recall_count": p["mentions"],
+                "updated_at": p["updated_at"],
+            }
+            for p in people
+        ]
+        edges = [
+            {
+                "id": f"about:{link['person_id']}:{link['memory_id']}",
+                "source_id": link["person_id"],
+                "target_id": link["memory_id"],
+                "relation": "about",
+                "weight": ABOUT_WEIGHT,
+            }
+            for link in await self.store.links([p["id"] for p in people])
+            if link["memory_id"] in shown
+        ]
+        return {"nodes": nodes, "edges": edges}
 
     async def proposals(self, namespace: str, status: str, limit: int) -> list[dict[str, Any]]:
         """Proposals of one status, newest first, each with the people it is about."""

@@ -124,6 +124,17 @@ class PersonStore:
             counts.update({r["person_id"]: int(r["n"]) for r in rows})
         return counts
 
+    async def links(self, person_ids: Sequence[str]) -> list[dict[str, Any]]:
+        """(person_id, memory_id) of these people's memories."""
+        found: list[dict[str, Any]] = []
+        for part in chunks(person_ids):
+            found += await self.db.all(
+                f"SELECT person_id, memory_id FROM person_memories WHERE person_id IN ({placeholders(len(part))}) "
+                "ORDER BY person_id, memory_id",
+                tuple(part),
+            )
+        return found
+
     @staticmethod
     def repoint(loser_id: str, survivor_id: str, at: str) -> list[Statement]:
         """The loser's memories become the survivor's (a memory about both stays once), and
