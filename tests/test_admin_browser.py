@@ -372,6 +372,9 @@ def test_people_are_added_edited_and_a_merge_is_approved(panel: Panel, rest: Res
     rest.remember("sister.cats", "我姐姐养了两只猫")
     rest.post("/v1/people/merge", {"person_id": ana, "other_id": sister, "reason": "the same sister"})
     panel.sign_in()
+    page = panel.go("review")
+    expect(page.locator("#pending-badge")).to_have_text("1")  # the merge waits in the owner's queue
+    expect(page.locator("#people-proposals .proposal")).to_contain_text("the same sister")
     page = panel.go("more/people")
     people = page.locator("#people-list .person")
     expect(people).to_have_count(2)

@@ -97,23 +97,30 @@ function proposalCard(proposal, reload) {
       decide("reject", TEXT.reject, TEXT.rejected, "ghost"), decide("approve", TEXT.approve, TEXT.approved, "primary")));
 }
 
-export function render(container) {
+/** The proposals waiting for the owner, for the People page and the Review queue: hidden
+ * while there are none. ``after`` runs once one is decided (the page reloads its list). */
+export function proposalsSection(after = () => {}) {
   const waiting = h("div", { class: "list", id: "people-proposals" });
+  const element = h("section", { class: "stack people-waiting", hidden: true }, h("h2", {}, TEXT.waiting), waiting);
+  async function reload() {
+    const { proposals } = await api.get("/v1/people/proposals", { namespace: ns() });
+    element.hidden = proposals.length === 0;
+    append(clear(waiting), ...proposals.map((p) => proposalCard(p, async () => { await reload(); await after(); })));
+  }
+  return { element, reload };
+}
+
+export function render(container) {
   const list = h("div", { class: "list", id: "people-list" });
-  const waitingSection = h("section", { class: "stack", hidden: true }, h("h2", {}, TEXT.waiting), waiting);
   const edit = (person) => {
     const sheet = modal(person ? TEXT.editTitle(person.name) : TEXT.newPerson);
     append(sheet.body, personForm(person, () => { sheet.close(); load(); }));
   };
+  const waiting = proposalsSection(() => load());
   async function load() {
     append(clear(list), spinner());
     try {
-      const [{ people }, { proposals }] = await Promise.all([
-        api.get("/v1/people", { namespace: ns() }),
-        api.get("/v1/people/proposals", { namespace: ns() }),
-      ]);
-      waitingSection.hidden = proposals.length === 0;
-      append(clear(waiting), ...proposals.map((p) => proposalCard(p, load)));
+      const [{ people }] = await Promise.all([api.get("/v1/people", { namespace: ns() }), waiting.reload()]);
       append(clear(list), ...(people.length ? people.map((p) => personCard(p, edit)) : [emptyState(TEXT.nobody, TEXT.nobodyHint)]));
     } catch (error) {
       if (error.status !== 401) append(clear(list), errorBox(error, load));
@@ -121,7 +128,7 @@ export function render(container) {
   }
   append(container,
     h("div", { class: "row" }, h("span", { class: "spacer" }), button(TEXT.newPerson, { kind: "primary", iconName: "plus", onclick: () => edit(null) })),
-    waitingSection,
+    waiting.element,
     h("section", { class: "stack" }, h("h2", {}, TEXT.everyone), list));
   load();
 }
