@@ -278,3 +278,24 @@ async def test_the_star_map_shows_people_as_their_own_kind_of_star(client: httpx
     mermaid = (await client.get("/v1/admin/starmap", params={"format": "mermaid"}, headers=auth())).json()["content"]
     assert '(("person: Ana (sister)"))' in mermaid and '-.->|"about"|' in mermaid
     assert mermaid.startswith("%% companion-memory star map: 2 memories, 1 relations, 1 people")
+
+
+async def test_export_and_import_carry_people_and_proposals(client: httpx.AsyncClient, runtime: Runtime) -> None:
+    ana = await register(client, "Ana", aliases=["安娜"], relation="sister", notes="Porto")
+    other = await register(client, "my sister")
+    await tool(client, "person_merge", {"person_id": ana["id"], "other_id": other["id"]})
+    cats = await remember(client, "people.ana.cats", "安娜养了两只猫")
+    exported = (await client.get("/api/memories/export", headers=auth())).json()
+    assert sorted(p["name"] for p in exported["people"]) == ["Ana", "my sister"]
+    assert [p["kind"] for p in exported["person_proposals"]] == ["merge"]
+    await runtime.db.run("DELETE FROM people")
+    await runtime.db.run("DELETE FROM person_proposals")
+    imported = await client.post("/api/memories/import", json=exported, headers=auth())
+    assert imported.status_code == 200, imported.text
+    assert (imported.json()["imported"]["people"], imported.json()["imported"]["person_proposals"]) == (2, 1)
+    back = (await client.get(f"/v1/people/{ana['id']}", headers=auth())).json()
+    assert (back["person"]["aliases"], back["person"]["notes"], back["memories"]) == (["安娜"], "Porto", [])
+    # The links are not exported: the nightly job makes them again.
+    await runtime.nightly.run("test")
+    assert [m["id"] for m in (await client.get(f"/v1/people/{ana['id']}", headers=auth())).json()["memories"]] == [cats]
+    assert len(await pending(client)) == 1
