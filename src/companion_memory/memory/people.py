@@ -318,7 +318,7 @@ class People:
 
         for person in found:
             names = _clean([person.name, *person.aliases])
-            known = list({id(p): p for n in names if (p := who(n))}.values())
+            known = list({p["id"]: p for n in names if (p := who(n))}.values())
             if len(known) >= 2:
                 proposals.append(self._merge_proposal(namespace, known[0], known[1], person.evidence, source))
             elif known:
