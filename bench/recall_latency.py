@@ -55,7 +55,7 @@ def corpus(data: Path) -> tuple[list[str], list[str], list[str]]:
 async def register(runtime: Runtime, count: int, speakers: list[str]) -> None:
     names = speakers[:count] + [f"Filler Person {i}" for i in range(max(0, count - len(speakers)))]
     for index, name in enumerate(names):
-        await runtime.people.upsert("default", name, aliases=[f"my friend number {index}"], relation="friend")
+        await runtime.people.upsert("default", name, aliases=[f"{name[:4]}{index}"], relation="friend")
 
 
 async def populate(runtime: Runtime, count: int, texts: list[str]) -> None:

@@ -15,6 +15,7 @@ are re-pointed, the familiarities combine, and her row points at the survivor.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 import uuid
@@ -64,23 +65,46 @@ def mentioned(familiarity: float, times: int) -> float:
     return 1 - (1 - familiarity) * (1 - MENTION_STEP) ** times
 
 
-def named_in(people: Iterable[Mapping[str, Any]], text: str) -> list[Mapping[str, Any]]:
+@functools.lru_cache(maxsize=64)
+def names_pattern(keys: tuple[str, ...]) -> re.Pattern[str]:
+    """One expression finding any of these names (as ``name_key`` gives them, the longest
+    first) in folded text, as ``mentions`` would: a Latin name as a word, CJK anywhere.
+    Cached: recall asks with the same registry turn after turn."""
+    parts = [
+        rf"(?<![a-z0-9]){re.escape(key)}(?![a-z0-9])" if re.search(r"[a-z0-9]", key) else re.escape(key)
+        for key in sorted(keys, key=lambda k: (-len(k), k))
+    ]
+    return re.compile("|".join(parts) or "(?!)")
+
+
+def _found_keys(people: Sequence[Mapping[str, Any]], text: str) -> set[str]:
+    keys = tuple(sorted({k for p in people for n in names_of(p) if len(k := name_key(n)) >= 2}))
+    return {m.group(0) for m in names_pattern(keys).finditer(name_key(text))} if keys else set()
+
+
+def named_in(people: Sequence[Mapping[str, Any]], text: str) -> list[Mapping[str, Any]]:
     """The people one of whose names ``text`` holds (a name shorter than 2 characters
     names no one: "A" is everywhere)."""
-    folded = name_key(text)
-    return [p for p in people if any(len(n) >= 2 and mentions(folded, name_key(n)) for n in names_of(p))]
+    found = _found_keys(people, text)
+    return [p for p in people if any(name_key(n) in found for n in names_of(p))]
 
 
-def other_names(people: Iterable[Mapping[str, Any]], text: str) -> list[str]:
+def other_names(people: Sequence[Mapping[str, Any]], text: str) -> list[str]:
     """The names of the people ``text`` names that it does not hold itself: what recall
     adds to a query so that "my sister" finds what was said of "Ana" and "安娜"."""
-    folded = name_key(text)
+    said = _found_keys(people, text)
     found: dict[str, str] = {}
-    for person in named_in(people, text):
+    for person in (p for p in people if any(name_key(n) in said for n in names_of(p))):
         for name in names_of(person):
-            if not mentions(folded, name_key(name)):
+            if name_key(name) not in said:
                 found.setdefault(name_key(name), name)
     return list(found.values())
+
+
+def names_any(text: str, keys: Sequence[str]) -> bool:
+    """Whether ``text`` names one of these names (``name_key``s)."""
+    usable = tuple(sorted({k for k in keys if len(k) >= 2}))
+    return bool(usable) and names_pattern(usable).search(name_key(text)) is not None
 
 
 def _clean(names: Iterable[str]) -> list[str]:
@@ -258,12 +282,8 @@ class People:
         name starts with it)."""
         people = await self.store.active(namespace)
         if query:
-            key = name_key(query)
-            people = [
-                p
-                for p in people
-                if p in named_in(people, query) or any(name_key(n).startswith(key) for n in names_of(p))
-            ]
+            key, named = name_key(query), {p["id"] for p in named_in(people, query)}
+            people = [p for p in people if p["id"] in named or any(name_key(n).startswith(key) for n in names_of(p))]
         shown = sorted((self.shown(p) for p in people), key=lambda p: (-p["familiarity"], p["name"]))[:limit]
         counts = await self.store.memory_counts([p["id"] for p in shown])
         return [{**p, "memory_count": counts.get(p["id"], 0)} for p in shown]
@@ -276,13 +296,17 @@ class People:
         people = await self.store.active(namespace)
         if not people:
             return []
+        said_at: dict[str, list[str]] = {}
+        for message in messages:
+            for person in named_in(people, message["content"]):
+                said_at.setdefault(person["id"], []).append(message["created_at"])
         statements = []
         half_life = self.config.people_half_life_days
         for person in people:
-            said = [m for m in messages if named_in([person], m["content"])]
+            said = said_at.get(person["id"], [])
             if not said:
                 continue
-            last = max(m["created_at"] for m in said)
+            last = max(said)
             at = max(last, person["familiarity_at"])
             familiarity = mentioned(familiarity_at(person, parse_iso(at), half_life), len(said))
             statements.append(

@@ -51,7 +51,7 @@ from ..store.people import PersonStore
 from ..store.precious import PreciousStore
 from ..store.shares import ShareStore
 from .config import MemoryConfig
-from .people import name_key, named_in, names_of, other_names
+from .people import name_key, named_in, names_any, names_of, other_names
 from .plan_dates import is_open
 from .vector_mirror import VectorMirror
 
@@ -196,12 +196,15 @@ class Recall:
             meta.notes.append("empty query")
             return RecallResult([], glossary_hits, meta)
 
+        # The substring channel keeps the query as said: a nickname no memory holds would
+        # send every recall that names her through the trigram scan.
+        said = text
         text, person_names = await self._with_other_names(namespace, text, meta)
         reach = await self._reach((namespace, *namespaces))
         (vector_ranked, query_vector), lexical_ranked, substring_ranked = await asyncio.gather(
             self._vector_channel(text, reach, types, meta) if vector else _nothing(),
             self._lexical_channel(text, reach, types),
-            self._substring_channel(text, reach, types),
+            self._substring_channel(said, reach, types),
         )
         size = max(self.config.memory_filter_max_candidates, k)
         word_ranked = {"lexical": lexical_ranked, "substring": substring_ranked}
@@ -373,7 +376,7 @@ class Recall:
             if memory is None or not _live(memory, reach, types) or not self._open(memory):
                 continue
             raw = similarity.get(id_)
-            about_person = bool(person_names) and _names_any(memory.content, person_names)
+            about_person = bool(person_names) and names_any(memory.content, person_names)
             if raw is not None and raw < self.config.memory_min_score and not about_person:
                 meta.floored.append(id_)
                 continue
@@ -533,11 +536,6 @@ def _live(memory: Memory, reach: Reach, types: Sequence[str]) -> bool:
         and memory.version_status == "current"
         and (not types or memory.type in types)
     )
-
-
-def _names_any(content: str, names: Sequence[str]) -> bool:
-    folded = name_key(content)
-    return any(len(n) >= 2 and mentions(folded, n) for n in names)
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
