@@ -370,7 +370,7 @@ def test_people_are_added_edited_and_a_merge_is_approved(panel: Panel, rest: Res
     ana = rest.post("/v1/people", {"name": "Ana", "relation": "sister"})["person"]["id"]
     sister = rest.post("/v1/people", {"name": "安娜", "aliases": ["我姐姐"], "notes": "Has two cats"})["person"]["id"]
     rest.remember("sister.cats", "我姐姐养了两只猫")
-    rest.post("/v1/people/merge", {"person_id": ana, "other_id": sister, "reason": "the same sister"})
+    rest.post("/v1/person_proposals", {"person_id": ana, "other_id": sister, "reason": "the same sister"})
     panel.sign_in()
     page = panel.go("review")
     expect(page.locator("#pending-badge")).to_have_text("1")  # the merge waits in the owner's queue

@@ -242,7 +242,7 @@ TWINS: dict[str, Twin] = {
     ),
     "person_get": Twin("memory:read", "GET", "/v1/people/{id}", _none, lambda i: {"id": i}, seed_person),
     "person_list": Twin("memory:read", "GET", "/v1/people", _none, lambda _: {}),
-    "person_merge": Twin("memory:write", "POST", "/v1/people/merge", _merge, _merge, seed_two_people),
+    "person_merge": Twin("memory:write", "POST", "/v1/person_proposals", _merge, _merge, seed_two_people),
 }
 
 

@@ -45,7 +45,7 @@ async def recalled(client: httpx.AsyncClient, query: str) -> list[str]:
 
 
 async def pending(client: httpx.AsyncClient) -> list[dict[str, Any]]:
-    rest = (await client.get("/v1/people/proposals", headers=auth())).json()
+    rest = (await client.get("/v1/person_proposals", headers=auth())).json()
     proposals: list[dict[str, Any]] = rest["proposals"]
     return proposals
 
@@ -173,16 +173,16 @@ async def test_the_dream_proposes_people_and_the_owner_decides(client: httpx.Asy
     assert proposals["Ana"]["evidence"] == ["my sister Ana"] and proposals["Ana"]["source"] == "dream"
 
     # An agent's key may read the queue but not decide it.
-    denied = await client.post(f"/v1/people/proposals/{proposals['Ana']['id']}/approve", headers=auth(MCP_KEY))
+    denied = await client.post(f"/v1/person_proposals/{proposals['Ana']['id']}/approve", headers=auth(MCP_KEY))
     assert denied.status_code == 403
-    approved = await client.post(f"/v1/people/proposals/{proposals['Ana']['id']}/approve", headers=auth())
+    approved = await client.post(f"/v1/person_proposals/{proposals['Ana']['id']}/approve", headers=auth())
     assert approved.status_code == 200, approved.text
     ana = approved.json()["person"]
     assert (ana["name"], ana["aliases"], ana["relation"], ana["source"]) == ("Ana", ["my sister"], "sister", "dream")
     assert approved.json()["proposal"]["status"] == "approved"
-    twice = await client.post(f"/v1/people/proposals/{proposals['Ana']['id']}/approve", headers=auth())
+    twice = await client.post(f"/v1/person_proposals/{proposals['Ana']['id']}/approve", headers=auth())
     assert twice.status_code == 409 and twice.json()["error"]["code"] == "proposal_not_pending"
-    rejected = await client.post(f"/v1/people/proposals/{proposals['小雨']['id']}/reject", headers=auth())
+    rejected = await client.post(f"/v1/person_proposals/{proposals['小雨']['id']}/reject", headers=auth())
     assert rejected.status_code == 200 and rejected.json()["person"] is None
     assert [p["name"] for p in (await client.get("/v1/people", headers=auth())).json()["people"]] == ["Ana"]
     assert await pending(client) == []
@@ -209,13 +209,13 @@ async def test_a_merge_keeps_the_names_and_re_points_the_memories(client: httpx.
     assert same["proposal"]["id"] == proposal["id"] and len(await pending(client)) == 1
 
     # Rejected, both stay.
-    assert (await client.post(f"/v1/people/proposals/{proposal['id']}/reject", headers=auth())).status_code == 200
+    assert (await client.post(f"/v1/person_proposals/{proposal['id']}/reject", headers=auth())).status_code == 200
     assert len((await client.get("/v1/people", headers=auth())).json()["people"]) == 2
 
     # Asked again (by an agent) and approved: one person, every name, every memory.
     asked = await tool(client, "person_merge", {"person_id": ana["id"], "other_id": sister["id"], "reason": "same"})
     assert asked["proposal"]["status"] == "pending" and asked["proposal"]["source"] == "mcp"
-    decided = await client.post(f"/v1/people/proposals/{asked['proposal']['id']}/approve", headers=auth())
+    decided = await client.post(f"/v1/person_proposals/{asked['proposal']['id']}/approve", headers=auth())
     assert decided.status_code == 200, decided.text
     merged = decided.json()["person"]
     assert (merged["id"], merged["name"], merged["aliases"]) == (ana["id"], "Ana", ["安娜", "我姐姐"])
@@ -230,7 +230,9 @@ async def test_a_merge_keeps_the_names_and_re_points_the_memories(client: httpx.
 
     late = await client.patch(f"/v1/people/{sister['id']}", json={"name": "安娜"}, headers=auth())
     assert late.status_code == 409 and late.json()["error"]["code"] == "person_merged"
-    itself = await client.post("/v1/people/merge", json={"person_id": ana["id"], "other_id": ana["id"]}, headers=auth())
+    itself = await client.post(
+        "/v1/person_proposals", json={"person_id": ana["id"], "other_id": ana["id"]}, headers=auth()
+    )
     assert itself.status_code == 400 and itself.json()["error"]["code"] == "same_person"
 
 

@@ -85,7 +85,7 @@ def existing(live: LiveServer) -> dict[str, list[str]]:
         glossary = [post("/v1/glossary", {"term": f"term{i}", "definition": "seeded"})["entry"]["id"] for i in range(3)]
         people = [post("/v1/people", {"name": f"Fuzz Person {i}"})["person"]["id"] for i in range(6)]
         proposals = [
-            post("/v1/people/merge", {"person_id": people[i], "other_id": people[i + 1]})["proposal"]["id"]
+            post("/v1/person_proposals", {"person_id": people[i], "other_id": people[i + 1]})["proposal"]["id"]
             for i in (0, 2, 4)
         ]
         keys = [f"key{i}" for i in range(3)]

@@ -8,7 +8,7 @@ export async function refreshPendingBadge() {
     const [{ count, next_cursor: more }, shares, people] = await Promise.all([
       api.get("/v1/candidates", { namespace: ns(), limit: 99 }),
       api.get("/v1/shares", { namespace: ns(), status: "proposed", limit: 99 }),
-      api.get("/v1/people/proposals", { namespace: ns(), limit: 99 }),
+      api.get("/v1/person_proposals", { namespace: ns(), limit: 99 }),
     ]);
     const waiting = count + shares.count + people.count;
     badge.textContent = more || waiting > 99 ? "99+" : String(waiting);

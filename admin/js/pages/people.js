@@ -82,7 +82,7 @@ function proposalCard(proposal, reload) {
   const decide = (verb, label, message, kind) => button(label, {
     kind, dataset: { proposalAction: verb },
     onclick: safely(async () => {
-      await api.post(`/v1/people/proposals/${encodeURIComponent(proposal.id)}/${verb}`);
+      await api.post(`/v1/person_proposals/${encodeURIComponent(proposal.id)}/${verb}`);
       toast(message, { kind: "ok" });
       refreshPendingBadge();
       await reload();
@@ -103,7 +103,7 @@ export function proposalsSection(after = () => {}) {
   const waiting = h("div", { class: "list", id: "people-proposals" });
   const element = h("section", { class: "stack people-waiting", hidden: true }, h("h2", {}, TEXT.waiting), waiting);
   async function reload() {
-    const { proposals } = await api.get("/v1/people/proposals", { namespace: ns() });
+    const { proposals } = await api.get("/v1/person_proposals", { namespace: ns() });
     element.hidden = proposals.length === 0;
     append(clear(waiting), ...proposals.map((p) => proposalCard(p, async () => { await reload(); await after(); })));
   }

@@ -107,10 +107,10 @@ OUTCOMES: dict[tuple[str, str], set[int]] = {
     ("GET", "/v1/people/{person_id}"): {404},
     ("PATCH", "/v1/people/{person_id}"): {404, 409},
     # The same person twice: 400; one merged already: 409.
-    ("POST", "/v1/people/merge"): {404, 409},
+    ("POST", "/v1/person_proposals"): {404, 409},
     # Decided already, or a person it names was merged meanwhile: 409.
-    ("POST", "/v1/people/proposals/{proposal_id}/approve"): {404, 409},
-    ("POST", "/v1/people/proposals/{proposal_id}/reject"): {404, 409},
+    ("POST", "/v1/person_proposals/{proposal_id}/approve"): {404, 409},
+    ("POST", "/v1/person_proposals/{proposal_id}/reject"): {404, 409},
     ("GET", "/v1/diary"): {404},
     # Folds unused for 30 days are removed.
     ("GET", "/v1/context/folds/{fold_id}"): {404},

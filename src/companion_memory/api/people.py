@@ -1,5 +1,5 @@
-"""/v1/people: the people in the owner's life, and the proposals about them (new people,
-merges) that the owner approves or rejects."""
+"""/v1/people: the people in the owner's life; /v1/person_proposals: what is proposed
+about them (new people, merges), which the owner approves or rejects."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ async def list_people(
     return await people.list_people(runtime, principal, PersonQuery(namespace=namespace, query=query, limit=limit))
 
 
-@router.get("/v1/people/proposals")
+@router.get("/v1/person_proposals")
 async def list_proposals(
     runtime: RuntimeDep,
     principal: Annotated[Principal, allowed(people.list_proposals)],
@@ -69,7 +69,7 @@ async def list_proposals(
     return await people.list_proposals(runtime, principal, query)
 
 
-@router.post("/v1/people/merge", status_code=201)
+@router.post("/v1/person_proposals", status_code=201)
 async def propose_merge(
     body: MergeProposal, runtime: RuntimeDep, principal: Annotated[Principal, allowed(people.propose_merge)]
 ) -> ProposalAnswer:
@@ -77,14 +77,14 @@ async def propose_merge(
     return await people.propose_merge(runtime, principal, body)
 
 
-@router.post("/v1/people/proposals/{proposal_id}/approve")
+@router.post("/v1/person_proposals/{proposal_id}/approve")
 async def approve_proposal(
     proposal_id: str, runtime: RuntimeDep, principal: Annotated[Principal, allowed(people.approve_proposal)]
 ) -> ProposalDecision:
     return await people.approve_proposal(runtime, principal, ProposalId(id=proposal_id))
 
 
-@router.post("/v1/people/proposals/{proposal_id}/reject")
+@router.post("/v1/person_proposals/{proposal_id}/reject")
 async def reject_proposal(
     proposal_id: str, runtime: RuntimeDep, principal: Annotated[Principal, allowed(people.reject_proposal)]
 ) -> ProposalDecision:
