@@ -18,3 +18,18 @@ ensure_venv() {
     touch "$stamp"
   fi
 }
+
+# The real-D1 and Pyodide test tiers run on a pinned Node, Miniflare/workerd, wrangler and
+# Pyodide (tools/cloudflare/package-lock.json), installed into the work tree and again only when
+# the lockfile changed. Needs npm (any version) to bootstrap; nothing global is changed.
+ensure_cloudflare_tools() {
+  local dir=tools/cloudflare stamp=tools/cloudflare/node_modules/.installed
+  if [ ! -f "$stamp" ] || [ "$dir/package-lock.json" -nt "$stamp" ]; then
+    if ! command -v npm >/dev/null; then
+      echo "npm is needed to install the pinned Cloudflare toolchain (apt-get install npm)" >&2
+      exit 1
+    fi
+    npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
+    touch "$stamp"
+  fi
+}

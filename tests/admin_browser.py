@@ -27,6 +27,38 @@ CHROMIUM_ARGS = [
 VIEWPORTS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 800}}
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
+# axe-core, vendored (tests/vendor/README.md): the accessibility audit run in the page.
+AXE = ROOT / "tests" / "vendor" / "axe-4.14.1.min.js"
+
+# Every visible text node, accessible name and placeholder must be a string the panel's
+# i18n module produced in the current language (a catalog message, a formatted number or
+# date) or hold no letters at all, unless it sits in data marked translate="no" (a memory's
+# words, an id). A string typed into a page's code, or a key missing from the catalog
+# (i18n.js records those), fails.
+AUDIT_TEXT = """() => {
+  const audit = window.__i18n;
+  const problems = [...audit.missing].map((key) => `missing key ${key}`);
+  const ok = (text) => !/\\p{L}/u.test(text) || audit.produced.has(text);
+  const shown = (element) => element.getClientRects().length > 0 && getComputedStyle(element).visibility !== "hidden";
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const text = node.nodeValue.trim();
+    const element = node.parentElement;
+    if (!text || !element || element.closest('[translate="no"], noscript, script, style')) continue;
+    const inSelect = element.closest("select");
+    if (!(inSelect ? shown(inSelect) : shown(element))) continue;
+    if (!ok(text)) problems.push(`text "${text}" in <${element.localName} class="${element.className.baseVal ?? element.className}">`);
+  }
+  for (const element of document.querySelectorAll("[aria-label], [placeholder]")) {
+    if (element.closest('[translate="no"]') || !shown(element)) continue;
+    for (const name of ["aria-label", "placeholder"]) {
+      const value = (element.getAttribute(name) || "").trim();
+      if (value && !ok(value)) problems.push(`${name} "${value}" on <${element.localName}>`);
+    }
+  }
+  if (!ok(document.title)) problems.push(`title "${document.title}"`);
+  return problems;
+}"""
 
 
 def _ui_js_number(pattern: str) -> int:
@@ -91,16 +123,38 @@ def eventually(check: Callable[[], Any], timeout: float = 15.0, message: str = "
 class Panel:
     """One browser page on the panel, with the problems it logged."""
 
-    def __init__(self, browser: Browser, base_url: str, viewport: str, *, theme: str = "light") -> None:
+    def __init__(
+        self,
+        browser: Browser,
+        base_url: str,
+        viewport: str,
+        *,
+        theme: str = "light",
+        locale: str = "en-US",
+        timezone_id: str | None = None,
+        profile: Path | None = None,
+    ) -> None:
+        """``profile``: a Chromium of its own with a user profile in that folder, as a person's
+        browser is (the shared ``browser``'s contexts are incognito, where nothing installs)."""
         self.base_url = base_url
         self.viewport = viewport
-        self.context = browser.new_context(
-            viewport=VIEWPORTS[viewport], color_scheme="light" if theme == "light" else "dark"
+        options: dict[str, Any] = {
+            "viewport": VIEWPORTS[viewport],
+            "color_scheme": "light" if theme == "light" else "dark",
+            "locale": locale,
+            "timezone_id": timezone_id,
+        }
+        self.context = (
+            browser.browser_type.launch_persistent_context(
+                str(profile), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS, **options
+            )
+            if profile
+            else browser.new_context(**options)
         )
         # The page's timers run on Playwright's clock (in real time unless told otherwise), so that
         # a test can let an undo window or a toast run out at once: see pass_time().
         self.context.clock.install()
-        self.page: Page = self.context.new_page()
+        self.page: Page = self.context.pages[0] if profile else self.context.new_page()
         self.errors: list[str] = []
         self.requests: list[tuple[str, dict[str, str]]] = []
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
@@ -130,6 +184,17 @@ class Panel:
         # The "Connected" toast covers buttons at the bottom of a phone until it goes.
         self.pass_time(TOAST_MS)
 
+    def sign_in_quietly(self, key: str = OWNER_KEY) -> None:
+        """As a returning user whose key this browser keeps (in any language): straight to Today."""
+        self.open()
+        self.page.evaluate(
+            "key => localStorage.setItem('companion-memory.admin', JSON.stringify({ apiKey: key }))", key
+        )
+        self.open("today")
+        self.page.reload()
+        expect(self.page.locator(".page[data-page=today] h1")).to_be_visible()
+        self.settle()
+
     def pass_time(self, ms: int) -> None:
         """The user waits ``ms``: the page's due timers fire now instead of the test sleeping through them."""
         self.page.clock.fast_forward(ms)
@@ -144,6 +209,32 @@ class Panel:
         # Sheets and transitions shown as they end (the panel draws nothing in animation frames).
         self.page.screenshot(path=str(path), animations="disabled")
         return path
+
+    def settle(self) -> None:
+        """Every spinner gone: the page shows what it loaded."""
+        expect(self.page.locator(".loading")).to_have_count(0)
+
+    def untranslated(self) -> list[str]:
+        """What the page shows that did not come from the catalogs of its language (AUDIT_TEXT)."""
+        problems: list[str] = self.page.evaluate(AUDIT_TEXT)
+        return problems
+
+    def accessibility_violations(self) -> list[str]:
+        """axe-core's serious and critical findings on the page as it is (WCAG 2.1 A and AA rules)."""
+        if not self.page.evaluate("typeof window.axe === 'object'"):
+            # Evaluated through the DevTools protocol, which the page's Content-Security-Policy does not govern.
+            self.page.evaluate(AXE.read_text())
+        results = self.page.evaluate(
+            # A sheet still sliding or fading in blends its colours: axe would measure a frame.
+            """async () => (await Promise.race([
+                  Promise.allSettled(document.getAnimations().map((a) => a.finished)),
+                  new Promise((done) => setTimeout(done, 2000)),  // an endless one never finishes
+                ]),
+                await axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"] } }))
+              .violations.filter((v) => ["serious", "critical"].includes(v.impact))
+              .map((v) => `${v.id}: ${v.help} -- ${v.nodes.slice(0, 4).map((n) => n.target.join(" ") + " " + (n.failureSummary || "").replaceAll("\\n", " ")).join(" | ")}`)"""
+        )
+        return list(results)
 
     def close(self) -> None:
         self.context.close()

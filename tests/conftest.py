@@ -1,5 +1,5 @@
-"""Fixtures: every service test runs on the local SQLite adapter and on the D1 adapter
-over the fake D1 binding.
+"""Fixtures: every service test runs on the local SQLite adapter and on the D1 adapter,
+over the fake D1 binding and over the real D1 engine (``d1-real``: Miniflare's workerd).
 
 Embedders: ``embedder`` is a deterministic hashing embedder (``tests/fakes/embedder.py``)
 that knows words, not meaning, and costs next to nothing. Tests about meaning (paraphrases
@@ -17,6 +17,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from companion_memory.adapters.cloudflare.d1 import D1Database
 from companion_memory.adapters.local.sqlite import SqliteDatabase
 from companion_memory.adapters.local.vector_index import LocalVectorIndex
 from companion_memory.api.app import create_app
@@ -26,6 +27,7 @@ from companion_memory.ports import Database, Embedder, VectorIndexError, VectorM
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
 from tests.fakes.d1 import make_d1_database
+from tests.fakes.d1_real import MiniflareD1, RealD1Database, migration_statements
 from tests.fakes.embedder import HashEmbedder
 from tests.upstreams import RecordingUpstream
 
@@ -89,9 +91,42 @@ def settings() -> Settings:
     return all_keys_settings()
 
 
-@pytest.fixture(params=["sqlite", "d1"])
+@pytest.fixture(scope="session")
+def d1_bridge() -> Iterator[MiniflareD1]:
+    """The real D1 engine (Miniflare/workerd), one per test process, stopped by its PID."""
+    bridge = MiniflareD1()
+    try:
+        yield bridge
+    finally:
+        bridge.stop()
+
+
+@pytest.fixture
+def real_d1(d1_bridge: MiniflareD1) -> RealD1Database:
+    """``env.DB`` on the real engine, emptied for this test."""
+    d1_bridge.reset()
+    return RealD1Database(d1_bridge)
+
+
+_MIGRATED = migration_statements(load_migrations(default_migrations_dir()))
+
+
+@pytest.fixture(params=["sqlite", "d1", "d1-real"])
 async def db(request: pytest.FixtureRequest) -> AsyncIterator[Database]:
-    database: Database = SqliteDatabase.open(":memory:") if request.param == "sqlite" else make_d1_database()
+    """The local SQLite adapter, then the D1 adapter on the in-process fake and on the real
+    engine."""
+    database: Database
+    if request.param == "sqlite":
+        database = SqliteDatabase.open(":memory:")
+    elif request.param == "d1":
+        database = make_d1_database()
+    else:
+        bridge: MiniflareD1 = request.getfixturevalue("d1_bridge")
+        # The migrator's statements, replayed in one round trip (test_migrations runs the
+        # migrator itself on the real engine).
+        bridge.fresh(_MIGRATED)
+        yield D1Database(RealD1Database(bridge))
+        return
     await apply_migrations(database, load_migrations(default_migrations_dir()))
     yield database
 

@@ -13,8 +13,9 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import httpx
 import pytest
-from playwright.sync_api import Browser, expect, sync_playwright
+from playwright.sync_api import Browser, Response, expect, sync_playwright
 
 from companion_memory.settings import Settings
 from tests.admin_browser import CHROMIUM, CHROMIUM_ARGS, TOAST_MS, UNDO_MS, Panel, Rest, eventually
@@ -595,26 +596,23 @@ def test_a_refused_key_goes_back_to_settings_with_a_message(panel: Panel) -> Non
     expect(page.locator(".tab[data-tab=settings]")).to_have_attribute("aria-current", "page")
 
 
-def test_every_tab_at_phone_and_desktop_size_in_both_themes(panel: Panel, rest: Rest) -> None:
-    """Screenshots of every tab (and the star map), served under /memory-admin/ too."""
-    tea = rest.remember("drink.tea", "Drinks jasmine tea in the afternoon", type="preference", importance=0.8)
-    cat = rest.remember("pet.cat", "Has a grey cat called Miso who hates the vacuum", type="fact", importance=0.6)
-    rest.remember("boundary.diet", "Never bring up dieting or weight", type="boundary", importance=1.0)
-    rest.remember(
-        "name", "Her name is Mei; she designs products in Singapore", type="identity", pinned=True, importance=1.0
-    )
-    rest.post(f"/v1/memories/{tea}/relations", {"target_id": cat, "relation": "same_thread"})
-    rest.post("/v1/precious", {"content": "You don't have to be perfect to be loved.", "note": "what Lena said"})
-    rest.post("/v1/glossary", {"term": "bbt", "aliases": ["boba"], "definition": "bubble tea, her Friday treat"})
-    rest.post("/v1/people", {"name": "Lena", "aliases": ["莉娜"], "relation": "best friend", "notes": "Met at school"})
-    rest.say("Please remember that my sister's birthday is on 12 March.", "Always book the window seat for me.")
-    rest.post("/v1/dream/run", {"date": rest.get("/v1/memory_boot")["date"]})
+def test_every_tab_at_phone_and_desktop_size_in_both_languages_and_themes(panel: Panel, rest: Rest) -> None:
+    """Screenshots of every tab (and the star map) in Chinese and English, light and dark,
+    served under /memory-admin/ too; on each, no text outside the catalogs and no serious
+    accessibility finding (axe-core: names, contrast, roles)."""
+    seed_chinese(rest)
+    rest.remember("pet.dog", "Walks the neighbour's dog Biscuit on Sundays", type="habit", importance=0.5)
+    rest.say("Always book the window seat for me.")
 
     panel.sign_in()
     page = panel.page
-    for theme in ("light", "dark"):
+    # Every page's findings, reported together.
+    problems: list[tuple[str, str, str, str]] = []
+    for language, theme in [("zh-CN", "light"), ("zh-CN", "dark"), ("en", "light"), ("en", "dark")]:
         panel.go("settings")
-        page.get_by_role("tab", name=theme.capitalize()).click()
+        page.locator(f"#language .segment[data-value={language}]").click()
+        page.locator(f".segment[data-value={theme}]").click()
+        expect(page.locator("html")).to_have_attribute("lang", language)
         assert page.evaluate("document.documentElement.dataset.theme") == theme
         background = page.evaluate("getComputedStyle(document.body).backgroundColor")
         assert background == ("rgb(246, 247, 251)" if theme == "light" else "rgb(15, 17, 23)")
@@ -623,7 +621,6 @@ def test_every_tab_at_phone_and_desktop_size_in_both_themes(panel: Panel, rest: 
             ("review", "review", "article.candidate"),
             ("memories", "memories", ".memory-item"),
             ("more/precious", "more", "#precious-list .item"),
-            ("more/people", "more-people", "#people-list .person"),
             ("more/diary", "more-diary", "#diary-list .diary-entry"),
             ("more/maintenance", "more-maintenance", "#vector-status"),
             ("settings", "settings", "input[name=apiKey]"),
@@ -631,6 +628,7 @@ def test_every_tab_at_phone_and_desktop_size_in_both_themes(panel: Panel, rest: 
         ]:
             panel.page.goto(f"{panel.base_url}/memory-admin/#/{route}")
             expect(page.locator(ready).first).to_be_visible()
+            panel.settle()
             tabs = page.locator("#tabs")
             box = tabs.bounding_box()
             assert box is not None
@@ -640,11 +638,14 @@ def test_every_tab_at_phone_and_desktop_size_in_both_themes(panel: Panel, rest: 
                 )
             else:  # a side rail
                 assert box["x"] == 0 and box["height"] == pytest.approx(800, abs=2) and box["width"] < 300
-            panel.shoot(f"{name}-{theme}")
+            panel.shoot(f"{language}-{theme}-{name}")
+            found = panel.untranslated() + panel.accessibility_violations()
+            problems += [(language, theme, route, problem) for problem in found]
+    assert problems == [], "\n".join(" / ".join(p) for p in problems)
     # "System" follows the device, also when it changes while the panel is open.
     panel.go("settings")
     page.emulate_media(color_scheme="dark")
-    page.get_by_role("tab", name="System").click()
+    page.locator(".segment[data-value=system]").click()
     assert page.evaluate("document.documentElement.dataset.theme") == "dark"
     page.emulate_media(color_scheme="light")
     expect(page.locator("html")).to_have_attribute("data-theme", "light")
@@ -709,3 +710,315 @@ def test_the_star_map_downloads_as_svg_and_mermaid(panel: Panel, rest: Rest, tmp
         assert download.value.suggested_filename.endswith(suffix)
         text = saved.read_text(encoding="utf-8")
         assert says in text and "<script" not in text
+
+
+def seed_chinese(rest: Rest) -> None:
+    """What a Chinese-speaking owner's panel holds: memories, precious words, a glossary term,
+    a todo, and a day's messages dreamt into a diary entry and review candidates."""
+    tea = rest.remember("drink.tea", "下午喜欢喝茉莉花茶，不加糖", type="preference", importance=0.8)
+    cat = rest.remember("pet.cat", "养了一只叫年糕的灰猫，最怕吸尘器", type="fact", importance=0.6)
+    rest.remember("boundary.diet", "不要提减肥和体重", type="boundary", importance=1.0)
+    rest.remember("name", "她叫小梅，在新加坡做产品设计", type="identity", pinned=True, importance=1.0)
+    rest.remember("plan.sea", "周末去看海", type="plan", valid_to="2099-06-01")
+    rest.post(f"/v1/memories/{tea}/relations", {"target_id": cat, "relation": "same_thread"})
+    rest.post("/v1/precious", {"content": "你不必完美，也值得被爱。", "note": "丽娜说的"})
+    rest.post("/v1/glossary", {"term": "奶茶", "aliases": ["珍奶"], "definition": "珍珠奶茶，她周五的小奖励"})
+    rest.post("/v1/todos", {"text": "整理星图的标签", "priority": 4})
+    rest.say("请记住我妹妹的生日是三月十二日。", "以后不要叫我小名。", "今天加班到很晚，我好累")
+    rest.post("/v1/dream/run", {"date": rest.get("/v1/memory_boot")["date"]})
+
+
+def walk_every_tab_and_dialog(panel: Panel) -> None:
+    """Every tab, section and dialog, each checked for text that is not in the current
+    language's catalog (Panel.untranslated), and the dialogs for accessibility findings
+    (the tabs get theirs in every theme and size in the screenshots' test)."""
+    page = panel.page
+
+    def check(where: str, *, dialog: bool = True) -> None:
+        panel.settle()
+        assert panel.untranslated() == [], where
+        if dialog:
+            assert panel.accessibility_violations() == [], where
+
+    for route, ready in [
+        ("today", "#today-messages"),
+        ("review", "article.candidate"),
+        ("memories", ".memory-item"),
+        ("starmap", "#starmap .map-node"),
+        ("more/precious", "#precious-list .item"),
+        ("more/glossary", "#glossary-list .item"),
+        ("more/diary", "#diary-list .diary-entry"),
+        ("more/maintenance", "#vector-status"),
+        ("settings", "input[name=apiKey]"),
+    ]:
+        panel.go(route)
+        expect(page.locator(ready).first).to_be_visible()
+        check(route, dialog=False)
+
+    panel.go("review")
+    page.locator("article.candidate [data-action=merge]").first.click()  # no target yet: pick one
+    expect(page.locator(".sheet .list > *").first).to_be_visible()
+    check("review: choose a memory to merge into")
+    page.keyboard.press("Escape")
+    for status in ("approved", "discarded"):
+        page.locator(f".segment[data-value={status}]").click()
+        check(f"review: {status}", dialog=False)
+
+    panel.go("memories")
+    page.locator(".page-head .button-primary").click()
+    expect(page.locator(".sheet textarea[name=content]")).to_be_focused()
+    check("new memory")
+    page.locator(".sheet select[name=type]").select_option("plan")
+    check("new plan")
+    page.keyboard.press("Escape")
+    page.locator(".memory-item", has_text="茉莉花茶").click()
+    expect(page.locator("#memory-id")).to_be_visible()
+    check("a memory's sheet")
+    page.locator(".sheet [data-action=supersede]").click()
+    expect(page.locator(".sheet textarea[name=content]")).to_be_visible()
+    check("a memory's new version")
+    page.keyboard.press("Escape")
+    page.locator(".memory-item", has_text="茉莉花茶").click()
+    page.locator(".sheet [data-action=share]").click()
+    expect(page.locator(".sheet input[name=target]")).to_be_visible()
+    check("share a memory")
+    page.keyboard.press("Escape")
+    page.keyboard.press("Escape")
+    expect(page.locator(".sheet")).to_have_count(0)
+
+    panel.go("more/glossary")
+    page.locator("#glossary-list .button").first.click()
+    expect(page.locator(".sheet input[name=term]")).to_have_value("奶茶")
+    check("edit a glossary term")
+    page.keyboard.press("Escape")
+    panel.go("more/diary")
+    for period in ("week", "month"):
+        page.locator(f".segment[data-value={period}]").click()
+        check(f"diary by {period}", dialog=False)
+    panel.go("more/maintenance")
+    page.click("#dream-dry-run")
+    expect(page.locator("#dream-report .notice")).to_be_visible()
+    check("a dry run's report")
+
+
+SAME_KEYS = """async () => {
+  const { CATALOGS } = await import(new URL("js/i18n.js", location.href));
+  const plural = (v) => Object.keys(v).every((k) => ["zero", "one", "two", "few", "many", "other"].includes(k)) && "other" in v;
+  const keys = (o, p = "") => Object.entries(o).flatMap(([k, v]) => (typeof v === "object" && !plural(v) ? keys(v, `${p}${k}.`) : [`${p}${k}`]));
+  const [zh, en] = [new Set(keys(CATALOGS["zh-CN"])), new Set(keys(CATALOGS.en))];
+  return [...[...zh].filter((k) => !en.has(k)).map((k) => `only zh-CN: ${k}`), ...[...en].filter((k) => !zh.has(k)).map((k) => `only en: ${k}`)];
+}"""
+
+
+def test_chinese_follows_the_browser_every_word_is_in_the_catalogs_and_the_choice_is_remembered(
+    browser: Browser, server: LiveServer, rest: Rest
+) -> None:
+    seed_chinese(rest)
+    panel = Panel(browser, server.url, "phone", locale="zh-CN")
+    try:
+        page = panel.open()
+        expect(page.locator("#settings-reason")).to_contain_text("请输入服务器首次启动时打印的 API 密钥")
+        assert page.evaluate("document.documentElement.lang") == "zh-CN"
+        page.fill("input[name=apiKey]", OWNER_KEY)
+        page.get_by_role("button", name="保存并连接").click()
+        expect(page.locator(".page[data-page=today] h1")).to_have_text("今天")
+        expect(page.locator(".tab[data-tab=review]")).to_contain_text("审核")
+        expect(page.locator("#counts-by-type")).to_contain_text("偏好")
+        expect(page.locator("#today-messages")).to_contain_text("我好累")
+        panel.pass_time(TOAST_MS)
+        walk_every_tab_and_dialog(panel)
+        assert page.evaluate(SAME_KEYS) == []
+
+        # English, chosen in Settings, stays chosen after a reload...
+        panel.go("settings")
+        page.get_by_role("tab", name="English").click()
+        expect(page.locator(".tab[data-tab=today]")).to_contain_text("Today")
+        expect(page.locator(".page h1")).to_have_text("Settings")
+        page.reload()
+        expect(page.locator(".tab[data-tab=memories]")).to_contain_text("Memories")
+        assert page.evaluate("document.documentElement.lang") == "en"
+        walk_every_tab_and_dialog(panel)
+        # ...until the browser's language is followed again.
+        panel.go("settings")
+        page.get_by_role("tab", name="As the browser").click()
+        expect(page.locator(".tab[data-tab=memories]")).to_contain_text("记忆")
+    finally:
+        panel.close()
+    assert panel.errors == [], panel.errors
+
+
+def test_times_are_in_the_dreams_zone_with_numbers_plurals_and_relative_times_in_each_language(
+    browser: Browser, server: LiveServer
+) -> None:
+    # The browser is in New York; the server dreams in Singapore (the default DREAM_TIME_ZONE).
+    zone = httpx.get(f"{server.url}/health").json()["time_zone"]
+    assert zone == "Asia/Singapore"
+    for locale, expected in [
+        (
+            "zh-CN",
+            {"at": "2026年1月1日 08:00", "ago": "3分钟前", "one": "1 条记忆", "many": "2 条记忆", "big": "12,345.5"},
+        ),
+        (
+            "en-US",
+            {
+                "at": "Jan 1, 2026, 08:00 AM",
+                "ago": "3 min. ago",
+                "one": "1 memory",
+                "many": "2 memories",
+                "big": "12,345.5",
+            },
+        ),
+    ]:
+        panel = Panel(browser, server.url, "desktop", locale=locale, timezone_id="America/New_York")
+        try:
+            panel.sign_in_quietly()
+            page = panel.page
+            expect(page.locator(".page-head .subtitle")).to_contain_text(zone)
+            shown = page.evaluate(
+                """async () => {
+                  const i18n = await import(new URL("js/i18n.js", location.href));
+                  return {
+                    zone: i18n.currentTimeZone(),
+                    at: i18n.dateTime("2026-01-01T00:00:00Z"),
+                    ago: i18n.ago(new Date(Date.now() - 3 * 60 * 1000)),
+                    one: i18n.t("starmap.memories", { count: 1 }),
+                    many: i18n.t("starmap.memories", { count: 2 }),
+                    big: i18n.num(12345.5),
+                  };
+                }"""
+            )
+            assert shown == {"zone": zone, **expected}
+        finally:
+            panel.close()
+        assert panel.errors == [], panel.errors
+
+
+def test_the_panel_is_installable_and_its_service_worker_never_answers_the_api(
+    browser: Browser, server: LiveServer, rest: Rest, tmp_path: Path
+) -> None:
+    rest.remember("drink.tea", "下午喜欢喝茉莉花茶", type="preference")
+    panel = Panel(browser, server.url, "phone", locale="zh-CN", profile=tmp_path / "profile")
+    try:
+        panel.sign_in_quietly()
+        page = panel.page
+        assert page.evaluate("navigator.serviceWorker.ready.then((r) => r.active.state)") in ("activating", "activated")
+        cdp = panel.context.new_cdp_session(page)
+        manifest = cdp.send("Page.getAppManifest")
+        assert manifest["errors"] == [], manifest["errors"]
+        assert manifest["url"] == f"{server.url}/admin/manifest.webmanifest"
+        parsed = json.loads(manifest["data"])
+        assert parsed["display"] == "standalone"
+        assert {icon["sizes"] for icon in parsed["icons"] if icon["type"] == "image/png"} == {"192x192", "512x512"}
+        assert any(icon["purpose"] == "maskable" for icon in parsed["icons"])
+        assert cdp.send("Page.getInstallabilityErrors")["installabilityErrors"] == []
+        for icon in parsed["icons"]:
+            answer = httpx.get(f"{server.url}/admin/{icon['src']}")
+            assert answer.status_code == 200 and answer.headers["content-type"].startswith(icon["type"]), icon
+        # The bar around the installed panel is the page's background: the device's theme, or the one chosen.
+        colours = 'meta[name="theme-color"]', "metas => metas.map((m) => m.content)"
+        assert page.eval_on_selector_all(*colours) == ["#f6f7fb", "#0f1117"]
+        panel.go("settings")
+        page.locator(".segment[data-value=dark]").click()
+        assert page.eval_on_selector_all(*colours) == ["#0f1117", "#0f1117"]
+
+        # With the worker running, every API answer still comes from the server.
+        answers: list[Response] = []
+        page.on("response", lambda answer: answers.append(answer))
+        page.reload()
+        panel.go("memories")
+        expect(page.locator(".memory-item")).to_have_count(1)
+        api = [a for a in answers if "/v1/" in a.url]
+        assert api and not any(a.from_service_worker for a in api)
+        # A phone with a notch: the tab bar stays above the home indicator, the page below the notch.
+        cdp.send("Emulation.setSafeAreaInsetsOverride", {"insets": {"top": 47, "bottom": 34, "left": 0, "right": 0}})
+        assert page.evaluate("getComputedStyle(document.getElementById('tabs')).paddingBottom") == "34px"
+        assert page.evaluate("getComputedStyle(document.getElementById('main')).paddingTop") == "65px"
+
+        # Offline: the worker's small page, in the panel's language, instead of the browser's error.
+        panel.context.set_offline(True)
+        page.reload()
+        expect(page.locator(".offline h1")).to_have_text("离线")
+        panel.context.set_offline(False)
+        page.locator(".offline a").click()
+        expect(page.locator(".page[data-page=today] h1")).to_have_text("今天")
+    finally:
+        panel.close()
+    assert [e for e in panel.errors if "ERR_INTERNET_DISCONNECTED" not in e] == [], panel.errors
+
+
+def test_the_tab_bar_and_sheets_work_by_keyboard(panel: Panel, rest: Rest) -> None:
+    rest.remember("drink.tea", "Drinks jasmine tea", type="preference")
+    panel.sign_in()
+    page = panel.page
+    page.locator(".tab[data-tab=today]").focus()
+    for tab in ("review", "memories"):
+        page.keyboard.press("Tab")
+        expect(page.locator(f".tab[data-tab={tab}]")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator(".tab[data-tab=memories]")).to_have_attribute("aria-current", "page")
+    expect(page.locator(".memory-item")).to_have_count(1)
+    # On into the page: the first control after the tabs is the page's own.
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.getElementById('main').contains(document.activeElement)")
+
+    opener = page.get_by_role("button", name="New memory")
+    opener.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(".sheet textarea[name=content]")).to_be_focused()
+    for _ in range(12):  # round and round: focus never leaves the sheet
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.querySelector('.sheet').contains(document.activeElement)")
+    page.keyboard.press("Shift+Tab")
+    assert page.evaluate("document.querySelector('.sheet').contains(document.activeElement)")
+    page.keyboard.press("Escape")
+    expect(page.locator(".sheet")).to_have_count(0)
+    expect(opener).to_be_focused()
+
+
+def test_the_memory_sheet_copies_its_id_and_dates_and_toasts_leave_the_zoom_buttons_free(
+    panel: Panel, rest: Rest
+) -> None:
+    memory = rest.remember("drink.tea", "Drinks jasmine tea", type="preference")
+    panel.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    panel.sign_in()
+    page = panel.go("memories")
+    page.locator(".memory-item").click()
+    expect(page.locator("#memory-id")).to_contain_text(memory)
+    page.locator("#memory-id .copy-button").click()
+    expect(page.locator(".toast-ok", has_text="Copied")).to_be_visible()
+    assert page.evaluate("navigator.clipboard.readText()") == memory
+    created = rest.get(f"/v1/memories/{memory}")["memory"]["created_at"]
+    page.locator("#memory-created .copy-button").click()
+    assert page.evaluate("navigator.clipboard.readText()") == created
+    # Selecting the id by dragging out of the sheet leaves the sheet open.
+    box = page.locator("#memory-id .mono").bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(2, 2)
+    page.mouse.up()
+    expect(page.locator(".sheet")).to_be_visible()
+    assert memory in page.evaluate("String(getSelection())")
+    page.keyboard.press("Escape")
+
+    panel.go("starmap")
+    expect(page.locator("#starmap .map-node")).to_have_count(1)
+    panel.pass_time(TOAST_MS)
+    page.evaluate(
+        "import(new URL('js/ui.js', location.href)).then((ui) => ui.toast('Connected. Your key is saved in this browser.'))"
+    )
+    toast = page.locator(".toast").bounding_box()
+    assert toast is not None
+    for button in page.locator(".map-zoom .icon-button").all():
+        zoom = button.bounding_box()
+        assert zoom is not None
+        apart = (
+            toast["x"] + toast["width"] <= zoom["x"]
+            or zoom["x"] + zoom["width"] <= toast["x"]
+            or toast["y"] + toast["height"] <= zoom["y"]
+            or zoom["y"] + zoom["height"] <= toast["y"]
+        )
+        assert apart, (toast, zoom)
+        button.click()  # and it can be pressed while the toast shows

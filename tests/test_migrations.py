@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from companion_memory.adapters.cloudflare.d1 import D1Database
 from companion_memory.adapters.local.sqlite import SqliteDatabase
 from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations, split_statements
 from companion_memory.ports import Database
@@ -38,9 +39,20 @@ async def test_migrations_apply_once_with_wrangler_bookkeeping(db: Database) -> 
     assert rows[0]["name"] == "0001_initial.sql" and rows[0]["applied_at"]
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "d1"])
-async def test_the_substring_index_takes_in_the_memories_written_before_it(kind: str) -> None:
-    db: Database = SqliteDatabase.open(":memory:") if kind == "sqlite" else make_d1_database()
+def empty_database(request: pytest.FixtureRequest, kind: str) -> Database:
+    """A database with no migration applied yet, of each kind the ``db`` fixture has."""
+    if kind == "sqlite":
+        return SqliteDatabase.open(":memory:")
+    if kind == "d1":
+        return make_d1_database()
+    return D1Database(request.getfixturevalue("real_d1"))
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "d1", "d1-real"])
+async def test_the_substring_index_takes_in_the_memories_written_before_it(
+    request: pytest.FixtureRequest, kind: str
+) -> None:
+    db = empty_database(request, kind)
     initial, *later = load_migrations(default_migrations_dir())
     await apply_migrations(db, [initial])
     # Written with the first migration's columns, as an older server wrote it.
@@ -53,9 +65,9 @@ async def test_the_substring_index_takes_in_the_memories_written_before_it(kind:
     await db.run("INSERT INTO memories_substring (memories_substring, rank) VALUES ('integrity-check', 1)")
 
 
-@pytest.mark.parametrize("adapter", ["sqlite", "d1"])
-async def test_the_candidates_rebuild_keeps_rows_and_indexes(adapter: str) -> None:
-    db: Database = SqliteDatabase.open(":memory:") if adapter == "sqlite" else make_d1_database()
+@pytest.mark.parametrize("kind", ["sqlite", "d1", "d1-real"])
+async def test_the_candidates_rebuild_keeps_rows_and_indexes(request: pytest.FixtureRequest, kind: str) -> None:
+    db = empty_database(request, kind)
     migrations = load_migrations(default_migrations_dir())
     await apply_migrations(db, migrations[:1])
     at = "2026-11-30T12:00:00.000Z"

@@ -64,9 +64,11 @@ def test_errors_are_documented_with_our_body_never_fastapis(document: dict[str, 
     detail = document["components"]["schemas"]["ErrorDetail"]
     assert set(detail["required"]) == {"message", "type", "code"}
     for method, path, op in operations(document):
+        # The OAuth protocol endpoints answer as RFC 6749 §5.2 says.
+        ref = "#/components/schemas/OAuthError" if path.startswith("/oauth/") else ERROR_REF
         for status, response in op["responses"].items():
             if int(status) >= 400:
-                assert response["content"]["application/json"]["schema"] == {"$ref": ERROR_REF}, (method, path, status)
+                assert response["content"]["application/json"]["schema"] == {"$ref": ref}, (method, path, status)
         # Bad input is a 400 (api/errors.py), so every operation that takes input documents it.
         if (op.get("parameters") and any(p["in"] == "query" for p in op["parameters"])) or "requestBody" in op:
             assert "400" in op["responses"], (method, path)
@@ -96,6 +98,18 @@ async def test_an_operation_is_documented_as_protected_exactly_when_it_needs_a_k
             assert response.json()["error"]["type"] == "authentication_error"
         else:
             assert response.status_code != 401, (method, path, "needs a key the document does not mention")
+
+
+async def test_the_oauth_endpoints_answer_errors_as_oauth_says(client: httpx.AsyncClient) -> None:
+    for response in (
+        await client.post("/oauth/token", data={"grant_type": "password"}),
+        await client.put("/oauth/token"),
+        await client.get("/oauth/authorize", params={"client_id": "x" * 3000}),
+        await client.post("/oauth/register", content=b"{", headers={"Content-Type": "application/json"}),
+    ):
+        body = response.json()
+        assert response.status_code in (400, 405) and set(body) == {"error", "error_description"}, body
+        assert isinstance(body["error"], str) and response.headers["cache-control"] == "no-store"
 
 
 async def test_405_says_what_is_allowed(client: httpx.AsyncClient) -> None:

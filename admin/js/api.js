@@ -1,5 +1,6 @@
 // Every call to the server: the key goes in the Authorization header and nowhere else.
 import { loadConfig, namespace, serverUrl } from "./config.js";
+import { t } from "./i18n.js";
 
 export class ApiError extends Error {
   constructor(status, message, code) {
@@ -27,7 +28,7 @@ function url(path, query) {
 export async function request(method, path, { query, body, keepalive = false } = {}) {
   const { apiKey } = loadConfig();
   if (!apiKey) {
-    const error = new ApiError(401, "Enter your API key to connect.", "missing_key");
+    const error = new ApiError(401, t("api.missingKey"), "missing_key");
     listeners.forEach((l) => l(error));
     throw error;
   }
@@ -40,7 +41,7 @@ export async function request(method, path, { query, body, keepalive = false } =
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (cause) {
-    throw new ApiError(0, `Cannot reach ${serverUrl()} (${cause.message || "network error"}).`, "network");
+    throw new ApiError(0, t("api.unreachable", { server: serverUrl(), reason: cause.message || t("api.networkError") }), "network");
   }
   const text = await response.text();
   let data = null;

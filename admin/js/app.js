@@ -1,18 +1,13 @@
-// The shell: tabs, hash routes, theme, and what a 401 does (back to Settings, saying why).
+// The shell: tabs, hash routes, theme, language, and what a 401 does (back to Settings, saying why).
 import { onUnauthorized } from "./api.js";
-import { applyTheme, loadConfig } from "./config.js";
+import { applyTheme, loadConfig, serverUrl } from "./config.js";
 import { append, clear, h, icon } from "./dom.js";
+import { setLanguage, setTimeZone, t } from "./i18n.js";
 import { flushPending } from "./ui.js";
 import { refreshPendingBadge } from "./badge.js";
 import { parseRoute } from "./router.js";
 
-const TABS = [
-  { id: "today", label: "Today", icon: "today" },
-  { id: "review", label: "Review", icon: "review" },
-  { id: "memories", label: "Memories", icon: "memories" },
-  { id: "more", label: "More", icon: "more" },
-  { id: "settings", label: "Settings", icon: "settings" },
-];
+const TABS = ["today", "review", "memories", "more", "settings"];
 // Pages that live under a tab without being one.
 const PARENT = { starmap: "memories" };
 
@@ -32,12 +27,16 @@ const route = () => parseRoute(location.hash, (page) => page in PAGES);
 
 function buildTabs() {
   const nav = document.getElementById("tabs");
-  append(clear(nav), 
-    h("div", { class: "brand" }, h("img", { src: "icon.svg", alt: "", width: 28, height: 28 }), h("span", {}, "companion-memory")),
+  nav.setAttribute("aria-label", t("app.sections"));
+  document.title = t("app.title");
+  const badge = document.getElementById("pending-badge");
+  append(clear(nav),
+    h("div", { class: "brand" }, h("img", { src: "icons/icon.svg", alt: "", width: 28, height: 28 }), h("span", { translate: "no" }, "companion-memory")),
     ...TABS.map((tab) =>
-      h("a", { class: "tab", href: `#/${tab.id}`, dataset: { tab: tab.id } },
-        icon(tab.icon, 22), h("span", { class: "tab-label" }, tab.label),
-        tab.id === "review" ? h("span", { class: "badge", id: "pending-badge", hidden: true }) : null),
+      h("a", { class: "tab", href: `#/${tab}`, dataset: { tab } },
+        icon(tab, 22), h("span", { class: "tab-label" }, t(`tabs.${tab}`)),
+        // The badge keeps its count when the language changes.
+        tab === "review" ? badge || h("span", { class: "badge", id: "pending-badge", hidden: true }) : null),
     ),
   );
 }
@@ -70,17 +69,38 @@ async function render() {
   cleanup = (await module.render(container, current)) || null;
 }
 
-function start() {
+/** The server's DREAM_TIME_ZONE (on /health, which needs no key): the panel's days are the dream's. */
+async function loadTimeZone() {
+  try {
+    const response = await fetch(`${serverUrl()}/health`, { credentials: "omit", cache: "no-store" });
+    if (response.ok) setTimeZone((await response.json()).time_zone);
+  } catch {
+    // Unreachable server: the device's zone until it answers; the pages say what failed.
+  }
+}
+
+async function start() {
   applyTheme();
+  setLanguage(loadConfig().language);
   buildTabs();
+  await loadTimeZone();
   onUnauthorized((error) => {
     const reason = error.code === "missing_key" ? "welcome" : "unauthorized";
     if (route().page !== "settings" || reason === "unauthorized") location.hash = `#/settings?reason=${reason}`;
   });
   window.addEventListener("hashchange", render);
   matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => applyTheme());
+  // Settings switched the language (or the server): every word and date again.
+  window.addEventListener("panel:relabel", async () => {
+    setLanguage(loadConfig().language);
+    buildTabs();
+    await loadTimeZone();
+    render();
+  });
   render();
   if (loadConfig().apiKey) refreshPendingBadge();
+  // Only an offline page (sw.js): the API is never cached.
+  navigator.serviceWorker?.register("sw.js").catch(() => {});
 }
 
 start();

@@ -1,5 +1,6 @@
 // The count on the Review tab: pending candidates, proposed shares and proposals about people.
 import { api, ns } from "./api.js";
+import { num } from "./i18n.js";
 
 export async function refreshPendingBadge() {
   const badge = document.getElementById("pending-badge");
@@ -11,7 +12,7 @@ export async function refreshPendingBadge() {
       api.get("/v1/person_proposals", { namespace: ns(), limit: 99 }),
     ]);
     const waiting = count + shares.count + people.count;
-    badge.textContent = more || waiting > 99 ? "99+" : String(waiting);
+    badge.textContent = more || waiting > 99 ? `${num(99)}+` : num(waiting);
     badge.hidden = waiting === 0;
   } catch {
     badge.hidden = true;

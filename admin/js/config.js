@@ -1,6 +1,7 @@
 // The panel's settings, kept in this browser's localStorage (never in a URL or a cookie).
 const STORAGE_KEY = "companion-memory.admin";
-const DEFAULTS = { server: "", apiKey: "", namespace: "default", theme: "system" };
+// language "": follow the browser's.
+const DEFAULTS = { server: "", apiKey: "", namespace: "default", theme: "system", language: "" };
 
 export function loadConfig() {
   try {
@@ -30,5 +31,13 @@ export function namespace() {
 /** Sets the page's theme; "system" follows the device (app.js re-applies it on changes). */
 export function applyTheme(theme = loadConfig().theme) {
   const system = matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
-  document.documentElement.dataset.theme = ["light", "dark"].includes(theme) ? theme : system;
+  const chosen = ["light", "dark"].includes(theme) ? theme : system;
+  document.documentElement.dataset.theme = chosen;
+  // The browser's bar follows the chosen theme, not only the device's.
+  for (const meta of document.querySelectorAll('meta[name="theme-color"]')) {
+    meta.content = THEME_COLOURS[theme] || THEME_COLOURS[meta.media.includes("dark") ? "dark" : "light"];
+  }
 }
+
+// The page's background in each theme (css/app.css --bg).
+const THEME_COLOURS = { light: "#f6f7fb", dark: "#0f1117" };

@@ -1,4 +1,5 @@
-// How values look: type colours and names, dates, numbers.
+// How values look: type colours and names (in the panel's language), dates, numbers.
+import { tOr } from "./i18n.js";
 export const TYPES = ["fact", "event", "preference", "relationship", "boundary", "habit", "decision", "note", "identity", "persona", "plan"];
 
 const TYPE_COLOURS = {
@@ -12,35 +13,15 @@ export const RELATION_COLOURS = {
   same_thread: "#64748b", supersedes: "#94a3b8", about: "#f0abfc",
 };
 
+/** A memory type, candidate kind, status, layer...: its name in the panel's language. */
+export const label = (group, value) => tOr(`values.${group}.${value}`, value);
+
 export function typeColour(type) {
   return TYPE_COLOURS[type] || "#64748b";
 }
 
-const KIND_LABELS = { add: "New memory", update: "Update", delete: "Forget", quote: "Quote", contradiction: "Contradiction" };
-export const kindLabel = (kind) => KIND_LABELS[kind] || kind;
-
-export function when(value) {
-  if (!value) return "";
-  const date = new Date(value);
-  if (Number.isNaN(date.getTime())) return String(value);
-  const now = new Date();
-  const sameDay = date.toDateString() === now.toDateString();
-  return sameDay
-    ? date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })
-    : date.toLocaleString([], { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
-}
-
-export function longDate(isoDay) {
-  const date = new Date(`${isoDay}T12:00:00`);
-  if (Number.isNaN(date.getTime())) return isoDay;
-  return date.toLocaleDateString([], { weekday: "long", year: "numeric", month: "long", day: "numeric" });
-}
-
-export const percent = (value) => `${Math.round((Number(value) || 0) * 100)}%`;
-
-export function plural(count, one, many = `${one}s`) {
-  return `${count} ${count === 1 ? one : many}`;
-}
+// Dates, times and numbers are written by i18n.js, in the panel's language and the server's time zone.
+export { longDate, percent, when } from "./i18n.js";
 
 /** A fact key made from the content: type + its first words (or a time stamp for other scripts). */
 export function suggestFactKey(type, content) {

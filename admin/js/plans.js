@@ -2,24 +2,25 @@
 // mark it done or abandoned.
 import { api } from "./api.js";
 import { h } from "./dom.js";
-import { longDate, when } from "./format.js";
+import { label, longDate, when } from "./format.js";
+import { t } from "./i18n.js";
 import { button, safely, toast } from "./ui.js";
 
 /** "until Sunday, December 6, 2026" for a day, the local time for a moment, "no end date" for none. */
 export function until(validTo) {
-  if (!validTo) return "no end date";
-  return `until ${/^\d{4}-\d{2}-\d{2}$/.test(validTo) ? longDate(validTo) : when(validTo)}`;
+  if (!validTo) return t("plans.noEnd");
+  return t("plans.until", { date: /^\d{4}-\d{2}-\d{2}$/.test(validTo) ? longDate(validTo) : when(validTo) });
 }
 
 export function planBadge(memory) {
   return h("span", { class: "chip chip-plan", dataset: { planStatus: memory.plan_status } },
-    `${memory.plan_status} · ${until(memory.valid_to)}`);
+    t("plans.badge", { status: label("planStatuses", memory.plan_status), until: until(memory.valid_to) }));
 }
 
 /** Done and Abandon for an active plan; ``after(status)`` runs once the server agreed. */
 export function planButtons(memory, after) {
   if (memory.plan_status !== "active") return [];
-  const close = (status, path, message) => button(status === "done" ? "Done" : "Abandon", {
+  const close = (status, path, message) => button(t(status === "done" ? "common.done" : "common.abandon"), {
     kind: status === "done" ? "primary" : "ghost",
     iconName: status === "done" ? "check" : "close",
     dataset: { planAction: status },
@@ -29,5 +30,5 @@ export function planButtons(memory, after) {
       after(status);
     }),
   });
-  return [close("done", "done", "Plan done."), close("abandoned", "abandon", "Plan abandoned: it is kept, but no longer recalled.")];
+  return [close("done", "done", t("plans.doneToast")), close("abandoned", "abandon", t("plans.abandonedToast"))];
 }

@@ -4,14 +4,15 @@
 import { api, ns } from "./api.js";
 import { refreshPendingBadge } from "./badge.js";
 import { append, clear, h } from "./dom.js";
-import { when } from "./format.js";
+import { label, when } from "./format.js";
+import { t } from "./i18n.js";
 import { button, field, modal, safely, toast, typeChip } from "./ui.js";
 
 const path = (share, verb) => `/v1/shares/${encodeURIComponent(share.id)}/${verb}`;
 
 /** The shared memory's words, loaded into the card (it may live in another namespace). */
 function sharedMemory(share) {
-  const box = h("p", { class: "content share-content muted" }, "Loading…");
+  const box = h("p", { class: "content share-content muted", translate: "no" }, t("common.loading"));
   api.get(`/v1/memories/${encodeURIComponent(share.memory_id)}`).then(({ memory }) => {
     box.classList.remove("muted");
     append(clear(box), memory.content);
@@ -29,16 +30,16 @@ function shareCard(share, reload) {
   const proposed = share.status === "proposed";
   return h("article", { class: "item share", dataset: { id: share.id, status: share.status } },
     h("div", { class: "item-meta" },
-      h("span", { class: "chip chip-status", dataset: { status: share.status } }, share.status),
-      h("span", { class: "share-route" }, `${share.source_namespace} → ${share.target_namespace}`),
-      h("span", {}, `by ${share.proposed_by}`),
+      h("span", { class: "chip chip-status", dataset: { status: share.status } }, label("shareStatuses", share.status)),
+      h("span", { class: "share-route", translate: "no" }, `${share.source_namespace} → ${share.target_namespace}`),
+      h("span", {}, t("shares.by", { who: share.proposed_by })),
       h("span", { class: "spacer" }), h("span", {}, when(share.updated_at))),
     sharedMemory(share),
-    share.note ? h("p", { class: "small muted" }, share.note) : null,
+    share.note ? h("p", { class: "small muted", translate: "no" }, share.note) : null,
     h("div", { class: "actions" },
-      proposed ? button("Approve", { kind: "ok", iconName: "check", dataset: { action: "approve" }, onclick: decide("approve", `Shared into ${share.target_namespace}.`) }) : null,
-      proposed ? button("Reject", { kind: "danger", iconName: "close", dataset: { action: "reject" }, onclick: decide("reject", "Share rejected.") }) : null,
-      !proposed ? button("Revoke", { kind: "danger", iconName: "undo", dataset: { action: "revoke" }, onclick: decide("revoke", `No longer shared into ${share.target_namespace}.`) }) : null));
+      proposed ? button(t("shares.approve"), { kind: "ok", iconName: "check", dataset: { action: "approve" }, onclick: decide("approve", t("shares.approved", { namespace: share.target_namespace })) }) : null,
+      proposed ? button(t("shares.reject"), { kind: "danger", iconName: "close", dataset: { action: "reject" }, onclick: decide("reject", t("shares.rejected")) }) : null,
+      !proposed ? button(t("shares.revoke"), { kind: "danger", iconName: "undo", dataset: { action: "revoke" }, onclick: decide("revoke", t("shares.revoked", { namespace: share.target_namespace })) }) : null));
 }
 
 /** The open shares out of and into the current namespace; nothing while there are none. */
@@ -49,7 +50,7 @@ export function sharesSection() {
       const { shares } = await api.get("/v1/shares", { namespace: ns() });
       const waiting = shares.filter((s) => s.status === "proposed").length;
       append(clear(section),
-        h("h2", { class: "section-label" }, waiting ? `Shared memories · ${waiting} waiting` : "Shared memories"),
+        h("h2", { class: "section-label" }, waiting ? t("shares.titleWaiting", { count: waiting }) : t("shares.title")),
         h("div", { class: "list" }, shares.map((s) => shareCard(s, load))));
       section.hidden = shares.length === 0;
     } catch (error) {
@@ -62,28 +63,29 @@ export function sharesSection() {
 
 /** "Share to…": propose this memory into another namespace (the owner's panel may approve at once). */
 export function shareButton(memory) {
-  return button("Share to…", {
+  return button(t("shares.shareTo"), {
     iconName: "merge",
+    dataset: { action: "share" },
     onclick: () => {
-      const sheet = modal("Share to another namespace");
-      const target = h("input", { name: "target", required: true, value: memory.namespace === "default" ? "" : "default", placeholder: "default", autocomplete: "off" });
-      const note = h("input", { name: "note", maxlength: 2000, placeholder: "Why it matters there (optional)" });
+      const sheet = modal(t("shares.sheetTitle"));
+      const target = h("input", { name: "target", required: true, value: memory.namespace === "default" ? "" : "default", placeholder: "default", autocomplete: "off", spellcheck: "false", translate: "no" });
+      const note = h("input", { name: "note", maxlength: 2000, placeholder: t("shares.notePlaceholder") });
       append(sheet.body, h("form", {
         class: "stack",
         onsubmit: safely(async (event) => {
           event.preventDefault();
           const share = await api.post("/v1/shares", { memory_id: memory.id, target_namespace: target.value.trim(), note: note.value.trim() || null });
           sheet.close();
-          toast(`Proposed for ${share.target_namespace}; it is recalled there once approved.`, {
+          toast(t("shares.proposed", { namespace: share.target_namespace }), {
             kind: "ok", ms: 6000,
-            action: { label: "Approve now", run: safely(async () => { await api.post(path(share, "approve")); toast("Shared.", { kind: "ok" }); }) },
+            action: { label: t("shares.approveNow"), run: safely(async () => { await api.post(path(share, "approve")); toast(t("shares.shared"), { kind: "ok" }); }) },
           });
         }),
       },
-      h("div", { class: "row" }, typeChip(memory.type), h("span", { class: "small muted" }, `from ${memory.namespace}`)),
-      field("Namespace", target, "Where it should be recalled too; it stays in its own namespace."),
-      field("Note", note),
-      h("div", { class: "actions" }, button("Propose", { kind: "primary", type: "submit" }))));
+      h("div", { class: "row" }, typeChip(memory.type), h("span", { class: "small muted" }, t("shares.from", { namespace: memory.namespace }))),
+      field(t("shares.namespace"), target, t("shares.namespaceHint")),
+      field(t("shares.note"), note),
+      h("div", { class: "actions" }, button(t("shares.propose"), { kind: "primary", type: "submit" }))));
     },
   });
 }

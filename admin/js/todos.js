@@ -3,12 +3,13 @@
 import { api, ns } from "./api.js";
 import { append, clear, h } from "./dom.js";
 import { longDate } from "./format.js";
+import { num, t } from "./i18n.js";
 import { button, emptyState, safely, toast } from "./ui.js";
 
 function badges(todo) {
   return [
-    todo.priority !== 3 ? h("span", { class: "chip", dataset: { priority: String(todo.priority) } }, `priority ${todo.priority}`) : null,
-    todo.due ? h("span", { class: "chip chip-plan" }, `due ${longDate(todo.due)}`) : null,
+    todo.priority !== 3 ? h("span", { class: "chip", dataset: { priority: String(todo.priority) } }, t("todos.priority", { value: todo.priority })) : null,
+    todo.due ? h("span", { class: "chip chip-plan" }, t("todos.due", { date: longDate(todo.due) })) : null,
   ];
 }
 
@@ -24,8 +25,8 @@ function todoRow(todo, refresh) {
     }),
   });
   return h("div", { class: "plan-row todo-row", dataset: { id: todo.id } },
-    h("p", { class: "content" }, todo.text), badges(todo),
-    close("done", "done", "Done", "Todo done."), close("abandoned", "abandon", "Abandon", "Todo abandoned."));
+    h("p", { class: "content", translate: "no" }, todo.text), badges(todo),
+    close("done", "done", t("common.done"), t("todos.doneToast")), close("abandoned", "abandon", t("common.abandon"), t("todos.abandonedToast")));
 }
 
 /** ``page``: GET /v1/todos (the open ones, next first); ``stats``: GET /v1/todos/stats. */
@@ -33,10 +34,10 @@ export function todosCard(page, stats) {
   const rows = h("div", { id: "todo-rows" });
   const summary = h("span", { class: "chip", id: "todo-counts" });
   const show = (todos, counts) => {
-    summary.textContent = `${counts.open} open · ${counts.done_last_7_days} done this week`;
+    summary.textContent = t("todos.counts", { open: counts.open, done: counts.done_last_7_days });
     append(clear(rows), todos.length
       ? todos.map((todo) => todoRow(todo, refresh))
-      : emptyState("Nothing on her list", "Add one below, or let an agent keep it with todo_add."));
+      : emptyState(t("todos.empty"), t("todos.emptyHint")));
   };
   const refresh = async () => {
     const [fresh, counts] = await Promise.all([
@@ -45,19 +46,19 @@ export function todosCard(page, stats) {
     ]);
     show(fresh.todos, counts);
   };
-  const text = h("input", { type: "text", name: "todoText", placeholder: "What she means to do", maxlength: 500, required: true });
-  const priority = h("select", { name: "todoPriority", "aria-label": "Priority" },
-    [[5, "5 urgent"], [4, "4"], [3, "3 normal"], [2, "2"], [1, "1 whenever"]].map(([value, label]) => h("option", { value, selected: value === 3 }, label)));
-  const due = h("input", { type: "date", name: "todoDue", "aria-label": "Due" });
+  const text = h("input", { type: "text", name: "todoText", placeholder: t("todos.placeholder"), "aria-label": t("todos.text"), maxlength: 500, required: true });
+  const priority = h("select", { name: "todoPriority", "aria-label": t("todos.priorityLabel") },
+    [5, 4, 3, 2, 1].map((value) => h("option", { value, selected: value === 3 }, t(`todos.priorities.p${value}`))));
+  const due = h("input", { type: "date", name: "todoDue", "aria-label": t("todos.dueLabel") });
   const form = h("form", { class: "row todo-form", id: "todo-form", onsubmit: safely(async (event) => {
     event.preventDefault();
     if (!text.value.trim()) return;
     await api.post("/v1/todos", { namespace: ns(), text: text.value.trim(), priority: Number(priority.value), due: due.value || null });
     form.reset();
-    toast("Todo added.", { kind: "ok" });
+    toast(t("todos.added"), { kind: "ok" });
     await refresh();
-  }) }, text, priority, due, button("Add", { kind: "primary", iconName: "plus", type: "submit" }));
+  }) }, text, priority, due, button(t("todos.add"), { kind: "primary", iconName: "plus", type: "submit" }));
   show(page.todos, stats);
   return h("section", { class: "card", id: "her-todos" },
-    h("div", { class: "card-head" }, h("h2", {}, "Her todos"), summary), rows, form);
+    h("div", { class: "card-head" }, h("h2", {}, t("todos.title")), summary), rows, form);
 }

@@ -1,12 +1,14 @@
 // Shared pieces of interface: toasts, undoable actions, modal sheets, small widgets.
 import { append, h, icon, clear } from "./dom.js";
-import { typeColour } from "./format.js";
+import { label, typeColour } from "./format.js";
+import { t } from "./i18n.js";
 
 export const UNDO_MS = 5000;
 
 export function toast(message, { kind = "info", action, ms = 3500 } = {}) {
   const box = document.getElementById("toasts");
-  const item = h("div", { class: ["toast", `toast-${kind}`] }, h("span", { class: "toast-text" }, message));
+  // An error toast says the server's words (its API speaks English): data, not the panel's text.
+  const item = h("div", { class: ["toast", `toast-${kind}`] }, h("span", { class: "toast-text", translate: kind === "error" ? "no" : undefined }, message));
   if (action) append(item, h("button", { class: "toast-action", type: "button", onclick: () => { action.run(); item.remove(); } }, action.label));
   append(box, item);
   setTimeout(() => item.remove(), ms);
@@ -27,7 +29,7 @@ export function undoable(message, { commit, restore, ms = UNDO_MS }) {
     "div",
     { class: "toast toast-undo", "data-undo": "" },
     h("span", { class: "toast-text" }, message),
-    h("button", { class: "toast-action", type: "button", onclick: () => finish(false) }, icon("undo", 16), "Undo"),
+    h("button", { class: "toast-action", type: "button", onclick: () => finish(false) }, icon("undo", 16), t("common.undo")),
     bar,
   );
   const timer = setTimeout(() => finish(true), ms);
@@ -39,7 +41,7 @@ export function undoable(message, { commit, restore, ms = UNDO_MS }) {
     item.remove();
     if (!apply) {
       restore?.();
-      toast("Undone.");
+      toast(t("common.undone"));
       return;
     }
     try {
@@ -70,16 +72,35 @@ export function modal(title, { onClose, wide = false } = {}) {
     onClose?.();
     previous?.focus?.();
   };
-  const onKey = (event) => event.key === "Escape" && close();
+  const onKey = (event) => {
+    if (root.lastElementChild !== backdrop) return; // a sheet opened on top of this one has the keys
+    if (event.key === "Escape") close();
+    // Tab stays inside the sheet (aria-modal): from its last control back to its first.
+    else if (event.key === "Tab") {
+      const controls = [...sheet.querySelectorAll("a[href], button, input, select, textarea, [tabindex]")]
+        .filter((c) => !c.disabled && c.tabIndex >= 0 && c.getClientRects().length);
+      const [first, last] = [controls[0], controls[controls.length - 1]];
+      if (event.shiftKey ? document.activeElement === first || !sheet.contains(document.activeElement) : document.activeElement === last) {
+        event.preventDefault();
+        (event.shiftKey ? last : first)?.focus();
+      }
+    }
+  };
   const heading = h("h2", { class: "sheet-title", id: `sheet-${Date.now()}` }, title);
   const sheet = h(
     "div",
     { class: ["sheet", wide && "sheet-wide"], role: "dialog", "aria-modal": "true", "aria-labelledby": heading.id },
     h("header", { class: "sheet-head" }, heading,
-      h("button", { class: "icon-button", type: "button", "aria-label": "Close", onclick: close }, icon("close"))),
+      h("button", { class: "icon-button", type: "button", "aria-label": t("common.close"), onclick: close }, icon("close"))),
     body,
   );
-  const backdrop = h("div", { class: "backdrop", onclick: (e) => e.target === backdrop && close() }, sheet);
+  // A press that starts in the sheet (selecting an id to copy) and ends outside it must not close it.
+  let pressedOutside = false;
+  const backdrop = h("div", {
+    class: "backdrop",
+    onpointerdown: (e) => (pressedOutside = e.target === backdrop),
+    onclick: (e) => e.target === backdrop && pressedOutside && close(),
+  }, sheet);
   document.addEventListener("keydown", onKey);
   append(root, backdrop);
   requestAnimationFrame(() => (sheet.querySelector("input, textarea, select") || sheet.querySelector("button"))?.focus());
@@ -87,18 +108,18 @@ export function modal(title, { onClose, wide = false } = {}) {
 }
 
 export function typeChip(type) {
-  const chip = h("span", { class: "chip type-chip", dataset: { type } }, type);
+  const chip = h("span", { class: "chip type-chip", dataset: { type } }, label("types", type));
   chip.style.setProperty("--type", typeColour(type));
   return chip;
 }
 
 // A memory's layer; its reason shows on hover (and in full in the memory's sheet).
 export function layerChip(memory) {
-  return h("span", { class: "chip chip-layer", dataset: { layer: memory.layer }, title: memory.layer_reason || "" }, memory.layer);
+  return h("span", { class: "chip chip-layer", dataset: { layer: memory.layer }, title: memory.layer_reason || "" }, label("layers", memory.layer));
 }
 
-export function spinner(label = "Loading…") {
-  return h("div", { class: "loading", role: "status" }, h("span", { class: "spin" }), label);
+export function spinner(text = t("common.loading")) {
+  return h("div", { class: "loading", role: "status" }, h("span", { class: "spin" }), text);
 }
 
 export function emptyState(title, text, ...actions) {
@@ -109,8 +130,8 @@ export function errorBox(error, retry) {
   return h(
     "div",
     { class: "error-box", role: "alert" },
-    h("p", {}, error.message || String(error)),
-    retry ? h("button", { class: "button", type: "button", onclick: retry }, "Try again") : null,
+    h("p", { translate: "no" }, error.message || String(error)),
+    retry ? h("button", { class: "button", type: "button", onclick: retry }, t("common.tryAgain")) : null,
   );
 }
 

@@ -69,6 +69,28 @@ class Unauthenticated(ServiceError):
     code = "unauthorized"
 
 
+class OAuthError(ServiceError):
+    """An OAuth protocol refusal (RFC 6749 §5.2, RFC 7591 §3.2.2, RFC 7009): ``code`` is
+    the OAuth ``error`` value (``invalid_grant``, ``invalid_target``...) and ``status``
+    the HTTP status the OAuth endpoints answer it with."""
+
+    code = "invalid_request"
+
+    def __init__(self, code: str, message: str, *, status: int = 400) -> None:
+        super().__init__(message, code=code)
+        self.status = status
+
+
+class RedirectableOAuthError(OAuthError):
+    """A refusal of an authorization request whose client and redirect URI are known good:
+    it goes back to the client at ``location`` (its redirect URI with ``error``, ``state``
+    and ``iss``, RFC 6749 §4.1.2.1) instead of being shown to the person in the browser."""
+
+    def __init__(self, code: str, message: str, *, location: str) -> None:
+        super().__init__(code, message)
+        self.location = location
+
+
 # ---------------------------------------------------------------- the dependencies' side
 
 

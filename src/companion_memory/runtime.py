@@ -8,6 +8,7 @@ from functools import cached_property
 import httpx
 
 from .adapters.remote.http_client import HttpxClient
+from .application.principal import MEMORY_READ, MEMORY_WRITE
 from .memory.boot import Boot
 from .memory.config import MemoryConfig
 from .memory.consolidation import Consolidation
@@ -24,6 +25,7 @@ from .memory.layers import Layers
 from .memory.model_call import JobModel
 from .memory.moods import Moods
 from .memory.nightly import Nightly
+from .memory.oauth import AuthorizationServer, OAuthConfig
 from .memory.people import People
 from .memory.plans import Plans
 from .memory.recall import Recall
@@ -162,6 +164,16 @@ class Runtime:
     @cached_property
     def github_daily(self) -> GithubDaily:
         return GithubDaily(self.db, self.ingestor, self.clock, self.config, HttpxClient(self.http_client))
+
+    @cached_property
+    def oauth(self) -> AuthorizationServer:
+        config = OAuthConfig(
+            scopes=(MEMORY_READ, MEMORY_WRITE),
+            access_token_minutes=self.settings.OAUTH_ACCESS_TOKEN_MINUTES,
+            refresh_token_days=self.settings.OAUTH_REFRESH_TOKEN_DAYS,
+            registrations_per_hour=self.settings.OAUTH_REGISTRATIONS_PER_HOUR,
+        )
+        return AuthorizationServer(self.db, self.clock, HttpxClient(self.http_client), config)
 
     @cached_property
     def review(self) -> ReviewQueue:

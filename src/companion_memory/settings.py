@@ -132,6 +132,13 @@ class Settings(BaseModel):
     # Shared memories: how many shares one namespace may propose per local day
     # (DREAM_TIME_ZONE), whatever becomes of them; a bot cannot flood the owner's review.
     SHARE_DAILY_NOMINATION_CAP: int = Field(20, ge=0, le=10_000)
+    # OAuth for remote MCP clients (memory/oauth.py). PUBLIC_URL: the server's address as
+    # clients reach it (https://memory.example.com), when a proxy in front hides it from
+    # the requests; empty means each request's own scheme and host.
+    PUBLIC_URL: str = ""
+    OAUTH_ACCESS_TOKEN_MINUTES: int = Field(60, ge=1, le=24 * 60)
+    OAUTH_REFRESH_TOKEN_DAYS: int = Field(30, ge=1, le=365)
+    OAUTH_REGISTRATIONS_PER_HOUR: int = Field(10, ge=1, le=10_000)
     PUBLIC_MODEL_NAME: str = "companion"
     MESSAGES_RETENTION_DAYS: int = Field(7, ge=1)
     # Sensitive-data classes the owner lets automatic writers store (comma separated:

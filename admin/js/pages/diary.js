@@ -2,37 +2,43 @@
 import { api, ns } from "../api.js";
 import { append, clear, h } from "../dom.js";
 import { longDate } from "../format.js";
+import { t } from "../i18n.js";
 import { button, emptyState, errorBox, segmented, spinner } from "../ui.js";
 
 const HEADINGS = {
   day: (e) => longDate(e.date),
-  week: (e) => `Week ${e.week} · ${e.start_date} – ${e.end_date}`,
-  month: (e) => `Month ${e.month}`,
+  week: (e) => t("diary.weekHeading", { week: e.week, start: longDate(e.start_date), end: longDate(e.end_date) }),
+  month: (e) => t("diary.monthHeading", { month: e.month }),
 };
 
 export function render(container) {
   let period = "day";
   const list = h("div", { class: "list", id: "diary-list" });
   const more = h("div", { class: "pager" });
-  const day = h("input", { type: "date", name: "date", "aria-label": "Go to a day" });
+  const day = h("input", { type: "date", name: "date", "aria-label": t("diary.goToDay") });
 
-  function entryCard(entry) {
+  function entryCard(entry, shown = "day") {
     return h("article", { class: "item diary-entry" },
-      h("span", { class: "section-label" }, HEADINGS[period](entry)),
-      h("h3", {}, entry.title || "Untitled"),
-      entry.summary ? h("p", { class: "content" }, entry.summary) : null,
-      entry.message_count !== undefined ? h("p", { class: "small muted" }, `${entry.message_count} messages`) : null);
+      h("span", { class: "section-label" }, HEADINGS[shown](entry)),
+      entry.title ? h("h3", { translate: "no" }, entry.title) : h("h3", {}, t("common.untitled")),
+      entry.summary ? h("p", { class: "content", translate: "no" }, entry.summary) : null,
+      entry.message_count !== undefined ? h("p", { class: "small muted" }, t("diary.messages", { count: entry.message_count })) : null);
   }
 
+  // Switching period while a page loads must not show the old period's answer under the new headings.
+  let loads = 0;
   async function load(before = null) {
+    const mine = ++loads;
+    const asked = period;
     if (!before) append(clear(list), spinner());
     clear(more);
     try {
-      const page = await api.get("/v1/admin/diary", { namespace: ns(), period, limit: 20, before });
+      const page = await api.get("/v1/admin/diary", { namespace: ns(), period: asked, limit: 20, before });
+      if (mine !== loads) return;
       if (!before) clear(list);
-      append(list, ...page.entries.map(entryCard));
-      if (!page.entries.length && !before) append(list, emptyState(`No ${period === "day" ? "daily" : `${period}ly`} entries yet`, "The dream writes a diary entry for each day with messages; weeks and months are rolled up from days."));
-      if (page.next_before) append(more, button("Older", { onclick: () => load(page.next_before) }));
+      append(list, ...page.entries.map((entry) => entryCard(entry, asked)));
+      if (!page.entries.length && !before) append(list, emptyState(t(`diary.empty.${asked}`), t("diary.emptyHint")));
+      if (page.next_before) append(more, button(t("common.older"), { onclick: () => load(page.next_before) }));
     } catch (error) {
       if (error.status !== 401) append(clear(list), errorBox(error, () => load()));
     }
@@ -45,21 +51,21 @@ export function render(container) {
     append(clear(list), spinner());
     try {
       const { diary } = await api.get("/v1/diary", { namespace: ns(), date: day.value });
-      append(clear(list), entryCard(diary), button("Back to all days", { kind: "ghost", onclick: () => load() }));
+      append(clear(list), entryCard(diary), button(t("diary.backToAll"), { kind: "ghost", onclick: () => load() }));
     } catch (error) {
-      if (error.status === 404) append(clear(list), emptyState(`No diary for ${day.value}`), button("Back to all days", { kind: "ghost", onclick: () => load() }));
+      if (error.status === 404) append(clear(list), emptyState(t("diary.noDay", { date: longDate(day.value) })), button(t("diary.backToAll"), { kind: "ghost", onclick: () => load() }));
       else if (error.status !== 401) append(clear(list), errorBox(error, () => load()));
     }
   }
 
-  const dayForm = h("form", { class: "search-bar", onsubmit: goToDay }, day, button("Open day", { type: "submit" }));
+  const dayForm = h("form", { class: "search-bar", onsubmit: goToDay }, day, button(t("diary.openDay"), { type: "submit" }));
   append(container, 
     h("div", { class: "row" },
-      segmented([["day", "Days"], ["week", "Weeks"], ["month", "Months"]], period, (value) => {
+      segmented(["day", "week", "month"].map((value) => [value, t(`diary.periods.${value}`)]), period, (value) => {
         period = value;
         dayForm.hidden = value !== "day";
         load();
-      }, "Diary period"),
+      }, t("diary.period")),
       h("span", { class: "spacer" }), dayForm),
     list, more,
   );

@@ -2,31 +2,34 @@
 // open one to edit it, write a new version, archive or delete it.
 import { api, ns } from "../api.js";
 import { append, clear, h, icon } from "../dom.js";
-import { TYPES, percent, plural, suggestFactKey, typeColour, when } from "../format.js";
+import { TYPES, label, percent, suggestFactKey, typeColour, when } from "../format.js";
+import { num, t } from "../i18n.js";
 import { memoryForm } from "../memory-form.js";
 import { openMemory } from "../memory-view.js";
 import { planBadge } from "../plans.js";
 import { button, emptyState, errorBox, layerChip, modal, pageHeader, spinner, toast, typeChip } from "../ui.js";
 
 const PAGE_SIZE = 20;
-const STATUSES = [["active", "Active"], ["archived", "Archived"], ["superseded", "History"], ["all", "All"]];
-const LAYERS = [["", "All layers"], ["instant", "Instant"], ["short", "Short"], ["long", "Long"], ["cold", "Cold"], ["permanent", "Permanent"]];
+const STATUSES = ["active", "archived", "superseded", "all"];
+const LAYERS = ["", "instant", "short", "long", "cold", "permanent"];
 
 export function memoryCard(memory, onOpen, extra = []) {
   return h("button", { class: "item memory-item", type: "button", dataset: { id: memory.id }, onclick: () => onOpen(memory.id) },
     h("div", { class: "item-meta" }, typeChip(memory.type), layerChip(memory),
-      memory.status !== "active" ? h("span", { class: "chip chip-status", dataset: { status: memory.status } }, memory.status) : null,
+      memory.status !== "active" ? h("span", { class: "chip chip-status", dataset: { status: memory.status } }, label("statuses", memory.status)) : null,
       memory.type === "plan" ? planBadge(memory) : null,
-      memory.pinned ? h("span", { class: "chip chip-pin" }, icon("star", 12), "pinned") : null,
+      memory.pinned ? h("span", { class: "chip chip-pin" }, icon("star", 12), t("memory.pinned")) : null,
       // A hit from another namespace (asked for, or shared into this one) says where it lives.
       memory.namespace && memory.namespace !== ns()
-        ? h("span", { class: "chip chip-namespace", title: memory.share_id ? "shared into this namespace" : "" }, memory.share_id ? `shared from ${memory.namespace}` : memory.namespace)
+        ? (memory.share_id
+          ? h("span", { class: "chip chip-namespace", title: t("memories.sharedInto") }, t("memories.sharedFrom", { namespace: memory.namespace }))
+          : h("span", { class: "chip chip-namespace", translate: "no" }, memory.namespace))
         : null,
       extra, h("span", { class: "spacer" }), h("span", {}, when(memory.updated_at))),
-    h("p", { class: "content clamp memory-content" }, memory.content),
-    h("div", { class: "item-meta" }, memory.fact_key ? h("span", { class: "mono" }, memory.fact_key) : null,
-      h("span", {}, `importance ${percent(memory.importance)}`),
-      memory.recall_count ? h("span", {}, `recalled ${memory.recall_count}×`) : null));
+    h("p", { class: "content clamp memory-content", translate: "no" }, memory.content),
+    h("div", { class: "item-meta" }, memory.fact_key ? h("span", { class: "mono", translate: "no" }, memory.fact_key) : null,
+      h("span", {}, t("memories.importance", { value: percent(memory.importance) })),
+      memory.recall_count ? h("span", {}, t("memories.recalled", { count: memory.recall_count })) : null));
 }
 
 export function render(container, route) {
@@ -39,19 +42,19 @@ export function render(container, route) {
   };
   const list = h("div", { class: "list", id: "memory-list" });
   const pager = h("div", { class: "pager" });
-  const chips = h("div", { class: "chips chips-scroll", role: "toolbar", "aria-label": "Filter by type" });
-  const statusSelect = h("select", { "aria-label": "Status", name: "status", style: { width: "auto" } },
-    STATUSES.map(([value, label]) => h("option", { value }, label)));
-  const layerSelect = h("select", { "aria-label": "Layer", name: "layer", style: { width: "auto" } },
-    LAYERS.map(([value, label]) => h("option", { value }, label)));
-  const search = h("input", { type: "search", name: "q", placeholder: "Search memories…", value: state.query, "aria-label": "Search memories" });
+  const chips = h("div", { class: "chips chips-scroll", role: "toolbar", "aria-label": t("memories.filterByType") });
+  const statusSelect = h("select", { "aria-label": t("memories.status"), name: "status", style: { width: "auto" } },
+    STATUSES.map((value) => h("option", { value }, t(`memories.statuses.${value}`))));
+  const layerSelect = h("select", { "aria-label": t("memory.layer"), name: "layer", style: { width: "auto" } },
+    LAYERS.map((value) => h("option", { value }, value ? label("layers", value) : t("memories.allLayers"))));
+  const search = h("input", { type: "search", name: "q", placeholder: t("common.searchMemoriesPlaceholder"), value: state.query, "aria-label": t("common.searchMemories") });
 
   statusSelect.addEventListener("change", () => { state.status = statusSelect.value; state.cursors = [null]; load(); });
   layerSelect.addEventListener("change", () => { state.layer = layerSelect.value; state.cursors = [null]; load(); });
   const searchForm = h("form", {
     class: "search-bar", role: "search",
     onsubmit: (event) => { event.preventDefault(); state.query = search.value.trim(); state.cursors = [null]; load(); },
-  }, search, button("Search", { iconName: "search", type: "submit" }));
+  }, search, button(t("common.search"), { iconName: "search", type: "submit" }));
   search.addEventListener("search", () => { if (!search.value) { state.query = ""; load(); } });
 
   const onChange = (what) => {
@@ -63,10 +66,11 @@ export function render(container, route) {
 
   function renderChips(counts) {
     const total = Object.values(counts).reduce((a, b) => a + b, 0);
-    const all = [["", `All ${total}`], ...TYPES.filter((t) => counts[t] || t === state.type).map((t) => [t, `${t} ${counts[t] || 0}`])];
-    append(clear(chips), ...all.map(([type, label]) => {
+    const all = [["", t("memories.all", { count: total })],
+      ...TYPES.filter((type) => counts[type] || type === state.type).map((type) => [type, [label("types", type), " ", num(counts[type] || 0)]])];
+    append(clear(chips), ...all.map(([type, text]) => {
       const chip = h("button", { class: "chip", type: "button", "aria-pressed": String(type === state.type), dataset: { type: type || "all" },
-        onclick: () => { state.type = type; state.cursors = [null]; renderChips(counts); load(); } }, label);
+        onclick: () => { state.type = type; state.cursors = [null]; renderChips(counts); load(); } }, text);
       if (type) chip.classList.add("type-chip");
       if (type) chip.style.setProperty("--type", typeColour(type));
       return chip;
@@ -89,10 +93,10 @@ export function render(container, route) {
         const answer = await api.post("/v1/memory/search", { query, namespace: ns(), k: 30, types: state.type ? [state.type] : [] });
         if (mine !== loads) return;
         append(clear(list), 
-          h("div", { class: "row small muted" }, `${plural(answer.hits.length, "match", "matches")} for “${query}”`, h("span", { class: "spacer" }),
-            button("Clear search", { kind: "ghost", onclick: () => { search.value = ""; state.query = ""; load(); } })),
-          ...(answer.hits.length ? answer.hits.map((hit) => memoryCard(hit, open, [h("span", { class: "chip" }, `score ${hit.score.toFixed(2)}`)]))
-            : [emptyState("Nothing found", "Try other words; search matches meaning and exact words.")]),
+          h("div", { class: "row small muted" }, t("memories.matches", { count: answer.hits.length, query }), h("span", { class: "spacer" }),
+            button(t("memories.clearSearch"), { kind: "ghost", onclick: () => { search.value = ""; state.query = ""; load(); } })),
+          ...(answer.hits.length ? answer.hits.map((hit) => memoryCard(hit, open, [h("span", { class: "chip" }, t("memories.score", { value: num(hit.score, { minimumFractionDigits: 2, maximumFractionDigits: 2 }) }))]))
+            : [emptyState(t("memories.nothingFound"), t("memories.nothingFoundHint"))]),
         );
         return;
       }
@@ -100,12 +104,12 @@ export function render(container, route) {
       const page = await api.get("/v1/memories", { namespace: ns(), type: state.type || undefined, status: state.status, layer: state.layer || undefined, limit: PAGE_SIZE, cursor });
       if (mine !== loads) return;
       append(clear(list), ...(page.memories.length ? page.memories.map((m) => memoryCard(m, open))
-        : [emptyState("No memories here", state.status === "active" ? "Add one, or approve candidates in Review." : "")]));
+        : [emptyState(t("memories.none"), state.status === "active" ? t("memories.noneHint") : "")]));
       const number = state.cursors.length;
       append(pager, 
-        button("Newer", { kind: "ghost", iconName: "back", disabled: number === 1, onclick: () => { state.cursors.pop(); load(); } }),
-        h("span", { class: "small muted", id: "page-number" }, `Page ${number}`),
-        button("Older", { kind: "ghost", disabled: !page.next_cursor, onclick: () => { state.cursors.push(page.next_cursor); load(); } }),
+        button(t("memories.newer"), { kind: "ghost", iconName: "back", disabled: number === 1, onclick: () => { state.cursors.pop(); load(); } }),
+        h("span", { class: "small muted", id: "page-number" }, t("memories.page", { number })),
+        button(t("common.older"), { kind: "ghost", disabled: !page.next_cursor, onclick: () => { state.cursors.push(page.next_cursor); load(); } }),
       );
     } catch (error) {
       if (mine === loads && error.status !== 401) append(clear(list), errorBox(error, load));
@@ -113,20 +117,20 @@ export function render(container, route) {
   }
 
   function create() {
-    const sheet = modal("New memory");
+    const sheet = modal(t("memories.new"));
     append(sheet.body, memoryForm("new", { type: state.type || "note" }, async (values) => {
       values.fact_key ||= suggestFactKey(values.type, values.content);
       const answer = await api.post("/v1/memories", { ...values, namespace: ns() });
       sheet.close();
-      toast(answer.created ? "Memory saved." : "Updated the memory with that fact key.", { kind: "ok" });
+      toast(t(answer.created ? "memories.saved" : "memories.upserted"), { kind: "ok" });
       load();
     }, () => sheet.close()));
   }
 
   append(container, 
-    pageHeader("Memories", "Everything your assistant can recall.",
-      h("a", { class: "button", href: "#/starmap" }, icon("map", 18), "Star map"),
-      button("New memory", { kind: "primary", iconName: "plus", onclick: create })),
+    pageHeader(t("memories.title"), t("memories.subtitle"),
+      h("a", { class: "button", href: "#/starmap" }, icon("map", 18), t("memories.starMap")),
+      button(t("memories.new"), { kind: "primary", iconName: "plus", onclick: create })),
     searchForm,
     h("div", { class: "row" }, h("div", { class: "spacer", style: { minWidth: 0 } }, chips), layerSelect, statusSelect),
     list, pager,

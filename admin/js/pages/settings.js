@@ -1,28 +1,35 @@
-// Settings: where the server is, the API key (kept in this browser only), namespace, theme.
+// Settings: where the server is, the API key (kept in this browser only), namespace, theme, language.
 import { api } from "../api.js";
 import { applyTheme, loadConfig, saveConfig, serverUrl } from "../config.js";
 import { append, h } from "../dom.js";
 import { refreshPendingBadge } from "../badge.js";
+import { LANGUAGES, section } from "../i18n.js";
+import { connectedApps } from "../connected-apps.js";
 import { busy, button, field, pageHeader, segmented, toast } from "../ui.js";
 
-const REASONS = {
-  welcome: ["notice", "Welcome! Enter the API key your server printed on its first start (or your CHATBOX_API_KEY) to open the panel."],
-  unauthorized: ["notice notice-error", "The server refused the API key (401 Unauthorized). Check the key below and save it again."],
-};
+const s = section("settings");
+const REASONS = { welcome: "notice", unauthorized: "notice notice-error" };
+// Each language is named in itself, so that anyone can find their own.
+const LANGUAGE_NAMES = { "zh-CN": "简体中文", en: "English" };
 
 export function render(container, route) {
   const config = loadConfig();
-  const reason = REASONS[route.params.get("reason")];
+  const reason = route.params.get("reason");
   const status = h("p", { class: "small muted", id: "connection-status", role: "status" });
 
-  const server = h("input", { type: "url", name: "server", value: config.server, placeholder: location.origin, autocomplete: "url" });
-  const key = h("input", { type: "password", name: "apiKey", value: config.apiKey, placeholder: "cm-…", autocomplete: "off", spellcheck: "false" });
-  const namespace = h("input", { type: "text", name: "namespace", value: config.namespace, placeholder: "default" });
+  // Their placeholders are example values, not words.
+  const server = h("input", { type: "url", name: "server", value: config.server, placeholder: location.origin, autocomplete: "url", translate: "no" });
+  const key = h("input", { type: "password", name: "apiKey", value: config.apiKey, placeholder: "cm-…", autocomplete: "off", spellcheck: "false", translate: "no" });
+  const namespace = h("input", { type: "text", name: "namespace", value: config.namespace, placeholder: "default", translate: "no" });
   const reveal = h("button", {
-    class: "button button-small button-ghost", type: "button",
-    onclick: () => { key.type = key.type === "password" ? "text" : "password"; reveal.textContent = key.type === "password" ? "Show" : "Hide"; },
-  }, "Show");
-  const save = button("Save and connect", { kind: "primary", type: "submit", iconName: "check" });
+    class: "button button-small button-ghost", type: "button", "aria-pressed": "false",
+    onclick: () => {
+      key.type = key.type === "password" ? "text" : "password";
+      reveal.setAttribute("aria-pressed", String(key.type === "text"));
+      reveal.textContent = s(key.type === "password" ? "show" : "hide");
+    },
+  }, s("show"));
+  const save = button(s("save"), { kind: "primary", type: "submit", iconName: "check" });
 
   const form = h(
     "form",
@@ -32,17 +39,19 @@ export function render(container, route) {
         event.preventDefault();
         const ns = namespace.value.trim() || "default";
         if (!/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/.test(ns)) {
-          status.textContent = "A namespace is letters, digits and . _ : - (at most 64 characters).";
+          status.textContent = s("badNamespace");
           return;
         }
         saveConfig({ server: server.value.trim(), apiKey: key.value.trim(), namespace: ns });
         await busy(save, async () => {
-          status.textContent = `Connecting to ${serverUrl()}…`;
+          status.textContent = s("connecting", { server: serverUrl() });
           try {
             await api.get("/v1/memories", { namespace: ns, limit: 1 });
-            status.textContent = `Connected to ${serverUrl()}.`;
-            toast("Connected. Your key is saved in this browser.", { kind: "ok" });
+            status.textContent = s("connected", { server: serverUrl() });
+            toast(s("connectedToast"), { kind: "ok" });
             refreshPendingBadge();
+            // The server may be another one now: its time zone.
+            window.dispatchEvent(new Event("panel:relabel"));
             location.hash = "#/today";
           } catch (error) {
             status.textContent = error.message;
@@ -50,16 +59,15 @@ export function render(container, route) {
         });
       },
     },
-    field("Server URL", server, "Leave empty to use the server this page came from."),
-    field("API key", h("div", { class: "row" }, h("div", { class: "spacer" }, key), reveal),
-      "Kept in this browser's local storage and sent only in the Authorization header."),
-    field("Namespace", namespace, "Whose memories to show; most people keep “default”."),
+    field(s("server"), server, s("serverHint")),
+    field(s("key"), h("div", { class: "row" }, h("div", { class: "spacer" }, key), reveal), s("keyHint")),
+    field(s("namespace"), namespace, s("namespaceHint")),
     h("div", { class: "form-actions" },
-      button("Forget key", {
+      button(s("forget"), {
         kind: "danger", onclick: () => {
           saveConfig({ apiKey: "" });
           key.value = "";
-          status.textContent = "The key was removed from this browser.";
+          status.textContent = s("forgotten");
         },
       }),
       save),
@@ -67,19 +75,31 @@ export function render(container, route) {
   );
 
   const theme = segmented(
-    [["system", "System"], ["light", "Light"], ["dark", "Dark"]],
+    ["system", "light", "dark"].map((value) => [value, s(`themes.${value}`)]),
     config.theme,
     (value) => { saveConfig({ theme: value }); applyTheme(value); },
-    "Theme",
+    s("theme"),
   );
 
-  append(container, 
-    pageHeader("Settings", "Connection, key and look of this panel."),
-    reason ? h("p", { class: reason[0], role: "alert", id: "settings-reason" }, reason[1]) : null,
-    h("section", { class: "card" }, h("h2", {}, "Connection"), form),
-    h("section", { class: "card" }, h("h2", {}, "Theme"), theme),
-    h("section", { class: "card small muted" }, h("h2", {}, "About"),
-      h("p", {}, "companion-memory admin panel. Everything here talks to the REST API with your key; nothing is loaded from anywhere else.")),
+  const language = segmented(
+    [["", s("followBrowser")], ...LANGUAGES.map((tag) => [tag, h("span", { lang: tag, translate: "no" }, LANGUAGE_NAMES[tag])])],
+    LANGUAGES.includes(config.language) ? config.language : "",
+    (value) => {
+      saveConfig({ language: value });
+      window.dispatchEvent(new Event("panel:relabel"));
+    },
+    s("language"),
+  );
+  language.id = "language";
+
+  append(container,
+    pageHeader(s("title"), s("subtitle")),
+    REASONS[reason] ? h("p", { class: REASONS[reason], role: "alert", id: "settings-reason" }, s(`reasons.${reason}`)) : null,
+    h("section", { class: "card" }, h("h2", {}, s("connection")), form),
+    config.apiKey ? connectedApps() : null,
+    h("section", { class: "card" }, h("h2", {}, s("language")), language),
+    h("section", { class: "card" }, h("h2", {}, s("theme")), theme),
+    h("section", { class: "card small muted" }, h("h2", {}, s("about")), h("p", {}, s("aboutText"))),
   );
   if (!config.apiKey) key.focus();
 }

@@ -4,7 +4,8 @@
 // download the map as a standalone SVG or as Mermaid text.
 import { api, ns } from "../api.js";
 import { append, clear, h, icon, svg } from "../dom.js";
-import { RELATION_COLOURS, plural, typeColour } from "../format.js";
+import { RELATION_COLOURS, label, typeColour } from "../format.js";
+import { t } from "../i18n.js";
 import { openMemory } from "../memory-view.js";
 import { bounds, layout } from "../starmap/layout.js";
 import { busy, errorBox, safely, saveFile, spinner } from "../ui.js";
@@ -23,7 +24,7 @@ const sparkle = (x, y, r) => Array.from({ length: 8 }, (_, step) => {
 const shorten = (text, size = 26) => (text.length > size ? `${text.slice(0, size - 1)}…` : text);
 
 export function render(container) {
-  const wrap = h("div", { class: "map-wrap" }, spinner("Drawing the star map…"));
+  const wrap = h("div", { class: "map-wrap" }, spinner(t("starmap.drawing")));
   append(container, wrap);
   const controller = new AbortController();
   draw(wrap, controller.signal).catch((error) => {
@@ -32,8 +33,9 @@ export function render(container) {
   return () => controller.abort();
 }
 
-function downloadButton(format, label) {
-  const b = h("button", { class: "chip map-download", type: "button", id: `map-download-${format}`, "aria-label": `Download as ${label}` }, icon("download", 16), label);
+function downloadButton(format, name) {
+  const b = h("button", { class: "chip map-download", type: "button", id: `map-download-${format}`, "aria-label": t("starmap.download", { format: name }) },
+    icon("download", 16), h("span", { translate: "no" }, name));
   b.addEventListener("click", () => busy(b, safely(async () => {
     const file = await api.get("/v1/admin/starmap", { namespace: ns(), format, limit: NODE_LIMIT });
     saveFile(file.filename, file.content, file.media_type);
@@ -57,32 +59,33 @@ async function draw(wrap, signal) {
     const b = byId.get(e.target);
     return svg("line", { class: ["map-edge", e.relation], x1: a.x, y1: a.y, x2: b.x, y2: b.y, stroke: RELATION_COLOURS[e.relation] || "#94a3b8",
       "stroke-width": 1 + (e.weight || 0) * 1.5, dataset: { source: e.source, target: e.target, relation: e.relation } },
-    svg("title", {}, e.relation));
+    svg("title", {}, label("relations", e.relation)));
   }));
   // A memory is a round star; a person a four-pointed one, and opening her goes to People.
   const nodeLayer = svg("g", { class: "nodes" }, nodes.map((n) => {
-    const common = { fill: typeColour(n.type), tabindex: 0, role: "button", "aria-label": `${n.type}: ${shorten(n.content, 80)}`,
+    const common = { fill: typeColour(n.type), tabindex: 0, role: "button",
+      "aria-label": t("starmap.star", { type: label("types", n.type), content: shorten(n.content, 80) }),
       dataset: { id: n.id, type: n.type, kind: n.kind || "memory" } };
     const shape = n.kind === "person"
       ? svg("polygon", { ...common, class: ["map-node", "map-person"], points: sparkle(n.x, n.y, n.radius) })
       : svg("circle", { ...common, class: ["map-node", n.pinned && "pinned"], cx: n.x, cy: n.y, r: n.radius });
-    return append(shape, svg("title", {}, `${n.type} · ${n.content}`));
+    return append(shape, svg("title", {}, t("starmap.starTitle", { type: label("types", n.type), content: n.content })));
   }));
   const labelLayer = svg("g", { class: "labels" }, nodes.map((n) =>
-    svg("text", { class: "map-label", x: n.x + n.radius + 4, y: n.y, "dominant-baseline": "middle", dataset: { id: n.id, type: n.type, important: String(n.pinned || n.importance >= 0.7) } },
+    svg("text", { class: "map-label", translate: "no", x: n.x + n.radius + 4, y: n.y, "dominant-baseline": "middle", dataset: { id: n.id, type: n.type, important: String(n.pinned || n.importance >= 0.7) } },
       shorten(n.content))));
   const scene = svg("g", {}, edgeLayer, nodeLayer, labelLayer);
-  const map = svg("svg", { class: "map", id: "starmap", role: "img", "aria-label": `Star map of ${nodes.length} memories` }, scene);
+  const map = svg("svg", { class: "map", id: "starmap", role: "group", "aria-label": t("starmap.label", { count: nodes.length }) }, scene);
 
   const status = h("div", { class: "map-status", id: "map-status" });
-  const search = h("input", { type: "search", placeholder: "Find a star…", "aria-label": "Search the star map", id: "map-search" });
-  const filters = h("div", { class: "chips chips-scroll" }, [...new Set(nodes.map((n) => n.type))].sort().map((type) => {
+  const search = h("input", { type: "search", placeholder: t("starmap.findPlaceholder"), "aria-label": t("starmap.search"), id: "map-search" });
+  const filters = h("div", { class: "chips chips-scroll", role: "toolbar", "aria-label": t("memories.filterByType") }, [...new Set(nodes.map((n) => n.type))].sort().map((type) => {
     const chip = h("button", { class: "chip type-chip map-filter", type: "button", "aria-pressed": "true", dataset: { type },
       onclick: () => {
         if (hiddenTypes.has(type)) hiddenTypes.delete(type); else hiddenTypes.add(type);
         chip.setAttribute("aria-pressed", String(!hiddenTypes.has(type)));
         refresh();
-      } }, type);
+      } }, label("types", type));
     chip.style.setProperty("--type", typeColour(type));
     return chip;
   }));
@@ -90,19 +93,19 @@ async function draw(wrap, signal) {
   append(clear(wrap), 
     map,
     h("div", { class: "map-toolbar" },
-      h("div", { class: "map-panel" }, h("a", { class: "icon-button", href: "#/memories", "aria-label": "Back to memories" }, icon("back")),
+      h("div", { class: "map-panel" }, h("a", { class: "icon-button", href: "#/memories", "aria-label": t("starmap.back") }, icon("back")),
         icon("search", 18), search),
       filters,
       h("div", { class: "chips" }, downloadButton("svg", "SVG"), downloadButton("mermaid", "Mermaid"))),
     h("div", { class: "map-zoom" },
-      h("button", { class: "icon-button", type: "button", "aria-label": "Zoom in", onclick: () => zoomBy(1.3) }, icon("zoomIn")),
-      h("button", { class: "icon-button", type: "button", "aria-label": "Zoom out", onclick: () => zoomBy(1 / 1.3) }, icon("zoomOut")),
-      h("button", { class: "icon-button", type: "button", "aria-label": "Fit to screen", onclick: fit }, icon("fit"))),
+      h("button", { class: "icon-button", type: "button", "aria-label": t("starmap.zoomIn"), onclick: () => zoomBy(1.3) }, icon("zoomIn")),
+      h("button", { class: "icon-button", type: "button", "aria-label": t("starmap.zoomOut"), onclick: () => zoomBy(1 / 1.3) }, icon("zoomOut")),
+      h("button", { class: "icon-button", type: "button", "aria-label": t("starmap.fit"), onclick: fit }, icon("fit"))),
     status,
   );
   if (!nodes.length) {
     append(wrap, h("div", { class: "empty", style: { position: "absolute", inset: "40% 0 auto" } },
-      h("p", { class: "empty-title" }, "No stars yet"), h("p", {}, "Memories appear here once you have some.")));
+      h("p", { class: "empty-title" }, t("starmap.empty")), h("p", {}, t("starmap.emptyHint"))));
   }
 
   function apply() {
@@ -158,7 +161,10 @@ async function draw(wrap, signal) {
     const shown = nodes.filter((n) => !hiddenTypes.has(n.type) && n.kind !== "person").length;
     const people = nodes.filter((n) => !hiddenTypes.has(n.type) && n.kind === "person").length;
     const relations = edges.filter((e) => e.relation !== "about").length;
-    status.textContent = `${plural(shown, "memory", "memories")} · ${plural(relations, "relation")}${people ? ` · ${plural(people, "person", "people")}` : ""}${graph.truncated ? ` · the ${NODE_LIMIT} most important` : ""}${q ? ` · ${plural(matches, "match", "matches")}` : ""}`;
+    const parts = [t("starmap.memories", { count: shown }), t("starmap.relations", { count: relations }),
+      people ? t("starmap.people", { count: people }) : null,
+      graph.truncated ? t("starmap.truncated", { count: NODE_LIMIT }) : null, q ? t("starmap.matches", { count: matches }) : null];
+    append(clear(status), parts.filter(Boolean).flatMap((part, i) => (i ? [" · ", part] : [part])));
     apply();
   }
 

@@ -25,6 +25,7 @@ from . import (
     maintenance,
     memories,
     moods,
+    oauth,
     openapi,
     people,
     plans,
@@ -87,6 +88,7 @@ def create_app(runtime: Runtime, *, lifespan: Any = None) -> FastAPI:
         cache,
         snapshot,
         context,
+        oauth,
         mcp,
     ):
         app.include_router(module.router)

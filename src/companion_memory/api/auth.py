@@ -10,7 +10,17 @@ from fastapi import Depends, Request
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..application.principal import CHAT, DEBUG, EXPORT, GUIDE_DOG, MEMORY_READ, MEMORY_WRITE, OWNER, Principal
+from ..application.principal import (
+    CHAT,
+    DEBUG,
+    EXPORT,
+    GUIDE_DOG,
+    MEMORY_READ,
+    MEMORY_WRITE,
+    OAUTH_CALLER,
+    OWNER,
+    Principal,
+)
 from ..application.use_case import UseCase
 from ..errors import Unauthenticated
 from ..settings import Settings
@@ -99,6 +109,18 @@ def allowed(case: UseCase[Any, Any]) -> Any:
     def check(principal: Annotated[Principal, Depends(authenticate)]) -> Principal:
         case.authorize(principal)
         return principal
+
+    CHECKS[check] = case
+    return Depends(check)
+
+
+def anyone(case: UseCase[Any, Any]) -> Any:
+    """``allowed`` for the OAuth protocol steps, which a client takes before it holds any
+    credential: the caller is ``OAUTH_CALLER``, whatever it sends."""
+
+    def check() -> Principal:
+        case.authorize(OAUTH_CALLER)
+        return OAUTH_CALLER
 
     CHECKS[check] = case
     return Depends(check)

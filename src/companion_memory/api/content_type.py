@@ -1,6 +1,7 @@
 """Read form-typed bodies as JSON.
 
-No route here takes a form, and `curl -d '{...}'` labels its JSON body
+No route here takes a form but the OAuth endpoints (under /oauth/, where RFC 6749 says
+forms), and `curl -d '{...}'` labels its JSON body
 ``application/x-www-form-urlencoded``. Relabelling it lets such a request work, and
 a body that really is a form gets the usual "not valid JSON" error.
 """
@@ -17,7 +18,7 @@ class JsonBodies:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
+        if scope["type"] == "http" and not scope["path"].startswith("/oauth/"):
             headers = scope.get("headers") or []
             if any(name == b"content-type" and value.split(b";")[0].strip() == _FORM for name, value in headers):
                 relabelled = [(n, b"application/json" if n == b"content-type" else v) for n, v in headers]

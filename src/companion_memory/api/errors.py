@@ -13,7 +13,17 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
-from ..errors import Conflict, InvalidInput, NotFound, PermissionDenied, SensitiveContent, ServiceError, Unauthenticated
+from ..errors import (
+    Conflict,
+    InvalidInput,
+    NotFound,
+    OAuthError,
+    PermissionDenied,
+    RedirectableOAuthError,
+    SensitiveContent,
+    ServiceError,
+    Unauthenticated,
+)
 
 _STATUS: dict[type[ServiceError], tuple[int, str]] = {
     Unauthenticated: (401, "authentication_error"),
@@ -31,6 +41,37 @@ def error_response(
     if status == 401:
         headers = {**(headers or {}), "WWW-Authenticate": "Bearer"}
     return JSONResponse({"error": {"message": message, "type": type_, "code": code, **extra}}, status, headers=headers)
+
+
+# The OAuth protocol endpoints answer errors as RFC 6749 §5.2 says (``error`` a string,
+# ``error_description``), not in the shape of the rest of the API.
+OAUTH_PREFIX = "/oauth/"
+_OAUTH_CODES = {401: "invalid_client", 403: "access_denied", 429: "temporarily_unavailable", 500: "server_error"}
+
+
+def oauth_error_response(
+    status: int, error: str, description: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    headers = {**(headers or {}), "Cache-Control": "no-store", "Pragma": "no-cache"}
+    if status == 401:
+        headers["WWW-Authenticate"] = "Bearer"
+    return JSONResponse({"error": error, "error_description": description}, status, headers=headers)
+
+
+def _answer(
+    request: Request,
+    status: int,
+    message: str,
+    *,
+    type_: str,
+    code: str,
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> JSONResponse:
+    """Our error shape, or the OAuth one at the OAuth endpoints."""
+    if request.url.path.startswith(OAUTH_PREFIX):
+        return oauth_error_response(status, _OAUTH_CODES.get(status, "invalid_request"), message, headers)
+    return error_response(status, message, type_=type_, code=code, headers=headers, **extra)
 
 
 def flat_routes(app: Starlette) -> Iterable[Any]:
@@ -65,16 +106,26 @@ def _describe(error: dict[str, Any]) -> str:
 
 
 def install(app: FastAPI) -> None:
+    @app.exception_handler(OAuthError)
+    async def oauth_error(request: Request, error: OAuthError) -> JSONResponse:
+        if isinstance(error, RedirectableOAuthError):
+            # Back to the client, which reads the error from its redirect URI.
+            headers = {"Location": error.location, "Cache-Control": "no-store"}
+            return JSONResponse({"location": error.location}, 303, headers=headers)
+        return oauth_error_response(error.status, error.code, error.message)
+
     @app.exception_handler(ServiceError)
-    async def service_error(_: Request, error: ServiceError) -> JSONResponse:
+    async def service_error(request: Request, error: ServiceError) -> JSONResponse:
         status, type_ = next((v for k, v in _STATUS.items() if isinstance(error, k)), (400, "invalid_request_error"))
         extra = {"details": error.details} if error.details else {}
-        return error_response(status, error.message, type_=type_, code=error.code, **extra)
+        return _answer(request, status, error.message, type_=type_, code=error.code, **extra)
 
-    async def validation_error(_: Request, error: Exception) -> JSONResponse:
+    async def validation_error(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, RequestValidationError | ValidationError)
-        problems = [_describe(dict(e)) for e in error.errors()]
-        return error_response(400, "; ".join(problems[:5]), type_="invalid_request_error", code="invalid_request")
+        problems = "; ".join([_describe(dict(e)) for e in error.errors()][:5])
+        if request.url.path == OAUTH_PREFIX + "register":
+            return oauth_error_response(400, "invalid_client_metadata", problems)
+        return _answer(request, 400, problems, type_="invalid_request_error", code="invalid_request")
 
     app.add_exception_handler(RequestValidationError, validation_error)
     # A route's path or query values that the use case's input model refuses.
@@ -92,11 +143,11 @@ def install(app: FastAPI) -> None:
         if error.status_code == 405:
             message = "method not allowed"
             headers["Allow"] = _allowed_methods(request) or headers.get("Allow", "")
-        return error_response(
-            error.status_code, message, type_="invalid_request_error", code=code, headers=headers or None
+        return _answer(
+            request, error.status_code, message, type_="invalid_request_error", code=code, headers=headers or None
         )
 
     @app.exception_handler(Exception)
-    async def unexpected(_: Request, error: Exception) -> JSONResponse:
+    async def unexpected(request: Request, error: Exception) -> JSONResponse:
         # A bug or an outage of a binding: say so without leaking internals.
-        return error_response(500, "internal error", type_="server_error", code="internal_error")
+        return _answer(request, 500, "internal error", type_="server_error", code="internal_error")

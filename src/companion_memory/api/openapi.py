@@ -13,7 +13,9 @@ document once, in one place, instead of a ``responses=`` on every decorator:
 * what the services behind a route refuse (404, 409, 422, a provider's failure) is in
   ``OUTCOMES``, per operation;
 * the 422 ``HTTPValidationError`` goes, except where 422 is our own answer (sensitive
-  content refused), documented with our error body.
+  content refused), documented with our error body;
+* the OAuth protocol endpoints (under /oauth/) answer errors as RFC 6749 §5.2 says,
+  ``{"error", "error_description"}``, and are documented so.
 """
 
 from __future__ import annotations
@@ -26,10 +28,12 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 
 from . import auth
-from .errors import flat_routes
+from .errors import OAUTH_PREFIX, flat_routes
 
 ERROR = "Error"
 _REF = f"#/components/schemas/{ERROR}"
+OAUTH_ERROR = "OAuthError"
+_OAUTH_REF = f"#/components/schemas/{OAUTH_ERROR}"
 
 
 class ErrorDetail(BaseModel):
@@ -42,6 +46,12 @@ class ErrorDetail(BaseModel):
 class ErrorBody(BaseModel):
     model_config = ConfigDict(title=ERROR)
     error: ErrorDetail
+
+
+class OAuthErrorBody(BaseModel):
+    model_config = ConfigDict(extra="allow", title=OAUTH_ERROR)
+    error: str = Field(description="The OAuth error code: invalid_request, invalid_grant, invalid_client...")
+    error_description: str = Field(description="What went wrong, for a person to read.")
 
 
 DESCRIPTIONS = {
@@ -59,6 +69,12 @@ DESCRIPTIONS = {
     504: "The model provider did not answer in time.",
 }
 
+_OAUTH_DESCRIPTIONS = {
+    400: "Refused; ``error`` says why (invalid_request, invalid_grant, invalid_target, invalid_client_metadata...).",
+    401: "An unknown client (invalid_client).",
+    413: "The request body is over the size limit (invalid_request).",
+    429: "Too many registrations within the hour (temporarily_unavailable).",
+}
 _MEMORY_WRITE = {409, 422}
 _UPSTREAM = {401, 403, 404, 408, 422, 429, 502, 503, 504}  # a provider's 4xx is passed through
 _CHAT_DESCRIPTIONS = {
@@ -121,6 +137,13 @@ OUTCOMES: dict[tuple[str, str], set[int]] = {
     ("PATCH", "/v1/glossary/{entry_id}"): {404, 409},
     ("DELETE", "/v1/glossary/{entry_id}"): {404},
     ("GET", "/v1/cache/{namespace}/{key}"): {404},
+    ("POST", "/oauth/register"): {429},
+    ("GET", "/oauth/authorize"): {401},
+    ("POST", "/oauth/token"): {401},
+    # Expired, already answered, or never made: 404.
+    ("GET", "/v1/oauth/requests/{request_id}"): {404},
+    ("POST", "/v1/oauth/requests/{request_id}/decision"): {404},
+    ("DELETE", "/v1/oauth/apps/{grant_id}"): {404},
     ("DELETE", "/v1/cache/{namespace}/{key}"): {404},
 }
 _SUCCESS = {200: "Updated or replaced (the same key existed)."}
@@ -184,9 +207,15 @@ def _response(status: int, route: Any, operation: dict[str, Any]) -> dict[str, A
     if status < 400:
         default = next(iter(operation["responses"].values()))
         return {**default, "description": _SUCCESS[status]}
-    chat = OUTCOMES.get(("POST", route.path_format)) is _UPSTREAM
-    description = (_CHAT_DESCRIPTIONS.get(status) if chat else None) or DESCRIPTIONS[status]
-    response: dict[str, Any] = {"description": description, "content": {"application/json": {"schema": {"$ref": _REF}}}}
+    if route.path_format.startswith(OAUTH_PREFIX):
+        schema, description = _OAUTH_REF, _OAUTH_DESCRIPTIONS[status]
+    else:
+        chat = OUTCOMES.get(("POST", route.path_format)) is _UPSTREAM
+        schema, description = _REF, (_CHAT_DESCRIPTIONS.get(status) if chat else None) or DESCRIPTIONS[status]
+    response: dict[str, Any] = {
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": schema}}},
+    }
     if status == 401:
         response["headers"] = {"WWW-Authenticate": {"description": "Bearer", "schema": {"type": "string"}}}
     return response
@@ -205,6 +234,7 @@ def amend(document: dict[str, Any], app: FastAPI) -> dict[str, Any]:
     error = ErrorBody.model_json_schema(ref_template="#/components/schemas/{model}")
     schemas.update(error.pop("$defs"))
     schemas[ERROR] = error
+    schemas[OAUTH_ERROR] = OAuthErrorBody.model_json_schema()
     for route in flat_routes(app):
         if not isinstance(getattr(route, "original_route", route), APIRoute) or not route.include_in_schema:
             continue

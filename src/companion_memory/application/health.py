@@ -21,13 +21,16 @@ class Health(BaseModel):
     ok: bool
     service: str
     version: str
+    time_zone: str = Field(
+        description="DREAM_TIME_ZONE: where the dream's days begin (the panel shows its dates and times there)."
+    )
 
 
 async def liveness(runtime: Runtime) -> Health:
     """Up, and the database answers. No use case: /health is for load balancers and
     uptime checks, which hold no key, so there is no principal to check a scope of."""
     await runtime.db.first("SELECT 1 AS ok")
-    return Health(ok=True, service="companion-memory", version=__version__)
+    return Health(ok=True, service="companion-memory", version=__version__, time_zone=runtime.settings.DREAM_TIME_ZONE)
 
 
 class IndexState(BaseModel):

@@ -14,6 +14,9 @@ EXPORT = "export"
 DEBUG = "debug"
 OWNER = "owner"
 GUIDE_DOG = "guide_dog"
+# An OAuth client's protocol steps (discovery, registration, authorization, tokens,
+# revocation): taken before it holds any credential, so every caller may.
+OAUTH_CLIENT = "oauth:client"
 
 
 @dataclass(frozen=True)
@@ -32,3 +35,8 @@ class Principal:
 
 # The nightly job, the queue consumer and the command line act for the owner.
 SYSTEM = Principal("system", frozenset({CHAT, MEMORY_READ, MEMORY_WRITE, EXPORT, DEBUG, OWNER}))
+
+# Whoever calls the OAuth endpoints: no key, and no rights beyond the protocol steps.
+OAUTH_CALLER = Principal("oauth client", frozenset({OAUTH_CLIENT}))
+# What an OAuth access token lets an MCP client do: what the MCP key may.
+OAUTH_TOKEN_PROFILE = "oauth"

@@ -1,6 +1,10 @@
 """The web around ``rpc.answer``: the routes at ``/mcp`` and ``/memory-mcp``, the key
-(``Authorization: Bearer``, ``x-api-key`` or ``?token=``), the body limit, and turning a
+(``Authorization: Bearer``, ``x-api-key`` or ``?token=``) or an OAuth access token
+(``Authorization: Bearer`` only, as OAuth 2.1 allows), the body limit, and turning a
 ``Reply`` into a response.
+
+A 401 says where the endpoint's protected resource metadata is (RFC 9728 §5.1), so an
+OAuth client finds the authorization server from the refusal alone.
 
 The query token is cut out of the request scope as soon as it is read, so nothing that
 logs the request later (the local server's access log among them) sees it.
@@ -16,9 +20,12 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
+from ...application.oauth import SCOPES, resource_metadata_url, token_principal
 from ...application.principal import Principal
+from ...errors import OAuthError
 from ..auth import identify, presented_key
 from ..limits import BodyTooLarge
+from ..oauth import issuer_of
 from .jsonrpc import FORBIDDEN, INVALID_REQUEST, UNAUTHORIZED, error_body
 from .rpc import Reply, answer, failed
 from .tools import TOOLS
@@ -29,7 +36,6 @@ router = APIRouter(tags=["mcp"])
 
 PATHS = ("/mcp", "/memory-mcp")
 ALLOW = {"Allow": "POST, OPTIONS"}
-CHALLENGE = {"WWW-Authenticate": 'Bearer realm="companion-memory"'}
 
 
 class _RpcResponse(JSONResponse):
@@ -73,7 +79,7 @@ async def _post(request: Request) -> Response:
 
 
 async def _serve(request: Request) -> Reply:
-    principal = _authenticate(request)
+    principal = await _authenticate(request)
     if isinstance(principal, Reply):
         return principal
     try:
@@ -98,15 +104,37 @@ def _forget_query_token(request: Request) -> str | None:
     return token
 
 
-def _authenticate(request: Request) -> Principal | Reply:
+def _challenge(request: Request, error: OAuthError | None = None) -> dict[str, str]:
+    metadata = resource_metadata_url(issuer_of(request), request.url.path)
+    params = ['realm="companion-memory"', f'resource_metadata="{metadata}"', f'scope="{" ".join(SCOPES)}"']
+    if error is not None:
+        description = error.message.replace('"', "'")
+        params += [f'error="{error.code}"', f'error_description="{description}"']
+    return {"WWW-Authenticate": "Bearer " + ", ".join(params)}
+
+
+async def _authenticate(request: Request) -> Principal | Reply:
     query_token = _forget_query_token(request)
     key = presented_key(request.headers) or query_token
     if not key:
-        missing = "Unauthorized: send the key as Authorization: Bearer <key> or in the URL as ?token=<key>"
-        return Reply(401, error_body(None, UNAUTHORIZED, missing), CHALLENGE)
+        missing = (
+            "Unauthorized: send the key as Authorization: Bearer <key> or in the URL as ?token=<key>, "
+            "or connect with OAuth"
+        )
+        return Reply(401, error_body(None, UNAUTHORIZED, missing), _challenge(request))
     principal = identify(request.app.state.runtime.settings, key)
     if principal is None:
-        return Reply(401, error_body(None, UNAUTHORIZED, "Unauthorized: unknown API key"), CHALLENGE)
+        scheme, _, bearer = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or bearer.strip() != key:
+            unknown = OAuthError("invalid_token", "unknown API key", status=401)
+            return Reply(
+                401, error_body(None, UNAUTHORIZED, "Unauthorized: unknown API key"), _challenge(request, unknown)
+            )
+        try:
+            principal = await token_principal(request.app.state.runtime, key, issuer_of(request))
+        except OAuthError as refused:
+            message = f"Unauthorized: unknown API key or OAuth token ({refused.message})"
+            return Reply(401, error_body(None, UNAUTHORIZED, message), _challenge(request, refused))
     if not any(tool.scope in principal.scopes for tool in TOOLS.values()):
         forbidden = f"Forbidden: the {principal.profile} key may not use the memory tools (use MEMORY_MCP_API_KEY)"
         return Reply(403, error_body(None, FORBIDDEN, forbidden), {})

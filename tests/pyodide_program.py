@@ -1,0 +1,236 @@
+"""Runs inside Pyodide (tools/cloudflare/pyodide-run.mjs), on Miniflare's real D1 and Queue
+bindings (``cf_env``), unchanged project code: the Cloudflare adapters (``ffi``, ``d1``,
+``queue``), the migrator, then the write path and the recall path end to end. Vectorize and
+Workers AI are the only fakes (``MemoryIndex`` below; ``HashEmbedder``). Each check prints
+``ok <name>``; the first failure raises, and the runner exits 1 with the traceback.
+
+``tests/test_pyodide_tier.py`` runs it and hands over the settings' MemoryConfig as JSON
+(``cf_env.CONFIG``): pydantic (the settings model) has no Pyodide build here."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+
+def ok(name: str) -> None:
+    print(f"ok {name}", flush=True)
+
+
+class MemoryIndex:
+    """Vectorize, faked: cosine over what was upserted, filtered like Vectorize's $eq/$in."""
+
+    def __init__(self, dimensions: int) -> None:
+        self.dimensions = dimensions
+        self.records: dict[str, Any] = {}
+
+    async def upsert(self, records: Sequence[Any]) -> None:
+        for record in records:
+            self.records[record.id] = record
+
+    async def query(self, vector: Sequence[float], *, top_k: int, filter: Mapping[str, Any] | None = None) -> list[Any]:
+        from companion_memory.ports import VectorMatch
+
+        def matches(metadata: Mapping[str, Any]) -> bool:
+            for key, wanted in (filter or {}).items():
+                value = metadata.get(key)
+                if isinstance(wanted, Mapping):
+                    if "$in" in wanted and value not in wanted["$in"]:
+                        return False
+                    if "$eq" in wanted and value != wanted["$eq"]:
+                        return False
+                elif value != wanted:
+                    return False
+            return True
+
+        def cosine(values: Sequence[float]) -> float:
+            dot = sum(a * b for a, b in zip(vector, values, strict=True))
+            norm = math.sqrt(sum(a * a for a in vector)) * math.sqrt(sum(b * b for b in values))
+            return dot / norm if norm else 0.0
+
+        found = [
+            VectorMatch(r.id, cosine(r.values), dict(r.metadata)) for r in self.records.values() if matches(r.metadata)
+        ]
+        return sorted(found, key=lambda m: -m.score)[:top_k]
+
+    async def get(self, ids: Sequence[str]) -> list[Any]:
+        return [self.records[i] for i in ids if i in self.records]
+
+    async def delete(self, ids: Sequence[str]) -> None:
+        for i in ids:
+            self.records.pop(i, None)
+
+    async def count(self) -> int:
+        return len(self.records)
+
+
+async def check_runtime() -> None:
+    import pyodide
+    from pyodide.ffi import jsnull
+    from pyodide.webloop import WebLoop
+
+    from companion_memory.adapters.cloudflare import ffi
+
+    assert pyodide.__version__.startswith("0.28."), pyodide.__version__
+    assert sys.version_info[:2] == (3, 13), sys.version
+    assert ffi.IN_PYODIDE and ffi.JS_NULL is jsnull
+    # The project's async code runs on Pyodide's event loop: JS promises, no threads.
+    assert isinstance(asyncio.get_running_loop(), WebLoop)
+    ok(f"pyodide {pyodide.__version__} python {sys.version.split()[0]}")
+
+
+async def check_d1(db: Any, binding: Any) -> None:
+    from companion_memory.ports import ConstraintError, DatabaseError, Statement
+
+    await db.run("CREATE TABLE kv (k TEXT PRIMARY KEY, v, b BLOB, n INTEGER)")
+    # None goes as JS null (jsnull): a raw None is JS undefined, which D1 refuses.
+    await db.run("INSERT INTO kv (k, v) VALUES (?, ?)", ("null", None))
+    assert await db.first("SELECT v FROM kv WHERE k = 'null'") == {"v": None}
+    try:
+        await binding.prepare("SELECT ?").bind(None).all()
+        raise AssertionError("D1 took undefined")
+    except Exception as error:  # noqa: BLE001 - a JsException, whose class lives in pyodide.ffi
+        assert "D1_TYPE_ERROR: Type 'undefined' not supported" in str(error), str(error)
+    ok("jsnull binds as SQL NULL; a raw None (undefined) is D1_TYPE_ERROR")
+
+    blob = bytes(range(256))
+    await db.run("INSERT INTO kv (k, b) VALUES (?, ?)", ("blob", blob))
+    row = await db.first("SELECT b, typeof(b) AS t, length(b) AS n FROM kv WHERE k = 'blob'")
+    assert row == {"b": blob, "t": "blob", "n": 256}, row
+    ok("BLOBs round-trip as bytes")
+
+    largest = 2**53 - 2  # the largest int Pyodide 0.28 sends as a Number (tests/fakes/d1.py)
+    await db.run("INSERT INTO kv (k, n) VALUES (?, ?)", ("largest", largest))
+    assert (await db.first("SELECT n FROM kv WHERE k = 'largest'"))["n"] == largest
+    for big in (2**53 - 1, 2**63 - 1):
+        try:
+            await db.run("INSERT INTO kv (k, n) VALUES (?, ?)", ("big", big))
+            raise AssertionError("a BigInt was bound")
+        except DatabaseError as error:
+            assert f"D1_TYPE_ERROR: Type 'bigint' not supported for value '{big}'" in str(error), str(error)
+    assert (await db.first("SELECT 9007199254740991 AS n"))["n"] == 2**53 - 1  # a safe Number comes back an int
+    beyond = (await db.first("SELECT 9007199254740993 AS n"))["n"]
+    assert beyond == 9007199254740992.0 and isinstance(beyond, float), beyond
+    ok("integers: 2^53-2 exact; from 2^53-1 on a bind is a BigInt D1 refuses; beyond 2^53 a result is a float")
+
+    try:
+        await db.run("INSERT INTO kv (k) VALUES ('null')")
+        raise AssertionError("duplicate key taken")
+    except ConstraintError as error:
+        assert "SQLITE_CONSTRAINT (extended: SQLITE_CONSTRAINT_PRIMARYKEY)" in str(error), str(error)
+    try:
+        await db.all("SELECT nope FROM kv")
+        raise AssertionError("bad column taken")
+    except DatabaseError as error:
+        assert not isinstance(error, ConstraintError)
+        assert "no such column: nope" in str(error), str(error)
+    try:
+        await db.batch([Statement("INSERT INTO kv (k) VALUES ('x')"), Statement("INSERT INTO kv (k) VALUES ('x')")])
+        raise AssertionError("batch took a duplicate")
+    except ConstraintError:
+        pass
+    assert await db.first("SELECT k FROM kv WHERE k = 'x'") is None
+    ok("errors: ConstraintError and DatabaseError from D1's messages; a failed batch rolls back")
+
+    # A few at once: each is a fetch through Miniflare's proxy of the binding, which under a
+    # busy machine fails ("fetch failed") when many are opened at once; workerd has no such
+    # proxy in between.
+    results = await asyncio.gather(*(db.first("SELECT ? AS i", (i,)) for i in range(4)))
+    assert [r["i"] for r in results] == list(range(4))
+    check = await db.storage_check()
+    assert check.problems == () and check.size_bytes and check.size_bytes > 0
+    ok("concurrent queries on the event loop; storage_check")
+
+
+async def check_migrations(db: Any) -> None:
+    from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
+
+    migrations = load_migrations(default_migrations_dir())
+    applied = await apply_migrations(db, migrations)
+    assert applied == [m.name for m in migrations], applied
+    assert await apply_migrations(db, migrations) == []
+    rows = await db.all("SELECT name FROM d1_migrations ORDER BY id")
+    assert [r["name"] for r in rows] == applied
+    ok(f"migrator applied {len(applied)} migrations on D1")
+
+
+async def check_queue(db: Any, binding: Any) -> None:
+    from companion_memory.adapters.cloudflare.queue import CloudflareQueue
+
+    queue = CloudflareQueue(binding)
+    await queue.send({"task": "one", "none": None, "n": 3})
+    await queue.send_batch([{"task": "two"}, {"task": "three", "list": [1, None]}])
+    received: list[Any] = []
+    for _ in range(200):  # the consumer gets a batch within a second or so
+        try:
+            received = await db.all("SELECT body FROM queue_received")
+        except Exception:  # noqa: BLE001 - the consumer creates the table with its first batch
+            received = []
+        if len(received) == 3:
+            break
+        await asyncio.sleep(0.05)
+    bodies = sorted((json.loads(r["body"]) for r in received), key=lambda b: b["task"])
+    assert bodies == [
+        {"task": "one", "none": None, "n": 3},
+        {"task": "three", "list": [1, None]},
+        {"task": "two"},
+    ], bodies
+    ok("queue: send and send_batch deliver JSON bodies, null kept, to a Miniflare consumer")
+
+
+async def check_write_and_recall(db: Any, settings: dict[str, Any]) -> None:
+    from companion_memory.clock import FixedClock
+    from companion_memory.memory.config import MemoryConfig
+    from companion_memory.memory.recall import Recall
+    from companion_memory.memory.vector_mirror import VectorMirror
+    from companion_memory.memory.writes import Actor, MemoryDraft, MemoryWriter
+    from tests.fakes.embedder import HashEmbedder
+
+    config = MemoryConfig(**{**settings, "memory_sensitive_allow": frozenset(settings["memory_sensitive_allow"])})
+    clock = FixedClock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
+    embedder = HashEmbedder(dimensions=384, model="test-words")
+    index = MemoryIndex(384)
+    mirror = VectorMirror(db, index, embedder, clock)
+    writer = MemoryWriter(db, mirror, clock, config)
+    owner = Actor("owner", owner=True)
+    drafts = [
+        MemoryDraft(content="She drinks oolong tea every morning", type="preference", fact_key="morning drink"),
+        MemoryDraft(content="Her cat is called Miso", type="fact", fact_key="cat name"),
+        MemoryDraft(content="Locker code ZQW4471K", type="fact", fact_key="locker code", tags=["code"]),
+    ]
+    written = await asyncio.gather(*(writer.upsert("default", draft, owner) for draft in drafts))
+    assert all(r.created and r.vector == "synced" for r in written), written
+    assert await index.count() == 3
+    again = await writer.upsert("default", MemoryDraft(content="Her cat is called Miso", fact_key="cat name"), owner)
+    assert not again.created and again.memory.id == written[1].memory.id
+    ok("write path: upserts stored on D1 and mirrored to the index")
+
+    recall = Recall(db, mirror, clock, config)
+    result = await recall.run("what tea does she drink in the morning?", k=3, rerank=False, account=True)
+    assert result.hits and result.hits[0].memory.id == written[0].memory.id, result
+    assert "vector" in result.hits[0].channels and "lexical" in result.hits[0].channels, result.hits[0].channels
+    assert (await recall.run("qw447", vector=False)).hits[0].memory.id == written[2].memory.id
+    ok("recall path: vector, full-text and substring channels on D1")
+
+
+async def main() -> None:
+    import cf_env
+
+    from companion_memory.adapters.cloudflare.d1 import D1Database
+
+    def refuse_blocking(*_: object) -> None:
+        raise AssertionError("time.sleep blocks the Worker's only thread")
+
+    time.sleep = refuse_blocking  # nothing on these paths may block the event loop
+    db = D1Database(cf_env.DB)
+    await check_runtime()
+    await check_d1(db, cf_env.DB)
+    await check_migrations(db)
+    await check_queue(db, cf_env.TASKS)
+    await check_write_and_recall(db, json.loads(cf_env.CONFIG))

@@ -1,0 +1,142 @@
+"""The OAuth consent page and the connected apps in headless Chromium (Debian's
+/usr/bin/chromium, driven by Playwright) against the real local server: the browser
+follows a client's link, the owner signs in, approves, is sent back to the client with a
+code; later the owner revokes the app on the Settings page."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Route, expect, sync_playwright
+
+from companion_memory.settings import Settings
+from tests.admin_browser import CHROMIUM, CHROMIUM_ARGS, Panel
+from tests.conftest import OWNER_KEY
+from tests.live_server import LiveServer
+
+REDIRECT = "http://localhost:3030/callback"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    assert CHROMIUM.exists(), f"{CHROMIUM} is missing: apt-get install chromium"
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def server(tmp_path: Path, embedder) -> Iterator[LiveServer]:  # type: ignore[no-untyped-def]
+    running = LiveServer(Settings(CHATBOX_API_KEY=OWNER_KEY), tmp_path / "data", embedder, local_app=True)
+    yield running
+    running.stop()
+
+
+def authorization_url(server: LiveServer, http: httpx.Client) -> tuple[str, str, str]:
+    client_id = http.post("/oauth/register", json={"client_name": "Browser app", "redirect_uris": [REDIRECT]}).json()[
+        "client_id"
+    ]
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+    params = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": REDIRECT,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        "state": "browser-state",
+    }
+    return f"{server.url}/oauth/authorize?{urlencode(params)}", client_id, verifier
+
+
+def client_page(panel: Panel) -> list[str]:
+    """The client's redirect URI answers inside the browser; what reached it is kept."""
+    reached: list[str] = []
+
+    def answer(route: Route) -> None:
+        reached.append(route.request.url)
+        route.fulfill(status=200, content_type="text/plain", body="back in the app")
+
+    panel.page.route("http://localhost:3030/**", answer)
+    return reached
+
+
+def test_the_owner_approves_an_app_and_later_revokes_it(browser: Browser, server: LiveServer) -> None:
+    panel = Panel(browser, server.url, "phone")
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        url, client_id, verifier = authorization_url(server, http)
+        reached = client_page(panel)
+        page = panel.page
+        page.goto(url)
+        expect(page).to_have_url(f"{server.url}/admin/authorize.html?request=" + page.url.rsplit("=", 1)[-1])
+        page.fill("input[name=ownerKey]", "not-the-key")
+        page.click("#sign-in button[type=submit]")
+        expect(page.locator("[role=alert]")).to_contain_text("owner key")
+        page.fill("input[name=ownerKey]", OWNER_KEY)
+        page.check("input[name=remember]")
+        page.click("#sign-in button[type=submit]")
+        expect(page.locator("#client-name")).to_have_text("Browser app wants to use your memory")
+        expect(page.locator("#redirect-uri")).to_have_text(REDIRECT)
+        expect(page.locator("#scopes li")).to_have_count(2)
+        page.click("#approve")
+        page.wait_for_url(REDIRECT + "?**")
+        answer = {k: v[0] for k, v in parse_qs(urlsplit(reached[-1]).query).items()}
+        assert answer["state"] == "browser-state" and answer["iss"] == server.url
+        tokens = http.post(
+            "/oauth/token",
+            data={
+                "grant_type": "authorization_code",
+                "code": answer["code"],
+                "redirect_uri": REDIRECT,
+                "client_id": client_id,
+                "code_verifier": verifier,
+            },
+        ).json()
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        bearer = {"Authorization": f"Bearer {tokens['access_token']}"}
+        assert http.post("/mcp", json=ping, headers=bearer).status_code == 200
+
+        # The key was remembered: the panel opens on its own, and Settings lists the app.
+        page.on("dialog", lambda dialog: dialog.accept())
+        panel.open("settings")
+        app = page.locator(".connected-app")
+        expect(app).to_have_count(1)
+        expect(app).to_contain_text("Browser app")
+        expect(app).to_contain_text("Last used")
+        app.get_by_role("button", name="Revoke").click()
+        expect(page.locator("#connected-apps")).to_contain_text("No app is connected")
+        assert http.post("/mcp", json=ping, headers=bearer).status_code == 401
+    panel.close()
+    assert panel.errors == [], panel.errors
+
+
+def test_a_consent_opened_in_another_browser_cannot_be_approved(browser: Browser, server: LiveServer) -> None:
+    started, elsewhere = Panel(browser, server.url, "desktop"), Panel(browser, server.url, "desktop")
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        url, _, _ = authorization_url(server, http)
+        started.page.goto(url)
+        expect(started.page.locator("input[name=ownerKey]")).to_be_visible()
+        # The consent page's address reaches another browser (a link in a message): it has no cookie.
+        page = elsewhere.page
+        page.goto(started.page.url)
+        page.fill("input[name=ownerKey]", OWNER_KEY)
+        page.click("#sign-in button[type=submit]")
+        page.click("#approve")
+        expect(page.locator("#consent-status")).to_contain_text("started in another browser")
+        # The browser that began it still may.
+        started.page.fill("input[name=ownerKey]", OWNER_KEY)
+        started.page.click("#sign-in button[type=submit]")
+        reached = client_page(started)
+        started.page.click("#deny")
+        started.page.wait_for_url(REDIRECT + "?**")
+        assert parse_qs(urlsplit(reached[-1]).query)["error"] == ["access_denied"]
+    started.close()
+    elsewhere.close()
