@@ -620,6 +620,7 @@ def test_every_tab_at_phone_and_desktop_size_in_both_languages_and_themes(panel:
             ("today", "today", "#today-messages"),
             ("review", "review", "article.candidate"),
             ("memories", "memories", ".memory-item"),
+            ("more/people", "more-people", "#people-proposals .proposal"),
             ("more/precious", "more", "#precious-list .item"),
             ("more/diary", "more-diary", "#diary-list .diary-entry"),
             ("more/maintenance", "more-maintenance", "#vector-status"),
@@ -714,7 +715,7 @@ def test_the_star_map_downloads_as_svg_and_mermaid(panel: Panel, rest: Rest, tmp
 
 def seed_chinese(rest: Rest) -> None:
     """What a Chinese-speaking owner's panel holds: memories, precious words, a glossary term,
-    a todo, and a day's messages dreamt into a diary entry and review candidates."""
+    a todo, two names for her sister waiting to be merged, and a day's messages dreamt into a diary entry and review candidates."""
     tea = rest.remember("drink.tea", "下午喜欢喝茉莉花茶，不加糖", type="preference", importance=0.8)
     cat = rest.remember("pet.cat", "养了一只叫年糕的灰猫，最怕吸尘器", type="fact", importance=0.6)
     rest.remember("boundary.diet", "不要提减肥和体重", type="boundary", importance=1.0)
@@ -724,6 +725,9 @@ def seed_chinese(rest: Rest) -> None:
     rest.post("/v1/precious", {"content": "你不必完美，也值得被爱。", "note": "丽娜说的"})
     rest.post("/v1/glossary", {"term": "奶茶", "aliases": ["珍奶"], "definition": "珍珠奶茶，她周五的小奖励"})
     rest.post("/v1/todos", {"text": "整理星图的标签", "priority": 4})
+    sister = rest.post("/v1/people", {"name": "小雨", "aliases": ["我妹妹"], "relation": "妹妹", "notes": "生日三月十二日"})
+    other = rest.post("/v1/people", {"name": "雨雨", "aliases": ["小妹"]})
+    rest.post("/v1/person_proposals", {"person_id": sister["person"]["id"], "other_id": other["person"]["id"], "reason": "都是妹妹"})
     rest.say("请记住我妹妹的生日是三月十二日。", "以后不要叫我小名。", "今天加班到很晚，我好累")
     rest.post("/v1/dream/run", {"date": rest.get("/v1/memory_boot")["date"]})
 
@@ -745,6 +749,7 @@ def walk_every_tab_and_dialog(panel: Panel) -> None:
         ("review", "article.candidate"),
         ("memories", ".memory-item"),
         ("starmap", "#starmap .map-node"),
+        ("more/people", "#people-proposals .proposal"),
         ("more/precious", "#precious-list .item"),
         ("more/glossary", "#glossary-list .item"),
         ("more/diary", "#diary-list .diary-entry"),
@@ -785,6 +790,16 @@ def walk_every_tab_and_dialog(panel: Panel) -> None:
     page.keyboard.press("Escape")
     page.keyboard.press("Escape")
     expect(page.locator(".sheet")).to_have_count(0)
+
+    panel.go("more/people")
+    page.locator("#people-list .person", has_text="小雨").locator("[data-person-action=edit]").click()
+    expect(page.locator(".sheet input[name=personName]")).to_have_value("小雨")
+    check("edit a person")
+    page.keyboard.press("Escape")
+    page.click("#new-person")
+    expect(page.locator(".sheet input[name=personName]")).to_be_focused()
+    check("a new person")
+    page.keyboard.press("Escape")
 
     panel.go("more/glossary")
     page.locator("#glossary-list .button").first.click()

@@ -3,37 +3,10 @@
 import { api, ns } from "../api.js";
 import { append, clear, h } from "../dom.js";
 import { refreshPendingBadge } from "../badge.js";
+import { percent, section } from "../i18n.js";
 import { button, emptyState, errorBox, field, modal, safely, spinner, toast } from "../ui.js";
 
-// Every string the page shows, in one place (they move to a message catalog later).
-const TEXT = {
-  newPerson: "New person",
-  edit: "Edit",
-  editTitle: (name) => `Edit “${name}”`,
-  save: "Save",
-  saved: "Saved.",
-  name: "Name",
-  aliases: "Aliases",
-  aliasesHint: "comma, separated: “my sister, 安娜”",
-  relation: "Relation",
-  relationHint: "who she is to you: sister, friend, colleague…",
-  notes: "Notes",
-  familiarity: "familiarity",
-  mentions: (n) => `${n} mention${n === 1 ? "" : "s"}`,
-  memories: (n) => `${n} memor${n === 1 ? "y" : "ies"}`,
-  waiting: "Waiting for you",
-  everyone: "People",
-  nobody: "No one yet",
-  nobodyHint: "Add someone, or let the nightly dream find them (“my sister Ana”, “我姐姐安娜”).",
-  newOne: (p) => `New: ${p.name}${p.relation ? ` (${p.relation})` : ""}${p.aliases.length ? `, also “${p.aliases.join("”, “")}”` : ""}`,
-  moreNames: (p) => `More names for ${p.person?.name || p.name}: “${p.aliases.join("”, “")}”`,
-  merge: (p) => `“${p.other?.name || p.other_id}” is “${p.person?.name || p.person_id}”`,
-  approve: "Approve",
-  reject: "Reject",
-  approved: "Approved.",
-  rejected: "Rejected: both stay as they are.",
-  said: "said",
-};
+const s = section("people");
 
 const names = (text) => text.split(",").map((a) => a.trim()).filter(Boolean);
 
@@ -51,31 +24,39 @@ function personForm(person, done) {
       if (!body.name) return;
       if (person) await api.patch(`/v1/people/${encodeURIComponent(person.id)}`, body);
       else await api.post("/v1/people", body);
-      toast(TEXT.saved, { kind: "ok" });
+      toast(s("saved"), { kind: "ok" });
       done();
     }),
-  }, field(TEXT.name, name), field(TEXT.aliases, aliases, TEXT.aliasesHint), field(TEXT.relation, relation, TEXT.relationHint),
-  field(TEXT.notes, notes), h("div", { class: "form-actions" }, button(TEXT.save, { kind: "primary", type: "submit" })));
+  }, field(s("name"), name), field(s("aliases"), aliases, s("aliasesHint")), field(s("relation"), relation, s("relationHint")),
+  field(s("notes"), notes), h("div", { class: "form-actions" }, button(s("save"), { kind: "primary", type: "submit" })));
 }
 
 function familiarity(person) {
-  const percent = Math.round(person.familiarity * 100);
   const bar = h("span", { class: "meter" }, h("span", { class: "meter-fill" }));
-  bar.firstChild.style.width = `${percent}%`;
-  return h("span", { class: "familiarity", title: TEXT.familiarity }, bar, h("span", { class: "familiarity-value" }, `${percent}%`));
+  bar.firstChild.style.width = `${Math.round(person.familiarity * 100)}%`;
+  return h("span", { class: "familiarity", title: s("familiarity") }, bar, h("span", { class: "familiarity-value" }, percent(person.familiarity)));
 }
 
 function personCard(person, edit) {
   return h("article", { class: "item person", dataset: { id: person.id } },
-    h("div", { class: "row" }, h("h3", { class: "person-name" }, person.name),
-      person.relation ? h("span", { class: "chip chip-relation" }, person.relation) : null,
-      ...person.aliases.map((alias) => h("span", { class: "chip chip-alias" }, alias))),
-    person.notes ? h("p", { class: "content" }, person.notes) : null,
+    h("div", { class: "row" }, h("h3", { class: "person-name", translate: "no" }, person.name),
+      person.relation ? h("span", { class: "chip chip-relation", translate: "no" }, person.relation) : null,
+      ...person.aliases.map((alias) => h("span", { class: "chip chip-alias", translate: "no" }, alias))),
+    person.notes ? h("p", { class: "content", translate: "no" }, person.notes) : null,
     h("div", { class: "row meta" }, familiarity(person),
-      h("span", { class: "chip" }, TEXT.mentions(person.mentions)),
-      h("span", { class: "chip" }, TEXT.memories(person.memory_count)),
+      h("span", { class: "chip" }, s("mentions", { count: person.mentions })),
+      h("span", { class: "chip" }, s("memories", { count: person.memory_count })),
       h("span", { class: "spacer" }),
-      button(TEXT.edit, { class: "button button-small", dataset: { personAction: "edit" }, onclick: () => edit(person) })));
+      button(s("edit"), { class: "button button-small", dataset: { personAction: "edit" }, onclick: () => edit(person) })));
+}
+
+/** What the dream proposes, in a sentence of the owner's language around the names. */
+function proposalTitle(p) {
+  const aliases = p.aliases.join(s("aliasJoin"));
+  if (p.kind === "merge") return s("merge", { other: p.other?.name || p.other_id, person: p.person?.name || p.person_id });
+  if (p.person_id) return s("moreNames", { name: p.person?.name || p.name, aliases });
+  const who = p.relation ? s("newOneAs", { name: p.name, relation: p.relation }) : s("newOne", { name: p.name });
+  return p.aliases.length ? s("alsoCalled", { who, aliases }) : who;
 }
 
 function proposalCard(proposal, reload) {
@@ -88,20 +69,20 @@ function proposalCard(proposal, reload) {
       await reload();
     }),
   });
-  const title = proposal.kind === "merge" ? TEXT.merge(proposal) : proposal.person_id ? TEXT.moreNames(proposal) : TEXT.newOne(proposal);
   return h("article", { class: "item proposal", dataset: { id: proposal.id, kind: proposal.kind } },
-    h("p", { class: "content proposal-title" }, title),
-    proposal.reason ? h("p", { class: "item-meta" }, proposal.reason) : null,
-    ...proposal.evidence.map((quote) => h("blockquote", { class: "quote" }, quote)),
+    h("p", { class: "content proposal-title" }, proposalTitle(proposal)),
+    // The dream's reason and the quotes are the conversation's own words.
+    proposal.reason ? h("p", { class: "item-meta", translate: "no" }, proposal.reason) : null,
+    ...proposal.evidence.map((quote) => h("blockquote", { class: "quote", translate: "no" }, quote)),
     h("div", { class: "row" }, h("span", { class: "spacer" }),
-      decide("reject", TEXT.reject, TEXT.rejected, "ghost"), decide("approve", TEXT.approve, TEXT.approved, "primary")));
+      decide("reject", s("reject"), s("rejected"), "ghost"), decide("approve", s("approve"), s("approved"), "primary")));
 }
 
 /** The proposals waiting for the owner, for the People page and the Review queue: hidden
  * while there are none. ``after`` runs once one is decided (the page reloads its list). */
 export function proposalsSection(after = () => {}) {
   const waiting = h("div", { class: "list", id: "people-proposals" });
-  const element = h("section", { class: "stack people-waiting", hidden: true }, h("h2", {}, TEXT.waiting), waiting);
+  const element = h("section", { class: "stack people-waiting", hidden: true }, h("h2", {}, s("waiting")), waiting);
   async function reload() {
     const { proposals } = await api.get("/v1/person_proposals", { namespace: ns() });
     element.hidden = proposals.length === 0;
@@ -113,7 +94,7 @@ export function proposalsSection(after = () => {}) {
 export function render(container) {
   const list = h("div", { class: "list", id: "people-list" });
   const edit = (person) => {
-    const sheet = modal(person ? TEXT.editTitle(person.name) : TEXT.newPerson);
+    const sheet = modal(person ? s("editTitle", { name: person.name }) : s("newPerson"));
     append(sheet.body, personForm(person, () => { sheet.close(); load(); }));
   };
   const waiting = proposalsSection(() => load());
@@ -121,14 +102,14 @@ export function render(container) {
     append(clear(list), spinner());
     try {
       const [{ people }] = await Promise.all([api.get("/v1/people", { namespace: ns() }), waiting.reload()]);
-      append(clear(list), ...(people.length ? people.map((p) => personCard(p, edit)) : [emptyState(TEXT.nobody, TEXT.nobodyHint)]));
+      append(clear(list), ...(people.length ? people.map((p) => personCard(p, edit)) : [emptyState(s("nobody"), s("nobodyHint"))]));
     } catch (error) {
       if (error.status !== 401) append(clear(list), errorBox(error, load));
     }
   }
   append(container,
-    h("div", { class: "row" }, h("span", { class: "spacer" }), button(TEXT.newPerson, { kind: "primary", iconName: "plus", onclick: () => edit(null) })),
+    h("div", { class: "row" }, h("span", { class: "spacer" }), button(s("newPerson"), { kind: "primary", iconName: "plus", id: "new-person", onclick: () => edit(null) })),
     waiting.element,
-    h("section", { class: "stack" }, h("h2", {}, TEXT.everyone), list));
+    h("section", { class: "stack" }, h("h2", {}, s("everyone")), list));
   load();
 }
