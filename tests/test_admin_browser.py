@@ -725,9 +725,14 @@ def seed_chinese(rest: Rest) -> None:
     rest.post("/v1/precious", {"content": "你不必完美，也值得被爱。", "note": "丽娜说的"})
     rest.post("/v1/glossary", {"term": "奶茶", "aliases": ["珍奶"], "definition": "珍珠奶茶，她周五的小奖励"})
     rest.post("/v1/todos", {"text": "整理星图的标签", "priority": 4})
-    sister = rest.post("/v1/people", {"name": "小雨", "aliases": ["我妹妹"], "relation": "妹妹", "notes": "生日三月十二日"})
+    sister = rest.post(
+        "/v1/people", {"name": "小雨", "aliases": ["我妹妹"], "relation": "妹妹", "notes": "生日三月十二日"}
+    )
     other = rest.post("/v1/people", {"name": "雨雨", "aliases": ["小妹"]})
-    rest.post("/v1/person_proposals", {"person_id": sister["person"]["id"], "other_id": other["person"]["id"], "reason": "都是妹妹"})
+    rest.post(
+        "/v1/person_proposals",
+        {"person_id": sister["person"]["id"], "other_id": other["person"]["id"], "reason": "都是妹妹"},
+    )
     rest.say("请记住我妹妹的生日是三月十二日。", "以后不要叫我小名。", "今天加班到很晚，我好累")
     rest.post("/v1/dream/run", {"date": rest.get("/v1/memory_boot")["date"]})
 
