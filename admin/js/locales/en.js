@@ -292,7 +292,7 @@ export default {
   },
   more: {
     title: "More",
-    subtitle: "Precious words, glossary, diary and maintenance.",
+    subtitle: "People, precious words, glossary, diary and maintenance.",
     sectionsLabel: "Sections",
     sections: { people: "People", precious: "Precious", glossary: "Glossary", diary: "Diary", maintenance: "Maintenance" },
   },

@@ -284,7 +284,7 @@ export default {
   },
   more: {
     title: "更多",
-    subtitle: "珍贵的话、词汇表、日记和维护。",
+    subtitle: "人物、珍贵的话、词汇表、日记和维护。",
     sectionsLabel: "栏目",
     sections: { people: "人物", precious: "珍贵的话", glossary: "词汇表", diary: "日记", maintenance: "维护" },
   },
