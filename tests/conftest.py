@@ -213,6 +213,7 @@ NIGHTLY_STEPS = (
     "plans",
     "layers",
     "consolidate",
+    "people",
     "github_daily",
     "weekly_rollup",
     "monthly_rollup",

@@ -367,6 +367,59 @@ def test_today_shows_the_moods_and_her_todos_are_added_done_and_abandoned(panel:
     assert [t["text"] for t in rest.get("/v1/todos", status="abandoned")["todos"]] == ["Sort the star map"]
 
 
+def test_people_are_added_edited_and_a_merge_is_approved(panel: Panel, rest: Rest) -> None:
+    ana = rest.post("/v1/people", {"name": "Ana", "relation": "sister"})["person"]["id"]
+    sister = rest.post("/v1/people", {"name": "安娜", "aliases": ["我姐姐"], "notes": "Has two cats"})["person"]["id"]
+    rest.remember("sister.cats", "我姐姐养了两只猫")
+    rest.post("/v1/person_proposals", {"person_id": ana, "other_id": sister, "reason": "the same sister"})
+    panel.sign_in()
+    page = panel.go("review")
+    expect(page.locator("#pending-badge")).to_have_text("1")  # the merge waits in the owner's queue
+    expect(page.locator("#people-proposals .proposal")).to_contain_text("the same sister")
+    page = panel.go("more/people")
+    people = page.locator("#people-list .person")
+    expect(people).to_have_count(2)
+    proposal = page.locator("#people-proposals .proposal")
+    expect(proposal).to_have_text(re.compile("“安娜” is “Ana”"))
+
+    page.get_by_role("button", name="New person").click()
+    page.fill("input[name=personName]", "Tom")
+    page.fill("input[name=personAliases]", "Tommy, 汤姆")
+    page.fill("input[name=personRelation]", "colleague")
+    page.click("#person-form button[type=submit]")
+    expect(page.locator(".toast-ok", has_text="Saved")).to_be_visible()
+    expect(people).to_have_count(3)
+    tom = page.locator("#people-list .person", has_text="Tom")
+    expect(tom.locator(".chip-alias")).to_have_text(["Tommy", "汤姆"])
+    expect(tom.locator(".familiarity-value")).to_have_text("0%")
+
+    tom.locator("[data-person-action=edit]").click()
+    page.fill("input[name=personAliases]", "Tommy")
+    page.fill("textarea[name=personNotes]", "Sits by the window")
+    page.click("#person-form button[type=submit]")
+    expect(tom.locator(".chip-alias")).to_have_text(["Tommy"])
+    expect(tom).to_contain_text("Sits by the window")
+    panel.shoot("flow-people")
+
+    proposal.locator("[data-proposal-action=approve]").click()
+    expect(page.locator(".toast-ok", has_text="Approved")).to_be_visible()
+    expect(proposal).to_have_count(0)
+    expect(people).to_have_count(2)
+    merged = page.locator(f"#people-list .person[data-id='{ana}']")
+    expect(merged.locator(".chip-alias")).to_have_text(["安娜", "我姐姐"])
+    expect(merged).to_contain_text("1 memory")
+    assert rest.get(f"/v1/people/{sister}")["person"]["merged_into"] == ana
+
+    # On the star map she is a star of her own kind, with a line to the memory about her.
+    page = panel.go("starmap")
+    expect(page.locator("#starmap .map-person")).to_have_count(2)
+    expect(page.locator("#starmap .map-edge.about")).to_have_count(1)
+    expect(page.locator("#map-status")).to_have_text("1 memory · 0 relations · 2 people")
+    page.locator(f"#starmap .map-person[data-id='{ana}']").focus()
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(r"#/more/people$"))
+
+
 def test_a_nights_consolidation_is_undone_from_the_memory_history(panel: Panel, rest: Rest, server: LiveServer) -> None:
     memory_id = rest.remember("nickname", "以后不要叫我小名", importance=0.3)
     # No route starts the nightly job, so the pass runs here (in a thread: Playwright holds this loop).

@@ -48,6 +48,8 @@ WRITING_TOOLS = {
     "todo_add",
     "todo_done",
     "todo_abandon",
+    "person_upsert",
+    "person_merge",
 }
 META = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
@@ -125,7 +127,7 @@ async def test_lists_all_tools_with_their_schemas(server: LiveServer, mode: str)
         tools = (await client.list_tools()).tools
     async with connect(server, mode) as client:
         assert [t.name for t in (await client.list_tools()).tools] == MCP_KEY_TOOLS
-    assert [t.name for t in tools] == list(TOOLS) and len(tools) == 29
+    assert [t.name for t in tools] == list(TOOLS) and len(tools) == 33
     for tool in tools:
         assert tool.input_schema == TOOLS[tool.name].input_schema
         assert tool.input_schema["type"] == "object" and tool.input_schema["additionalProperties"] is False
@@ -174,6 +176,15 @@ def valid_arguments(namespace: str, ids: dict[str, str]) -> dict[str, dict[str, 
         "todo_stats": {"namespace": namespace},
         "todo_done": {"id": ids["todo_done"]},
         "todo_abandon": {"id": ids["todo_abandon"]},
+        "person_upsert": {
+            "name": "Ana",
+            "aliases": ["my sister", "安娜"],
+            "relation": "sister",
+            "namespace": namespace,
+        },
+        "person_get": {"id": ids["person"]},
+        "person_list": {"namespace": namespace, "query": "my sister"},
+        "person_merge": {"person_id": ids["person"], "other_id": ids["other_person"], "namespace": namespace},
     }
 
 
@@ -214,6 +225,10 @@ INVALID_ARGUMENTS: dict[str, tuple[dict[str, Any], str]] = {
     "todo_stats": ({"extra": 1}, "extra"),
     "todo_done": ({}, "id"),
     "todo_abandon": ({"id": 5}, "id"),
+    "person_upsert": ({"name": ""}, "name"),
+    "person_get": ({"id": ""}, "id"),
+    "person_list": ({"limit": 0}, "limit"),
+    "person_merge": ({"person_id": "x"}, "other_id"),
 }
 
 
@@ -243,6 +258,9 @@ async def test_every_tool_with_valid_and_invalid_arguments(server: LiveServer, m
         for name in ("todo_done", "todo_abandon"):
             todo = {"text": f"Seed todo for {name}", "namespace": namespace}
             ids[name] = (await client.call_tool("todo_add", todo)).structured_content["todo"]["id"]  # type: ignore[index]
+        for name, person in (("person", "Bo"), ("other_person", "Bobby")):
+            found = await client.call_tool("person_upsert", {"name": person, "namespace": namespace})
+            ids[name] = found.structured_content["person"]["id"]  # type: ignore[index]
         valid = valid_arguments(namespace, ids)
         assert set(valid) == set(TOOLS) == set(INVALID_ARGUMENTS)
         for name, arguments in valid.items():
@@ -351,7 +369,7 @@ async def test_the_key_in_the_query_or_the_header(server: LiveServer, mode: str,
     async with connect(server, mode, path=f"{path}?token={MCP_KEY}", key=None) as client:
         assert [t.name for t in (await client.list_tools()).tools] == MCP_KEY_TOOLS
     async with connect(server, mode, path=path, key=OWNER_KEY) as client:
-        assert len((await client.list_tools()).tools) == 29
+        assert len((await client.list_tools()).tools) == 33
 
 
 @pytest.mark.parametrize("key, says", [("wrong-key", "unknown API key"), (None, "Authorization: Bearer")])

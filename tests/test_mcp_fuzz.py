@@ -138,6 +138,10 @@ def valid_arguments(ids: Iterator[str]) -> dict[str, dict[str, Any]]:
         "todo_add": {"text": "Sort the star map", "priority": 4, "due": "2026-12-24", "note": "by Friday"},
         "todo_done": {"id": next(ids)},  # a memory's id: not found, never a failure
         "todo_abandon": {"id": next(ids)},
+        "person_upsert": {"name": "Ana", "aliases": ["my sister", "安娜"], "relation": "sister", "notes": "Porto"},
+        "person_get": {"id": next(ids)},  # a memory's id: not found, never a failure
+        "person_list": {"query": "my sister", "limit": 5},
+        "person_merge": {"person_id": next(ids), "other_id": next(ids)},
         "todo_next": {"namespace": "default"},
         "todo_list": {"status": "open", "limit": 5},
         "todo_stats": {"namespace": "default"},

@@ -147,6 +147,22 @@ async def seed_todo(http: httpx.AsyncClient, text: str) -> str:
     return str(response.json()["todo"]["id"])
 
 
+async def seed_person(http: httpx.AsyncClient, name: str) -> str:
+    response = await http.post("/v1/people", json={"name": name}, headers=auth(OWNER_KEY))
+    assert response.status_code == 201, response.text
+    return str(response.json()["person"]["id"])
+
+
+async def seed_two_people(http: httpx.AsyncClient, name: str) -> str:
+    """Two people to merge, as "survivor-id other-id"."""
+    return f"{await seed_person(http, name)} {await seed_person(http, name + ' too')}"
+
+
+def _merge(ids: str) -> dict[str, Any]:
+    survivor, other = ids.split()
+    return {"person_id": survivor, "other_id": other}
+
+
 TWINS: dict[str, Twin] = {
     "memory_search": Twin(
         "memory:read", "POST", "/v1/memory/search", lambda _: {"query": "coffee"}, lambda _: {"query": "coffee"}
@@ -221,6 +237,12 @@ TWINS: dict[str, Twin] = {
     "todo_next": Twin("memory:read", "GET", "/v1/todos/next", _none, lambda _: {}),
     "todo_list": Twin("memory:read", "GET", "/v1/todos", _none, lambda _: {}),
     "todo_stats": Twin("memory:read", "GET", "/v1/todos/stats", _none, lambda _: {}),
+    "person_upsert": Twin(
+        "memory:write", "POST", "/v1/people", lambda i: {"name": f"rest-{i}"}, lambda i: {"name": f"mcp-{i}"}
+    ),
+    "person_get": Twin("memory:read", "GET", "/v1/people/{id}", _none, lambda i: {"id": i}, seed_person),
+    "person_list": Twin("memory:read", "GET", "/v1/people", _none, lambda _: {}),
+    "person_merge": Twin("memory:write", "POST", "/v1/person_proposals", _merge, _merge, seed_two_people),
 }
 
 

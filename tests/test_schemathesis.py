@@ -83,6 +83,11 @@ def existing(live: LiveServer) -> dict[str, list[str]]:
         ]
         precious = [post("/v1/precious", {"content": f"seeded words {i}"})["precious"]["id"] for i in range(3)]
         glossary = [post("/v1/glossary", {"term": f"term{i}", "definition": "seeded"})["entry"]["id"] for i in range(3)]
+        people = [post("/v1/people", {"name": f"Fuzz Person {i}"})["person"]["id"] for i in range(6)]
+        proposals = [
+            post("/v1/person_proposals", {"person_id": people[i], "other_id": people[i + 1]})["proposal"]["id"]
+            for i in (0, 2, 4)
+        ]
         keys = [f"key{i}" for i in range(3)]
         for key in keys:
             assert http.put(f"/v1/cache/default/{key}", json={"value": {"n": 1}}).status_code == 200
@@ -116,6 +121,8 @@ def existing(live: LiveServer) -> dict[str, list[str]]:
         "key": keys,
         "candidate_id": candidates,
         "target_id": memories,
+        "person_id": people,
+        "proposal_id": proposals,
     }
 
 

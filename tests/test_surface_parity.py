@@ -128,7 +128,17 @@ async def test_every_tool_answers_what_its_output_schema_says(client: httpx.Asyn
     first, second = [(await tool(client, "todo_add", {"text": t}))["todo"]["id"] for t in ("a", "b")]
     jsonschema.validate(await tool(client, "todo_done", {"id": first}), schemas["todo_done"])
     jsonschema.validate(await tool(client, "todo_abandon", {"id": second}), schemas["todo_abandon"])
+    ana = (await tool(client, "person_upsert", {"name": "Ana", "aliases": ["my sister"]}))["person"]["id"]
+    jsonschema.validate(await tool(client, "person_get", {"id": ana}), schemas["person_get"])
+    sister = (await tool(client, "person_upsert", {"name": "安娜"}))["person"]["id"]
+    merge = await tool(client, "person_merge", {"person_id": ana, "other_id": sister})
+    jsonschema.validate(merge, schemas["person_merge"])
+    jsonschema.validate(await tool(client, "person_list", {"query": "my sister"}), schemas["person_list"])
     assert set(schemas) == {name for name, _ in calls + mood_and_todo_calls} | {
+        "person_upsert",
+        "person_get",
+        "person_merge",
+        "person_list",
         "memory_archive",
         "memory_delete",
         "plan_list",

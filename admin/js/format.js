@@ -5,11 +5,12 @@ export const TYPES = ["fact", "event", "preference", "relationship", "boundary",
 const TYPE_COLOURS = {
   fact: "#3b82f6", event: "#f59e0b", preference: "#ec4899", relationship: "#10b981", boundary: "#ef4444",
   habit: "#8b5cf6", decision: "#06b6d4", note: "#64748b", identity: "#eab308", persona: "#f97316", plan: "#14b8a6",
+  person: "#f0abfc",
 };
 
 export const RELATION_COLOURS = {
   supports: "#10b981", contradicts: "#ef4444", cause_effect: "#f59e0b", derived_from: "#8b5cf6",
-  same_thread: "#64748b", supersedes: "#94a3b8",
+  same_thread: "#64748b", supersedes: "#94a3b8", about: "#f0abfc",
 };
 
 /** A memory type, candidate kind, status, layer...: its name in the panel's language. */

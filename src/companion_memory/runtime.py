@@ -26,6 +26,7 @@ from .memory.model_call import JobModel
 from .memory.moods import Moods
 from .memory.nightly import Nightly
 from .memory.oauth import AuthorizationServer, OAuthConfig
+from .memory.people import People
 from .memory.plans import Plans
 from .memory.recall import Recall
 from .memory.retention import Retention
@@ -112,6 +113,10 @@ class Runtime:
     @cached_property
     def moods(self) -> Moods:
         return Moods(self.db, self.clock, self.config)
+
+    @cached_property
+    def people(self) -> People:
+        return People(self.db, self.clock, self.config)
 
     @cached_property
     def todos(self) -> Todos:
@@ -218,6 +223,7 @@ class Runtime:
             self.plans,
             self.layers,
             self.consolidation,
+            self.people,
             self.github_daily,
             self.rollups,
             self.tasks,

@@ -117,6 +117,8 @@ class Settings(BaseModel):
     RULE_IMPORTANCE_FLOOR: float = Field(0.8, ge=0, le=1)
     RELATION_HALF_LIFE_DAYS: float = Field(180, gt=0)
     RELATION_DROP_BELOW: float = Field(0.1, ge=0, lt=1)
+    # A person's familiarity halves every this many days she is not mentioned (memory/people.py).
+    PEOPLE_FAMILIARITY_HALF_LIFE_DAYS: float = Field(30, gt=0, le=36_500)
     # Layers (domain/layers.py): an instant memory is awake, then asleep, then a tombstone;
     # short → long after enough mentions or recalls over enough days; unused → cold.
     MEMORY_INSTANT_AWAKE_HOURS: float = Field(6, gt=0)
@@ -194,6 +196,7 @@ class Settings(BaseModel):
             rule_importance_floor=self.RULE_IMPORTANCE_FLOOR,
             relation_half_life_days=self.RELATION_HALF_LIFE_DAYS,
             relation_drop_below=self.RELATION_DROP_BELOW,
+            people_half_life_days=self.PEOPLE_FAMILIARITY_HALF_LIFE_DAYS,
             memory_instant_awake_hours=self.MEMORY_INSTANT_AWAKE_HOURS,
             memory_instant_asleep_hours=self.MEMORY_INSTANT_ASLEEP_HOURS,
             memory_instant_revivals=self.MEMORY_INSTANT_REVIVALS,

@@ -286,6 +286,7 @@ export default {
     emptyHint: "Memories appear here once you have some.",
     memories: { one: "{count} memory", other: "{count} memories" },
     relations: { one: "{count} relation", other: "{count} relations" },
+    people: { one: "{count} person", other: "{count} people" },
     truncated: "the {count} most important",
     matches: { one: "{count} match", other: "{count} matches" },
   },
@@ -293,7 +294,7 @@ export default {
     title: "More",
     subtitle: "Precious words, glossary, diary and maintenance.",
     sectionsLabel: "Sections",
-    sections: { precious: "Precious", glossary: "Glossary", diary: "Diary", maintenance: "Maintenance" },
+    sections: { people: "People", precious: "Precious", glossary: "Glossary", diary: "Diary", maintenance: "Maintenance" },
   },
   precious: {
     placeholder: "Words to keep exactly as they were said",

@@ -278,6 +278,7 @@ export default {
     emptyHint: "有了记忆之后，它们会出现在这里。",
     memories: { other: "{count} 条记忆" },
     relations: { other: "{count} 条关联" },
+    people: { other: "{count} 人" },
     truncated: "最重要的 {count} 条",
     matches: { other: "{count} 个匹配" },
   },
@@ -285,7 +286,7 @@ export default {
     title: "更多",
     subtitle: "珍贵的话、词汇表、日记和维护。",
     sectionsLabel: "栏目",
-    sections: { precious: "珍贵的话", glossary: "词汇表", diary: "日记", maintenance: "维护" },
+    sections: { people: "人物", precious: "珍贵的话", glossary: "词汇表", diary: "日记", maintenance: "维护" },
   },
   precious: {
     placeholder: "一字不改地保存的话",

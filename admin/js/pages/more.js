@@ -1,9 +1,10 @@
-// More: precious words, glossary, the diary, and maintenance, one section at a time.
+// More: people, precious words, glossary, the diary, and maintenance, one section at a time.
 import { append, h } from "../dom.js";
 import { t } from "../i18n.js";
 import { pageHeader, segmented } from "../ui.js";
 
 const SECTIONS = [
+  ["people", () => import("./people.js")],
   ["precious", () => import("./precious.js")],
   ["glossary", () => import("./glossary.js")],
   ["diary", () => import("./diary.js")],

@@ -3,7 +3,8 @@
 // click too, with a few seconds to undo before they are sent. A contradiction shows the
 // older and the newer memory and asks which one stands: the newer (approve), the older
 // (discard), or both (the contradicts edge is removed). Memories other namespaces share
-// into this one (or this one into others) wait above the candidates (shares.js).
+// into this one (or this one into others) wait above the candidates (shares.js), and so do
+// the proposals about people (new people, merges: pages/people.js).
 import { api, ns } from "../api.js";
 import { refreshPendingBadge } from "../badge.js";
 import { append, clear, h, icon } from "../dom.js";
@@ -12,6 +13,7 @@ import { t } from "../i18n.js";
 import { openMemory } from "../memory-view.js";
 import { until } from "../plans.js";
 import { sharesSection } from "../shares.js";
+import { proposalsSection } from "./people.js";
 import { button, emptyState, errorBox, modal, pageHeader, safely, segmented, spinner, toast, typeChip, undoable } from "../ui.js";
 
 const STATUSES = ["pending", "approved", "merged", "superseded", "discarded"];
@@ -181,9 +183,12 @@ export function render(container) {
   }
 
   const shares = sharesSection();
+  const people = proposalsSection();
+  people.reload().catch(() => {});  // the candidates below report a failure to reach the server
   append(container, 
-    pageHeader(t("review.title"), null, button(t("review.refresh"), { kind: "ghost", iconName: "refresh", onclick: () => { load(); shares.reload(); refreshPendingBadge(); } })),
+    pageHeader(t("review.title"), null, button(t("review.refresh"), { kind: "ghost", iconName: "refresh", onclick: () => { load(); shares.reload(); people.reload(); refreshPendingBadge(); } })),
     shares.element,
+    people.element,
     summary,
     segmented(STATUSES.map((value) => [value, t(`review.statuses.${value}`)]), status, (value) => { status = value; load(); }, t("review.statusLabel")),
     list, more,

@@ -1,4 +1,5 @@
-// Star map: live memories as stars coloured by type, relations as lines between them.
+// Star map: live memories as stars coloured by type, relations as lines between them,
+// people as four-pointed stars with a dashed line to each memory about them.
 // Drag to pan, wheel or pinch to zoom, filter by type, search, click a star to open it;
 // download the map as a standalone SVG or as Mermaid text.
 import { api, ns } from "../api.js";
@@ -11,6 +12,15 @@ import { busy, errorBox, safely, saveFile, spinner } from "../ui.js";
 
 const NODE_LIMIT = 400;
 const LABEL_ZOOM = 1.6;
+const open = (element) => {
+  if (element.dataset.kind === "person") location.hash = "#/more/people";
+  else openMemory(element.dataset.id, { onChange: () => {} });
+};
+const sparkle = (x, y, r) => Array.from({ length: 8 }, (_, step) => {
+  const angle = (step * Math.PI) / 4 - Math.PI / 2;
+  const reach = step % 2 === 0 ? r * 1.6 : r * 0.4;
+  return `${x + reach * Math.cos(angle)},${y + reach * Math.sin(angle)}`;
+}).join(" ");
 const shorten = (text, size = 26) => (text.length > size ? `${text.slice(0, size - 1)}…` : text);
 
 export function render(container) {
@@ -51,10 +61,16 @@ async function draw(wrap, signal) {
       "stroke-width": 1 + (e.weight || 0) * 1.5, dataset: { source: e.source, target: e.target, relation: e.relation } },
     svg("title", {}, label("relations", e.relation)));
   }));
-  const nodeLayer = svg("g", { class: "nodes" }, nodes.map((n) =>
-    svg("circle", { class: ["map-node", n.pinned && "pinned"], cx: n.x, cy: n.y, r: n.radius, fill: typeColour(n.type), tabindex: 0, role: "button",
-      "aria-label": t("starmap.star", { type: label("types", n.type), content: shorten(n.content, 80) }), dataset: { id: n.id, type: n.type } },
-    svg("title", {}, t("starmap.starTitle", { type: label("types", n.type), content: n.content })))));
+  // A memory is a round star; a person a four-pointed one, and opening her goes to People.
+  const nodeLayer = svg("g", { class: "nodes" }, nodes.map((n) => {
+    const common = { fill: typeColour(n.type), tabindex: 0, role: "button",
+      "aria-label": t("starmap.star", { type: label("types", n.type), content: shorten(n.content, 80) }),
+      dataset: { id: n.id, type: n.type, kind: n.kind || "memory" } };
+    const shape = n.kind === "person"
+      ? svg("polygon", { ...common, class: ["map-node", "map-person"], points: sparkle(n.x, n.y, n.radius) })
+      : svg("circle", { ...common, class: ["map-node", n.pinned && "pinned"], cx: n.x, cy: n.y, r: n.radius });
+    return append(shape, svg("title", {}, t("starmap.starTitle", { type: label("types", n.type), content: n.content })));
+  }));
   const labelLayer = svg("g", { class: "labels" }, nodes.map((n) =>
     svg("text", { class: "map-label", translate: "no", x: n.x + n.radius + 4, y: n.y, "dominant-baseline": "middle", dataset: { id: n.id, type: n.type, important: String(n.pinned || n.importance >= 0.7) } },
       shorten(n.content))));
@@ -142,8 +158,11 @@ async function draw(wrap, signal) {
       line.classList.toggle("dim", Boolean(q));
     }
     for (const text of labelLayer.children) text.classList.toggle("dim", Boolean(q) && !nodeLayer.querySelector(`[data-id="${CSS.escape(text.dataset.id)}"]`).classList.contains("match"));
-    const shown = nodes.filter((n) => !hiddenTypes.has(n.type)).length;
-    const parts = [t("starmap.memories", { count: shown }), t("starmap.relations", { count: edges.length }),
+    const shown = nodes.filter((n) => !hiddenTypes.has(n.type) && n.kind !== "person").length;
+    const people = nodes.filter((n) => !hiddenTypes.has(n.type) && n.kind === "person").length;
+    const relations = edges.filter((e) => e.relation !== "about").length;
+    const parts = [t("starmap.memories", { count: shown }), t("starmap.relations", { count: relations }),
+      people ? t("starmap.people", { count: people }) : null,
       graph.truncated ? t("starmap.truncated", { count: NODE_LIMIT }) : null, q ? t("starmap.matches", { count: matches }) : null];
     append(clear(status), parts.filter(Boolean).flatMap((part, i) => (i ? [" · ", part] : [part])));
     apply();
@@ -200,7 +219,7 @@ async function draw(wrap, signal) {
     if (pointers.size < 2) pinch = null;
     map.classList.remove("dragging");
     const target = document.elementFromPoint(event.clientX, event.clientY);
-    if (wasTap && event.type === "pointerup" && target?.classList?.contains("map-node")) openMemory(target.dataset.id, { onChange: () => {} });
+    if (wasTap && event.type === "pointerup" && target?.classList?.contains("map-node")) open(target);
   };
   map.addEventListener("pointerup", release, { signal });
   map.addEventListener("pointercancel", release, { signal });
@@ -212,7 +231,7 @@ async function draw(wrap, signal) {
   nodeLayer.addEventListener("keydown", (event) => {
     if ((event.key === "Enter" || event.key === " ") && event.target.dataset.id) {
       event.preventDefault();
-      openMemory(event.target.dataset.id);
+      open(event.target);
     }
   }, { signal });
   window.addEventListener("resize", fit, { signal });

@@ -33,10 +33,13 @@ async def graph(
     namespace: NamespaceQuery = "default",
     type: Annotated[list[str] | None, Query(description="Type filter; repeat or comma-separate.")] = None,
     limit: Annotated[int, Query(ge=1, le=2000)] = 500,
+    people: Annotated[bool, Query(description="Also the people, as stars of their own.")] = True,
 ) -> Graph:
     """Live memories as nodes (pinned and most important first, at most ``limit``) and
     the relation edges between them; ``truncated`` says whether more memories exist."""
-    return await admin_views.graph(runtime, principal, GraphQuery(namespace=namespace, types=_types(type), limit=limit))
+    return await admin_views.graph(
+        runtime, principal, GraphQuery(namespace=namespace, types=_types(type), limit=limit, people=people)
+    )
 
 
 @router.get("/v1/admin/starmap")
@@ -47,9 +50,10 @@ async def starmap(
     namespace: NamespaceQuery = "default",
     type: Annotated[list[str] | None, Query(description="Type filter; repeat or comma-separate.")] = None,
     limit: Annotated[int, Query(ge=1, le=2000)] = 500,
+    people: Annotated[bool, Query(description="Also the people, as stars of their own.")] = True,
 ) -> StarMapFile:
     """The star map as a file (``content``): a standalone SVG or Mermaid text."""
-    query = StarMapQuery(format=format, namespace=namespace, types=_types(type), limit=limit)
+    query = StarMapQuery(format=format, namespace=namespace, types=_types(type), limit=limit, people=people)
     return await admin_views.starmap(runtime, principal, query)
 
 

@@ -118,6 +118,15 @@ OUTCOMES: dict[tuple[str, str], set[int]] = {
     # Already done or abandoned: 409.
     ("POST", "/v1/todos/{todo_id}/done"): {404, 409},
     ("POST", "/v1/todos/{todo_id}/abandon"): {404, 409},
+    # A name another person goes by: 409 (name_taken); a merged person: 409 (person_merged).
+    ("POST", "/v1/people"): {200, 409},  # 201 created, 200 updated
+    ("GET", "/v1/people/{person_id}"): {404},
+    ("PATCH", "/v1/people/{person_id}"): {404, 409},
+    # The same person twice: 400; one merged already: 409.
+    ("POST", "/v1/person_proposals"): {404, 409},
+    # Decided already, or a person it names was merged meanwhile: 409.
+    ("POST", "/v1/person_proposals/{proposal_id}/approve"): {404, 409},
+    ("POST", "/v1/person_proposals/{proposal_id}/reject"): {404, 409},
     ("GET", "/v1/diary"): {404},
     # Folds unused for 30 days are removed.
     ("GET", "/v1/context/folds/{fold_id}"): {404},

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -18,6 +18,11 @@ from .use_case import Input, Output, use_case
 
 class GraphNode(BaseModel):
     id: str
+    kind: Literal["memory", "person"] = Field(
+        "memory",
+        description="person: someone in the owner's life (type 'person', content her name, importance her "
+        "familiarity, tags her aliases, recall_count her mentions).",
+    )
     type: str
     content: str
     fact_key: str | None
@@ -33,7 +38,7 @@ class GraphEdge(BaseModel):
     id: str
     source_id: str
     target_id: str
-    relation: str
+    relation: str = Field(description="A memory relation, or 'about': from a person to a memory about her.")
     weight: float
 
 
@@ -41,12 +46,24 @@ class GraphQuery(Input):
     namespace: Namespace = "default"
     types: Annotated[list[TypeFilter], Field(default_factory=list, max_length=20, description="Only these types.")]
     limit: Annotated[int, Field(ge=1, le=2000)] = 500
+    people: Annotated[
+        bool, Field(description="Also the people, as stars of their own, linked to the memories about them.")
+    ] = True
 
 
 class Graph(Output):
     nodes: list[GraphNode]
     edges: list[GraphEdge]
     truncated: bool = Field(description="More live memories exist than ``limit`` nodes show.")
+
+
+async def _graph(runtime: Runtime, query: GraphQuery) -> dict[str, Any]:
+    view = await AdminViews(runtime.db).graph(query.namespace, types=known_types(query.types), limit=query.limit)
+    if query.people:
+        people = await runtime.people.constellation(query.namespace, (n["id"] for n in view["nodes"]))
+        view["nodes"] += people["nodes"]
+        view["edges"] += people["edges"]
+    return view
 
 
 class StarMapQuery(GraphQuery):
@@ -106,16 +123,16 @@ class DiaryPage(Output):
 @use_case("admin.graph", MEMORY_READ)
 async def graph(runtime: Runtime, _: Principal, query: GraphQuery) -> Graph:
     """Live memories as nodes (pinned and most important first, at most ``limit``) and
-    the relation edges between them; ``truncated`` says whether more memories exist."""
-    view = await AdminViews(runtime.db).graph(query.namespace, types=known_types(query.types), limit=query.limit)
-    return Graph.model_validate(view)
+    the relation edges between them, and the people with a line to each memory about
+    them; ``truncated`` says whether more memories exist."""
+    return Graph.model_validate(await _graph(runtime, query))
 
 
 @use_case("admin.starmap", MEMORY_READ)
 async def starmap(runtime: Runtime, _: Principal, query: StarMapQuery) -> StarMapFile:
     """The star map as a file: a standalone SVG or Mermaid text (stars coloured by type,
     relations as lines), of the same memories the graph shows."""
-    view = await AdminViews(runtime.db).graph(query.namespace, types=known_types(query.types), limit=query.limit)
+    view = await _graph(runtime, query)
     day = runtime.clock.now().date().isoformat()
     if query.format == "svg":
         title = f"companion-memory · {query.namespace} · {day}"

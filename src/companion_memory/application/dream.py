@@ -29,6 +29,8 @@ class DreamCounts(BaseModel):
     )
     moods_logged: int = Field(0, description="Entries written to the mood timeline (never candidates).")
     rejected_moods: int = Field(0, description="Moods whose label or whose the vocabulary does not know.")
+    people_proposals: int = Field(0, description="New people, new names and merges proposed for review.")
+    people_mentioned: int = Field(0, description="People named in the messages (their familiarity grew).")
 
 
 class DreamCandidate(BaseModel):

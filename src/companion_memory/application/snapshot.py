@@ -62,7 +62,7 @@ class ImportAnswer(Output):
 @use_case("export.namespace", EXPORT)
 async def export(runtime: Runtime, _: Principal, scope: ExportScope) -> ExportDocument:
     """Everything in a namespace (or all of them): memories, history, precious, glossary,
-    diary, her todos, moods, messages."""
+    diary, her todos, moods, people, messages."""
     return ExportDocument.model_validate(await runtime.snapshots.export(scope.namespace))
 
 

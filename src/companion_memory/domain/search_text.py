@@ -311,3 +311,11 @@ def embedding_text(text: str) -> str:
     folded = unicodedata.normalize("NFKC", text).lower().translate(_PUNCTUATION_FORMS)
     folded = _SPACES.sub(" ", _REPEATED_PUNCTUATION.sub(r"\1", folded)).strip()
     return _TRAILING_PUNCTUATION.sub("", folded) or folded
+
+
+def mentions(text: str, name: str) -> bool:
+    """Whether ``text`` names ``name`` (both as the caller cased them): a Latin name must
+    stand as a word ("art" is not in "party"); CJK needs no spaces."""
+    if re.search(r"[A-Za-z0-9]", name):
+        return re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", text) is not None
+    return name in text

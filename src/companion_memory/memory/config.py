@@ -47,6 +47,8 @@ class MemoryConfig:
     rule_importance_floor: float
     relation_half_life_days: float
     relation_drop_below: float
+    # People: familiarity halves every this many days without a mention.
+    people_half_life_days: float
 
     # Layers.
     memory_instant_awake_hours: float

@@ -1,5 +1,6 @@
-"""The nightly dream: a day's raw messages become a diary entry, candidate memories and
-entries of the mood timeline.
+"""The nightly dream: a day's raw messages become a diary entry, candidate memories,
+entries of the mood timeline, and proposals about people (memory/people.py), whose
+familiarity grows with each message that names them.
 
 Batches of ``DREAM_MAX_MESSAGES`` are read from a cursor that only moves when a batch
 is fully handled, so a failed or repeated night never loses or doubles anything. Every
@@ -23,12 +24,14 @@ from ..ports import Clock, Database, InfrastructureError
 from ..store.candidates import CandidateStore
 from ..store.dream import DreamStore
 from ..store.moods import MoodStore, mood_row
+from ..store.people import PersonStore
 from .config import MemoryConfig
 from .contradictions import question
 from .dream_model import confirms_contradiction
 from .extraction import ExtractedChange, ExtractedMemory, ExtractedMood, Extractor
 from .model_call import JobModel
 from .moods import normalise_mood, normalise_whose
+from .people import People
 from .plan_dates import has_passed, parse_valid_to, resolve_when
 from .sensitive import refused_classes
 from .vector_mirror import VectorMirror
@@ -63,6 +66,7 @@ class Dream:
         # DREAM_MODEL, when configured: it confirms or dismisses what the contradiction rules suspect.
         self.judge = judge
         self.store = DreamStore(db)
+        self.people = People(db, clock, config)
 
     def yesterday(self) -> date:
         return local_date(self.clock.now(), self.config.dream_time_zone) - timedelta(days=1)
@@ -133,6 +137,8 @@ class Dream:
                 "contradictions_dismissed": 0,
                 "moods_logged": 0,
                 "rejected_moods": 0,
+                "people_proposals": 0,
+                "people_mentioned": 0,
             },
             "started_at": iso(self.clock.now()),
             "candidates": [],
@@ -155,6 +161,17 @@ class Dream:
                         c for change in changes if (c := await self._change(namespace, batch, change, kind, report))
                     ]
                 moods = [m for mood in extraction.moods if (m := self._mood(namespace, batch, mood, report))]
+                proposals = await self.people.proposals_for(
+                    namespace,
+                    [p for p in extraction.people if self._acceptable(batch, p.evidence, p.name, report)],
+                    [
+                        s
+                        for s in extraction.same_people
+                        if self._acceptable(batch, s.evidence, " ".join(s.names), report)
+                    ],
+                    "dream",
+                )
+                mentions = await self.people.mention_statements(namespace, batch)
                 last = batch[-1]
                 position = (last["created_at"], last["id"])
                 now = iso(self.clock.now())
@@ -166,6 +183,8 @@ class Dream:
                 await self.db.batch(
                     [CandidateStore.insert({**c, "dream_run_id": report["id"]}) for c in candidates]
                     + [MoodStore.insert(m) for m in moods]
+                    + [PersonStore.propose({**p, "reason": f"{p['reason']} (dream {report['id']})"}) for p in proposals]
+                    + mentions
                     + [
                         DreamStore.upsert_daily(
                             str(uuid.uuid4()),
@@ -181,6 +200,8 @@ class Dream:
                 )
                 report["candidates_created"] += len(candidates)
                 report["counts"]["moods_logged"] += len(moods)
+                report["counts"]["people_proposals"] += len(proposals)
+                report["counts"]["people_mentioned"] += len(mentions)
             else:
                 report["more_to_read"] = bool(await self.store.messages_after(namespace, since, until, position, 1))
         except Exception as error:  # noqa: BLE001 - recorded; the cursor stays where the last good batch left it

@@ -1,7 +1,8 @@
 """What the dream takes from a batch of messages, and the extractor that works with no
 model at all: explicit requests ("remember …", "记住…", "以后不要…", "always/never …"),
-plans with a day ("周末去看海", "I'm visiting my sister next week") and stated moods
-("我今天好累", "I'm so happy")."""
+plans with a day ("周末去看海", "I'm visiting my sister next week"), stated moods
+("我今天好累", "I'm so happy") and people named with who they are ("my sister Ana",
+"我姐姐安娜")."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any, Protocol, TypeVar
 
 from ..domain.memory import Memory
 from .moods import moods_in
+from .people import PersonFound, SamePerson, people_in, same_people_in
 from .plan_dates import resolve_when
 
 # The diary shows at most this many characters of a title; a longer one is cut, not refused.
@@ -62,6 +64,10 @@ class Extraction:
     update: list[ExtractedChange] = field(default_factory=list)
     delete: list[ExtractedChange] = field(default_factory=list)
     moods: list[ExtractedMood] = field(default_factory=list)
+    # People named with who they are to the owner, and names said to be one person: the
+    # dream turns them into proposals for the owner (memory/people.py).
+    people: list[PersonFound] = field(default_factory=list)
+    same_people: list[SamePerson] = field(default_factory=list)
 
 
 def read_extraction(value: Any) -> Extraction:
@@ -109,7 +115,34 @@ class _Reader:
             update=self.objects(value, "update", self.change),
             delete=self.objects(value, "delete", self.change),
             moods=self.objects(value, "moods", self.mood),
+            people=self.objects(value, "people", self.person),
+            same_people=self.objects(value, "same_person", self.same_person),
         )
+
+    def person(self, value: Mapping[str, Any], at: str) -> PersonFound:
+        return PersonFound(
+            name=self.text(value, at, "name", min_length=1, max_length=100),
+            aliases=self.names(value, at, "aliases"),
+            relation=self.optional_text(value, at, "relation", max_length=100) or "",
+            evidence=self.quotes(value, at),
+        )
+
+    def same_person(self, value: Mapping[str, Any], at: str) -> SamePerson:
+        names = self.names(value, at, "names")
+        if len(names) != 2:
+            self.problems.append(f"{at}.names: {len(names)} names, 2 expected")
+            names = [*names, "", ""][:2]
+        return SamePerson(names=(names[0], names[1]), evidence=self.quotes(value, at))
+
+    def names(self, value: Mapping[str, Any], at: str, key: str) -> list[str]:
+        """A list of up to 20 names (1–100 characters each)."""
+        place, member = self._member(value, at, key, required=False)
+        if member is _ABSENT or member is None:
+            return []
+        if not isinstance(member, list) or len(member) > 20:
+            self.problems.append(f"{place}: expected a list of at most 20 names, got {_kind(member)}")
+            return []
+        return [self._string(name, f"{place}.{index}", 1, 100) for index, name in enumerate(member)]
 
     def memory(self, value: Mapping[str, Any], at: str) -> ExtractedMemory:
         return ExtractedMemory(
@@ -293,6 +326,8 @@ class RequestExtractor:
 
     async def extract(self, messages: Sequence[dict[str, Any]], day: str, memories: Sequence[Memory]) -> Extraction:
         found: list[ExtractedMemory] = []
+        people: list[PersonFound] = []
+        same: list[SamePerson] = []
         moods = [mood for message in messages for mood in stated_moods(message)]
         for message in messages:
             if message["role"] != "user":
@@ -303,9 +338,18 @@ class RequestExtractor:
                     if len(fact) >= 2:
                         found.append(ExtractedMemory(content=fact, type=kind, evidence=[match.group(0).strip()]))
             found += plans_in(message["content"], date.fromisoformat(day))
+            people += people_in(message["content"])
+            same += same_people_in(message["content"])
         users = [" ".join(m["content"].split())[:60] for m in messages if m["role"] == "user" and m["content"].strip()]
         summary = f"{len(messages)} messages." + (f" The user said: {' / '.join(users[:3])}" if users else "")
-        return Extraction(title=_title(messages), summary=summary, add=_unique(found), moods=moods)
+        return Extraction(
+            title=_title(messages),
+            summary=summary,
+            add=_unique(found),
+            moods=moods,
+            people=people,
+            same_people=same,
+        )
 
 
 def _unique(memories: list[ExtractedMemory]) -> list[ExtractedMemory]:

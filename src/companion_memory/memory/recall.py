@@ -12,6 +12,9 @@ memories, and instant ones past their waking hours, rest (domain/layers.py): sea
 finds them, recall does not, except an asleep instant memory that the query names.
 Recall (not search) records what it injected, which revives an instant memory.
 
+A query that names a person (memory/people.py) is searched under her other names too,
+so "my sister", "Ana" and "安娜" find the same memories.
+
 Recall in a namespace also sees the memories approved-shared into it (memory/sharing.py),
 and may be asked to look in more namespaces at once: every channel reads them all, so
 their candidates meet in one fusion and one ranking, and each hit says where it lives
@@ -23,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import math
 import operator
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -32,14 +34,24 @@ from typing import Any
 from ..clock import iso, parse_iso
 from ..domain.layers import REVIVE_RELEVANCE, instant_phase, revived
 from ..domain.memory import Memory
-from ..domain.search_text import embedding_text, gate_tokens, jaccard, normalised, query_terms, substring_needles
+from ..domain.search_text import (
+    embedding_text,
+    gate_tokens,
+    jaccard,
+    mentions,
+    normalised,
+    query_terms,
+    substring_needles,
+)
 from ..domain.weight import weigh
 from ..ports import Clock, Database, ModelError, Reranker, VectorIndexError
 from ..store.glossary import GlossaryStore
 from ..store.memories import MemoryStore
+from ..store.people import PersonStore
 from ..store.precious import PreciousStore
 from ..store.shares import ShareStore
 from .config import MemoryConfig
+from .people import name_key, named_in, names_any, names_of, other_names
 from .plan_dates import is_open
 from .vector_mirror import VectorMirror
 
@@ -78,6 +90,7 @@ class Hit:
     contradicted_by: list[str] = field(default_factory=list)
     contradicted_claims: list[str] = field(default_factory=list)
     share_id: str | None = None  # the approved share that brought it from its own namespace
+    about_person: bool = False  # it names a person the query names (no similarity floor)
 
 
 @dataclass(frozen=True)
@@ -183,15 +196,21 @@ class Recall:
             meta.notes.append("empty query")
             return RecallResult([], glossary_hits, meta)
 
+        # The substring channel keeps the query as said: a nickname no memory holds would
+        # send every recall that names her through the trigram scan.
+        said = text
+        text, person_names = await self._with_other_names(namespace, text, meta)
         reach = await self._reach((namespace, *namespaces))
         (vector_ranked, query_vector), lexical_ranked, substring_ranked = await asyncio.gather(
             self._vector_channel(text, reach, types, meta) if vector else _nothing(),
             self._lexical_channel(text, reach, types),
-            self._substring_channel(text, reach, types),
+            self._substring_channel(said, reach, types),
         )
         size = max(self.config.memory_filter_max_candidates, k)
         word_ranked = {"lexical": lexical_ranked, "substring": substring_ranked}
-        pool = await self._pool(vector_ranked, query_vector, word_ranked, reach, types, POOL_FACTOR * size, meta)
+        pool = await self._pool(
+            vector_ranked, query_vector, word_ranked, reach, types, POOL_FACTOR * size, meta, person_names
+        )
         pool = self._awake(pool, resting, meta)
         if expand and pool:
             pool = self._awake(await self._expand(pool, reach, types), resting, meta)
@@ -207,6 +226,16 @@ class Recall:
         if account and hits:
             await self._account(hits, iso(now))
         return RecallResult(hits, glossary_hits, meta)
+
+    async def _with_other_names(self, namespace: str, text: str, meta: RecallMeta) -> tuple[str, list[str]]:
+        """The query with the other names of the people it names (asked about "my sister",
+        recall also looks for "Ana" and "安娜", memory/people.py), and all their names."""
+        people = await PersonStore(self.db).active(namespace)
+        extra = other_names(people, text)
+        if not extra:
+            return text, []
+        meta.notes.append(f"people named: also searched as {', '.join(extra)}")
+        return f"{text}\n{' '.join(extra)}", [name_key(n) for p in named_in(people, text) for n in names_of(p)]
 
     async def _account(self, hits: list[Hit], now: str) -> None:
         """Injected now, once more; an instant memory is revived by it."""
@@ -316,9 +345,12 @@ class Recall:
         types: Sequence[str],
         limit: int,
         meta: RecallMeta,
+        person_names: Sequence[str] = (),
     ) -> list[Hit]:
         """The best ``limit`` fused candidates that are live, above the similarity
-        floor and not a repeat of a better one's text."""
+        floor and not a repeat of a better one's text. A memory that names a person the
+        query names is about her, whatever its similarity (she may be "my sister" in the
+        query and "安娜" in the memory): no similarity floor applies to it."""
         fused: dict[str, float] = {}
         channels: dict[str, dict[str, int]] = {}
         for name, ids in (("vector", list(vector_ranked)), *word_ranked.items()):
@@ -344,7 +376,8 @@ class Recall:
             if memory is None or not _live(memory, reach, types) or not self._open(memory):
                 continue
             raw = similarity.get(id_)
-            if raw is not None and raw < self.config.memory_min_score:
+            about_person = bool(person_names) and names_any(memory.content, person_names)
+            if raw is not None and raw < self.config.memory_min_score and not about_person:
                 meta.floored.append(id_)
                 continue
             key = normalised(memory.content)
@@ -352,7 +385,8 @@ class Recall:
                 meta.deduped.append(id_)
                 continue
             seen_text[key] = id_
-            pool.append(Hit(memory=memory, score=fused[id_], raw_score=raw, channels=channels[id_]))
+            hit = Hit(memory=memory, score=fused[id_], raw_score=raw, channels=channels[id_], about_person=about_person)
+            pool.append(hit)
         return pool
 
     def _relevance(self, cosine: float) -> float:
@@ -394,7 +428,7 @@ class Recall:
             if any(jaccard(tokens, p) >= PRECIOUS_OVERLAP for p in precious):
                 meta.precious_overlap.append(hit.memory.id)
                 continue
-            if hit.raw_score is not None and hit.raw_score < floor:
+            if hit.raw_score is not None and hit.raw_score < floor and not hit.about_person:
                 meta.floored.append(hit.memory.id)
                 continue
             relevance, weight, decay = hit.score, weigh(hit.memory, now), 1.0
@@ -485,7 +519,7 @@ class Recall:
         found = []
         for entry in await GlossaryStore(self.db).entries(namespace):
             names = [entry["term"], *entry["aliases"]]
-            matched = [n for n in names if len(n) >= 2 and _mentions(lowered, n.lower())]
+            matched = [n for n in names if len(n) >= 2 and mentions(lowered, n.lower())]
             if matched:
                 found.append({**entry, "matched": matched[0]})
         return found
@@ -502,13 +536,6 @@ def _live(memory: Memory, reach: Reach, types: Sequence[str]) -> bool:
         and memory.version_status == "current"
         and (not types or memory.type in types)
     )
-
-
-def _mentions(text: str, name: str) -> bool:
-    """A Latin name must stand as a word ("art" is not in "party"); CJK needs no spaces."""
-    if re.search(r"[A-Za-z0-9]", name):
-        return re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", text) is not None
-    return name in text
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:

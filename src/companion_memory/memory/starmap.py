@@ -1,6 +1,7 @@
 """The star map as files to keep or paste anywhere: a standalone SVG, and Mermaid text
 (GitHub and most Markdown tools draw it). Memories are stars coloured by type, relations
-lines between them, as in the panel's star map.
+lines between them, as in the panel's star map; people (kind ``person``) are four-pointed
+stars of their own, with a dashed ``about`` line to each memory about them.
 
 Memory text is whatever was said or written, so it is never markup here: every piece of
 it is escaped for the format it lands in, and node ids are our own (``n0``, ``n1``…),
@@ -28,6 +29,7 @@ TYPE_COLOURS = {
     "identity": "#eab308",
     "persona": "#f97316",
     "plan": "#14b8a6",
+    "person": "#f0abfc",
 }
 RELATION_COLOURS = {
     "supports": "#10b981",
@@ -36,6 +38,7 @@ RELATION_COLOURS = {
     "derived_from": "#8b5cf6",
     "same_thread": "#64748b",
     "supersedes": "#94a3b8",
+    "about": "#f0abfc",
 }
 OTHER_COLOUR = "#64748b"
 # Labels are cut to this many characters; the whole text is in the SVG's tooltip.
@@ -64,6 +67,17 @@ def _xml(text: str) -> str:
 
 def _radius(node: Mapping[str, Any]) -> float:
     return 4 + float(node.get("importance") or 0) * 8 + (2 if node.get("pinned") else 0)
+
+
+def _sparkle(x: float, y: float, r: float) -> str:
+    """A four-pointed star's points: a person, not a memory."""
+    inner = r * 0.4
+    points = []
+    for step in range(8):
+        angle = step * math.pi / 4 - math.pi / 2
+        reach = r * 1.6 if step % 2 == 0 else inner
+        points.append(f"{x + reach * math.cos(angle):.1f},{y + reach * math.sin(angle):.1f}")
+    return " ".join(points)
 
 
 def layout(nodes: Sequence[Mapping[str, Any]]) -> dict[str, tuple[float, float]]:
@@ -116,16 +130,24 @@ def star_map_svg(graph: Graph, *, title: str) -> str:
         out.append(
             f'<line x1="{source[0]:.1f}" y1="{source[1]:.1f}" x2="{target[0]:.1f}" y2="{target[1]:.1f}" '
             f'stroke="{_colour(RELATION_COLOURS, relation)}" '
-            f'stroke-width="{1 + float(edge.get("weight") or 0) * 1.5:.2f}"><title>{_xml(relation)}</title></line>'
+            + ('stroke-dasharray="4 3" ' if relation == "about" else "")
+            + f'stroke-width="{1 + float(edge.get("weight") or 0) * 1.5:.2f}"><title>{_xml(relation)}</title></line>'
         )
     out.append('</g><g class="stars">')
     for node in nodes:
         x, y = at[str(node["id"])]
         kind, content = str(node["type"]), str(node["content"])
-        out.append(
-            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{_radius(node):.1f}" fill="{_colour(TYPE_COLOURS, kind)}">'
-            f"<title>{_xml(f'{kind} · {content}')}</title></circle>"
-        )
+        tooltip = f"<title>{_xml(f'{kind} · {content}')}</title>"
+        if node.get("kind") == "person":
+            out.append(
+                f'<polygon class="person" points="{_sparkle(x, y, _radius(node))}" '
+                f'fill="{_colour(TYPE_COLOURS, kind)}">{tooltip}</polygon>'
+            )
+        else:
+            out.append(
+                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{_radius(node):.1f}" fill="{_colour(TYPE_COLOURS, kind)}">'
+                f"{tooltip}</circle>"
+            )
         if label_all or node.get("pinned") or float(node.get("importance") or 0) >= 0.7:
             out.append(
                 f'<text x="{x + _radius(node) + 4:.1f}" y="{y + 4:.1f}" fill="#cbd5e1" font-family="sans-serif" '
@@ -153,22 +175,27 @@ def _mermaid_text(text: str) -> str:
 
 def star_map_mermaid(graph: Graph) -> str:
     """A Mermaid flowchart: one node per memory (labelled with its type and the start of
-    its text), one arrow per relation, a class per type for its colour."""
+    its text) or person, one arrow per relation, a class per type for its colour."""
     nodes, edges = graph["nodes"], graph["edges"]
     ids = {str(node["id"]): f"n{index}" for index, node in enumerate(nodes)}
-    lines = [f"%% companion-memory star map: {len(nodes)} memories, {len(edges)} relations", "flowchart LR"]
+    people = sum(1 for node in nodes if node.get("kind") == "person")
+    counts = f"{len(nodes) - people} memories, {len(edges)} relations" + (f", {people} people" if people else "")
+    lines = [f"%% companion-memory star map: {counts}", "flowchart LR"]
     classes: dict[str, list[str]] = {}
     for node in nodes:
         kind = str(node["type"])
         name = ids[str(node["id"])]
-        lines.append(f'  {name}["{_mermaid_text(kind)}: {_mermaid_text(_short(str(node["content"])))}"]')
+        label = f"{_mermaid_text(kind)}: {_mermaid_text(_short(str(node['content'])))}"
+        # A person is a circle, a memory a box.
+        lines.append(f'  {name}(("{label}"))' if node.get("kind") == "person" else f'  {name}["{label}"]')
         # Class names of our own: Mermaid keywords (end, default) can never be one.
         classes.setdefault(kind, []).append(name)
     for edge in edges:
         source, target = ids.get(str(edge["source_id"])), ids.get(str(edge["target_id"]))
         if source and target:
             relation = str(edge["relation"])
-            lines.append(f'  {source} -->|"{_mermaid_text(relation)}"| {target}')
+            arrow = "-.->" if relation == "about" else "-->"
+            lines.append(f'  {source} {arrow}|"{_mermaid_text(relation)}"| {target}')
     for index, (kind, members) in enumerate(sorted(classes.items())):
         lines.append(f"  classDef type{index} fill:{_colour(TYPE_COLOURS, kind)},stroke:#0f172a,color:#ffffff")
         lines.append(f"  class {','.join(members)} type{index}")

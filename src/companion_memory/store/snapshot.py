@@ -11,6 +11,7 @@ from ..domain.search_text import search_document
 from ..ports import ConstraintError, Database, Statement
 from .candidates import CANDIDATE_COLUMNS
 from .moods import MOOD_COLUMNS
+from .people import PERSON_COLUMNS, PROPOSAL_COLUMNS
 from .sql import placeholders, read_stored_json, to_json
 from .todos import TODO_COLUMNS
 
@@ -86,6 +87,9 @@ TABLES = (
     ),
     TableSpec("todos", ("id",), TODO_COLUMNS),
     TableSpec("moods", ("id",), MOOD_COLUMNS, order_by="felt_at, id"),
+    # Which memories are about whom is not exported: the nightly job links them again.
+    TableSpec("people", ("id",), PERSON_COLUMNS, ("aliases",)),
+    TableSpec("person_proposals", ("id",), PROPOSAL_COLUMNS, ("aliases", "evidence")),
     TableSpec(
         "messages",
         ("id",),

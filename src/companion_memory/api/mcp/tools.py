@@ -1,7 +1,8 @@
 """The MCP tools: the reference's 14 memory tools, plan_list and plan_update, memory_share
 and share_list, context_expand, the health report (memory_health, in the reference's
 style) with its scan for messages no memory cites (memory_unanchored), the mood timeline
-(mood_log, mood_recent) and her own todos (todo_*), over the same services as REST.
+(mood_log, mood_recent), her own todos (todo_*) and the people in the owner's life
+(person_*), over the same services as REST.
 
 Each tool is a pydantic model of its arguments (which gives its JSON Schema), the
 scope it needs, and an async handler that returns a JSON-able result. A tool needs the
@@ -28,6 +29,7 @@ from ...application import (
     ingest,
     memories,
     moods,
+    people,
     plans,
     precious,
     recall,
@@ -227,6 +229,38 @@ class TodoId(Arguments):
 class TodoList(Arguments):
     status: Literal["open", "done", "abandoned"] = "open"
     limit: Annotated[int, Field(ge=1, le=200)] = 50
+    namespace: Namespace = "default"
+
+
+class PersonUpsert(Arguments):
+    name: people.PersonName
+    aliases: Annotated[
+        list[people.PersonName] | None,
+        Field(max_length=20, description="Other names she goes by ('my sister', '安娜'); given, they replace hers."),
+    ] = None
+    relation: Annotated[str | None, Field(max_length=100, description="Who she is to the owner: sister, friend…")] = (
+        None
+    )
+    notes: Annotated[str | None, Field(max_length=4000)] = None
+    namespace: Namespace = "default"
+
+
+class PersonById(Arguments):
+    id: Annotated[Id, Field(description="The person's id.")]
+
+
+class PersonList(Arguments):
+    query: Annotated[
+        str | None, Field(max_length=200, description="Only the people this text names, or whose names start with it.")
+    ] = None
+    limit: Annotated[int, Field(ge=1, le=500)] = 100
+    namespace: Namespace = "default"
+
+
+class PersonMerge(Arguments):
+    person_id: Annotated[Id, Field(description="The person who stays.")]
+    other_id: Annotated[Id, Field(description="The person who is the same as her (her names become aliases).")]
+    reason: Annotated[str, Field(max_length=500)] = ""
     namespace: Namespace = "default"
 
 
@@ -527,6 +561,36 @@ TOOLS: dict[str, Tool] = {
             Scope,
             (todos.todo_stats,),
             lambda a: (todos.todo_stats, todos.TodoScope(namespace=a.namespace)),
+        ),
+        Tool(
+            "person_upsert",
+            "Register a person in the owner's life (name, aliases, relation to the owner, notes), or change "
+            "the one already called by that name. Recall finds what was said of her by any of her names.",
+            PersonUpsert,
+            (people.upsert_person,),
+            lambda a: (people.upsert_person, people.PersonWrite(**a.model_dump(), source="mcp")),
+        ),
+        Tool(
+            "person_get",
+            "Read one person (names, relation, notes, familiarity) and the memories about her.",
+            PersonById,
+            (people.get_person,),
+            lambda a: (people.get_person, people.PersonId(id=a.id)),
+        ),
+        Tool(
+            "person_list",
+            "List the people in the owner's life, the most familiar first; query finds the ones a text names.",
+            PersonList,
+            (people.list_people,),
+            lambda a: (people.list_people, people.PersonQuery(**a.model_dump())),
+        ),
+        Tool(
+            "person_merge",
+            "Propose that two people are one (e.g. 'Ana' and 'my sister'). The owner approves or rejects it; "
+            "approved, the other's names become aliases and her memories move to the person who stays.",
+            PersonMerge,
+            (people.propose_merge,),
+            lambda a: (people.propose_merge, people.MergeProposal(**a.model_dump(), source="mcp")),
         ),
         Tool(
             "glossary_set",

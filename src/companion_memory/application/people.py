@@ -1,0 +1,218 @@
+"""People in the owner's life: the registry (name, aliases, relation, notes, familiarity),
+and the proposals about them (new people, merges) that the owner approves or rejects."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field, StringConstraints
+
+from ..memory.people import MAX_ALIASES
+from ..runtime import Runtime
+from .fields import Id, Namespace, ShortText
+from .principal import MEMORY_READ, MEMORY_WRITE, OWNER, Principal
+from .records import MemoryRecord
+from .use_case import Input, Output, use_case
+
+PersonName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+ProposalStatus = Literal["pending", "approved", "rejected"]
+FAMILIARITY = (
+    "0–1: each message that names her closes a tenth of the gap to 1; it halves every "
+    "PEOPLE_FAMILIARITY_HALF_LIFE_DAYS without a mention."
+)
+
+
+class PersonRecord(BaseModel):
+    id: str
+    namespace: str
+    name: str
+    aliases: list[str] = Field(description="Other names she goes by: 'my sister', '安娜'.")
+    relation: str = Field(description="Who she is to the owner: sister, friend, colleague…")
+    notes: str
+    familiarity: float = Field(description=FAMILIARITY)
+    mentions: int = Field(description="Messages that named her, as the nightly dream counted them.")
+    last_mentioned_at: str | None
+    status: str = Field(description="active, or merged (into merged_into).")
+    merged_into: str | None
+    source: str
+    created_at: str
+    updated_at: str
+
+
+class PersonListed(PersonRecord):
+    memory_count: int = Field(description="Live memories about her.")
+
+
+class PersonWrite(Input):
+    namespace: Namespace = "default"
+    name: PersonName
+    aliases: Annotated[
+        list[PersonName] | None,
+        Field(max_length=MAX_ALIASES, description="Other names she goes by; given, they replace hers."),
+    ] = None
+    relation: Annotated[str | None, Field(max_length=100, description="Who she is to the owner.")] = None
+    notes: Annotated[str | None, Field(max_length=4000)] = None
+    source: ShortText = "api"
+
+
+class PersonChange(PersonWrite):
+    """A change of one person, by id (REST takes it from the path)."""
+
+    id: Id
+
+
+class PersonId(Input):
+    id: Id
+
+
+class PersonQuery(Input):
+    namespace: Namespace = "default"
+    query: Annotated[
+        str | None, Field(max_length=200, description="Only the people this text names, or whose names start with it.")
+    ] = None
+    limit: Annotated[int, Field(ge=1, le=500)] = 100
+
+
+class MergeProposal(Input):
+    namespace: Namespace = "default"
+    person_id: Annotated[Id, Field(description="The person who stays (her id and name are kept).")]
+    other_id: Annotated[Id, Field(description="The person merged into her: her names become aliases.")]
+    reason: Annotated[str, Field(max_length=500)] = ""
+    source: ShortText = "api"
+
+
+class ProposalQuery(Input):
+    namespace: Namespace = "default"
+    status: ProposalStatus = "pending"
+    limit: Annotated[int, Field(ge=1, le=200)] = 50
+
+
+class ProposalId(Input):
+    id: Id
+
+
+class PersonAnswer(Output):
+    person: PersonRecord
+    created: bool = Field(False, description="True when the person is new.")
+
+
+class PersonDetail(Output):
+    person: PersonRecord
+    memories: list[MemoryRecord] = Field(description="Live memories about her, the latest first (at most 20).")
+
+
+class PersonPage(Output):
+    people: list[PersonListed]
+    count: int
+
+
+class ProposalRecord(BaseModel):
+    id: str
+    namespace: str
+    kind: str = Field(
+        description="person: a new person (or, with person_id, new names for her); merge: other_id is one "
+        "person with person_id, who stays."
+    )
+    name: str
+    aliases: list[str]
+    relation: str
+    person_id: str | None
+    other_id: str | None
+    evidence: list[str] = Field(description="The words it was read from, verbatim.")
+    reason: str
+    status: str
+    source: str
+    created_at: str
+    reviewed_at: str | None
+
+
+class ProposalListed(ProposalRecord):
+    person: PersonRecord | None = Field(description="The person person_id names, as she is now.")
+    other: PersonRecord | None = Field(description="The person other_id names, as she is now.")
+
+
+class ProposalAnswer(Output):
+    proposal: ProposalRecord
+
+
+class ProposalPage(Output):
+    proposals: list[ProposalListed]
+    count: int
+
+
+class ProposalDecision(Output):
+    proposal: ProposalRecord
+    person: PersonRecord | None = Field(description="The person the approval wrote (for a merge, the survivor).")
+
+
+@use_case("people.upsert", MEMORY_WRITE)
+async def upsert_person(runtime: Runtime, _: Principal, write: PersonWrite) -> PersonAnswer:
+    """Add a person, or change the one already called by this name."""
+    person, created = await runtime.people.upsert(
+        write.namespace,
+        write.name,
+        aliases=write.aliases,
+        relation=write.relation,
+        notes=write.notes,
+        source=write.source,
+    )
+    return PersonAnswer.model_validate({"person": runtime.people.shown(person), "created": created})
+
+
+@use_case("people.update", MEMORY_WRITE)
+async def update_person(runtime: Runtime, _: Principal, change: PersonChange) -> PersonAnswer:
+    """Change one person by id: her name, aliases, relation or notes."""
+    person, _created = await runtime.people.upsert(
+        change.namespace,
+        change.name,
+        person_id=change.id,
+        aliases=change.aliases,
+        relation=change.relation,
+        notes=change.notes,
+        source=change.source,
+    )
+    return PersonAnswer.model_validate({"person": runtime.people.shown(person)})
+
+
+@use_case("people.get", MEMORY_READ)
+async def get_person(runtime: Runtime, _: Principal, target: PersonId) -> PersonDetail:
+    """One person (a merged one points at the survivor) and the memories about her."""
+    found = await runtime.people.get(target.id)
+    memories = found.pop("memories")
+    return PersonDetail.model_validate({"person": found, "memories": memories})
+
+
+@use_case("people.list", MEMORY_READ)
+async def list_people(runtime: Runtime, _: Principal, query: PersonQuery) -> PersonPage:
+    """The people of a namespace, the most familiar first."""
+    people = await runtime.people.listed(query.namespace, query.query, query.limit)
+    return PersonPage.model_validate({"people": people, "count": len(people)})
+
+
+@use_case("people.propose_merge", MEMORY_WRITE)
+async def propose_merge(runtime: Runtime, _: Principal, proposal: MergeProposal) -> ProposalAnswer:
+    """Ask the owner whether two people are one; she approves or rejects it."""
+    stored = await runtime.people.propose_merge(
+        proposal.namespace, proposal.person_id, proposal.other_id, proposal.reason, proposal.source
+    )
+    return ProposalAnswer.model_validate({"proposal": stored})
+
+
+@use_case("people.proposals", MEMORY_READ)
+async def list_proposals(runtime: Runtime, _: Principal, query: ProposalQuery) -> ProposalPage:
+    """Proposals about people of one status, newest first."""
+    found = await runtime.people.proposals(query.namespace, query.status, query.limit)
+    return ProposalPage.model_validate({"proposals": found, "count": len(found)})
+
+
+@use_case("people.approve", OWNER)
+async def approve_proposal(runtime: Runtime, _: Principal, target: ProposalId) -> ProposalDecision:
+    """Apply a proposal: the new person, her new names, or the merge (the other person's
+    names become aliases, her memories are re-pointed to the survivor)."""
+    return ProposalDecision.model_validate(await runtime.people.approve(target.id))
+
+
+@use_case("people.reject", OWNER)
+async def reject_proposal(runtime: Runtime, _: Principal, target: ProposalId) -> ProposalDecision:
+    """Set a proposal aside; both people stay as they are."""
+    return ProposalDecision.model_validate(await runtime.people.reject(target.id))
