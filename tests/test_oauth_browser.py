@@ -140,3 +140,42 @@ def test_a_consent_opened_in_another_browser_cannot_be_approved(browser: Browser
         assert parse_qs(urlsplit(reached[-1]).query)["error"] == ["access_denied"]
     started.close()
     elsewhere.close()
+
+
+def test_the_consent_page_speaks_the_panels_language(browser: Browser, server: LiveServer) -> None:
+    """A browser in Chinese gets the whole page in Chinese, from the catalogs, with the app's
+    own words left as data; a language chosen in the panel's Settings wins over the browser's."""
+    panel = Panel(browser, server.url, "phone", locale="zh-CN")
+    page = panel.page
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        url, _, _ = authorization_url(server, http)
+        reached = client_page(panel)
+        page.goto(url)
+        expect(page.locator("#consent h1")).to_have_text("连接应用")
+        assert page.evaluate("document.documentElement.lang") == "zh-CN"
+        assert page.title() == "companion-memory · 连接应用"
+        assert panel.untranslated() == []
+        page.fill("input[name=ownerKey]", "not-the-key")
+        page.get_by_role("button", name="继续").click()
+        expect(page.locator("[role=alert]")).to_contain_text("请使用所有者密钥")
+        page.fill("input[name=ownerKey]", OWNER_KEY)
+        page.get_by_role("button", name="继续").click()
+        expect(page.locator("#client-name")).to_have_text("Browser app 想要使用你的记忆")
+        expect(page.locator("#client-name [translate=no]")).to_have_text("Browser app")
+        expect(page.locator("#redirect-uri")).to_have_attribute("translate", "no")
+        expect(page.locator("#scopes")).to_contain_text("搜索、回忆和查看你的记忆")
+        expect(page.locator("#consent-card")).to_contain_text("此请求将于")
+        assert panel.untranslated() == []
+        page.get_by_role("button", name="拒绝").click()
+        page.wait_for_url(REDIRECT + "?**")
+        assert parse_qs(urlsplit(reached[-1]).query)["error"] == ["access_denied"]
+
+        # English chosen in the panel's Settings (kept in this browser) outweighs the browser's Chinese.
+        page.goto(f"{server.url}/admin/authorize.html")
+        page.evaluate("localStorage.setItem('companion-memory.admin', JSON.stringify({ language: 'en' }))")
+        page.goto(authorization_url(server, http)[0])
+        expect(page.locator("#sign-in")).to_contain_text("Owner key")
+        assert page.evaluate("document.documentElement.lang") == "en"
+        assert panel.untranslated() == []
+    panel.close()
+    assert panel.errors == [], panel.errors

@@ -94,6 +94,12 @@ export function t(key, params = {}) {
   return produced(text);
 }
 
+/** The message ``key`` as text around the given nodes, one per {placeholder}: data inside a
+ * sentence (an app's name, a host) keeps an element of its own, marked translate="no". */
+export function tWith(key, nodes) {
+  return t(key).split(/\{(\w+)\}/).map((part, index) => (index % 2 ? nodes[part] ?? `{${part}}` : part ? produced(part) : null));
+}
+
 /** A page's own part of the catalogs: ``const s = section("people"); s("title", { count })``. */
 export const section = (name) => (key, params) => t(`${name}.${key}`, params);
 
