@@ -96,9 +96,9 @@ export function render(container, route) {
     pageHeader(s("title"), s("subtitle")),
     REASONS[reason] ? h("p", { class: REASONS[reason], role: "alert", id: "settings-reason" }, s(`reasons.${reason}`)) : null,
     h("section", { class: "card" }, h("h2", {}, s("connection")), form),
-    config.apiKey ? connectedApps() : null,
     h("section", { class: "card" }, h("h2", {}, s("language")), language),
     h("section", { class: "card" }, h("h2", {}, s("theme")), theme),
+    config.apiKey ? connectedApps() : null,
     h("section", { class: "card small muted" }, h("h2", {}, s("about")), h("p", {}, s("aboutText"))),
   );
   if (!config.apiKey) key.focus();
