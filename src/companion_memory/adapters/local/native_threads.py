@@ -8,6 +8,14 @@ a while before it sleeps: when another program holds a core, the spinning thread
 one it waits for take turns on the other, and a 20 ms query embedding took 0.8–4 s
 (measured on 2 cores with one busy: ``OMP_WAIT_POLICY=PASSIVE`` made it 50–100 ms).
 
+The embedder runs ``EMBEDDER_THREADS`` engine threads side by side, each its own calls
+with an OpenMP team of one (``OMP_NUM_THREADS=1``): a team of several meets at a barrier
+a hundred times in one forward pass, and waits there whenever the event loop or another
+program has one of its threads off a core, while side-by-side calls never wait for each
+other. A query's work does not shrink with more threads anyway (about 25 ms of CPU for
+20 tokens, one thread or two), so concurrent chats gain from a second thread only as a
+second call running at once.
+
 numpy's BLAS (OpenBLAS, with a pool of its own that spins the same way) is held to one
 thread: the vector index multiplies one vector by a matrix, which more threads do not speed
 up. OpenBLAS starts its pool when numpy is imported, so its variable is set here too; the
@@ -29,27 +37,20 @@ from ...settings import Settings
 log = logging.getLogger("companion_memory")
 
 
-def embedder_threads(settings: Settings, environ: MutableMapping[str, str] = os.environ) -> int:
-    """``EMBEDDER_THREADS``, else ``OMP_NUM_THREADS`` when set, else every core but one,
-    which the event loop needs. With a thread on every core, the loop's own work (or any
-    other program) preempts one thread of the team, and every parallel region waits for
-    it. Measured on 2 cores (bench/recall_under_writes.py): with two threads a 20 ms
-    embedding sometimes took 1.2 s, and recall under 32 writers collapsed to seconds in
-    about half the runs; with one, its p95 stayed within 2.3–2.9× of idle in every run."""
+def embedder_threads(settings: Settings) -> int:
+    """How many engine calls run at once: ``EMBEDDER_THREADS``, else one per core. On 2
+    cores, one thread held 16 chats at about 28 req/s (its core full, 25 ms a query)
+    while the other core sat half idle."""
     if settings.EMBEDDER_THREADS:
         return settings.EMBEDDER_THREADS
-    configured = environ.get("OMP_NUM_THREADS", "").strip()
-    if configured.isdigit() and int(configured) > 0:
-        return int(configured)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, cores - 1)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def thread_environment(settings: Settings, environ: MutableMapping[str, str] = os.environ) -> dict[str, str]:
+def thread_environment(settings: Settings) -> dict[str, str]:
     """The variables the native libraries must find when they load."""
     return {
         "OMP_WAIT_POLICY": settings.EMBEDDER_WAIT_POLICY.upper(),
-        "OMP_NUM_THREADS": str(embedder_threads(settings, environ)),
+        "OMP_NUM_THREADS": "1",
         "OMP_PROC_BIND": settings.EMBEDDER_PROC_BIND,
         # PASSIVE already means no spinning; an explicit ACTIVE keeps libgomp's own spin count.
         **({"GOMP_SPINCOUNT": "0"} if settings.EMBEDDER_WAIT_POLICY == "passive" else {}),
@@ -61,7 +62,7 @@ def configure(settings: Settings, environ: MutableMapping[str, str] = os.environ
     """Sets ``thread_environment`` in ``environ`` (the process environment: libgomp and
     OpenBLAS read it through getenv when they load). Says so in the log when OpenMP was
     loaded before with another configuration, since it reads it no more."""
-    wanted = thread_environment(settings, environ)
+    wanted = thread_environment(settings)
     # OpenBLAS is also limited through threadpoolctl, so only OpenMP can be too late.
     changed = sorted(name for name, value in wanted.items() if environ.get(name) != value and "BLAS" not in name)
     environ.update(wanted)
