@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hmac
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
@@ -67,8 +67,9 @@ def principal_of(settings: Settings, headers: Headers) -> Principal:
     return principal
 
 
-def authenticate(request: Request) -> Principal:
-    """The principal the Authentication middleware found for this request."""
+async def authenticate(request: Request) -> Principal:
+    """The principal the Authentication middleware found for this request (async, as
+    api/deps.py says why)."""
     principal = request.scope.get("state", {}).get("principal")
     if isinstance(principal, Principal):
         return principal
@@ -106,7 +107,7 @@ def allowed(case: UseCase[Any, Any]) -> Any:
     nothing, not even whether its input was valid. ``CHECKS`` records the use case
     behind each check, so the tests can see which one each route calls."""
 
-    def check(principal: Annotated[Principal, Depends(authenticate)]) -> Principal:
+    async def check(principal: Annotated[Principal, Depends(authenticate)]) -> Principal:
         case.authorize(principal)
         return principal
 
@@ -118,7 +119,7 @@ def anyone(case: UseCase[Any, Any]) -> Any:
     """``allowed`` for the OAuth protocol steps, which a client takes before it holds any
     credential: the caller is ``OAUTH_CALLER``, whatever it sends."""
 
-    def check() -> Principal:
+    async def check() -> Principal:
         case.authorize(OAUTH_CALLER)
         return OAUTH_CALLER
 
@@ -127,4 +128,4 @@ def anyone(case: UseCase[Any, Any]) -> Any:
 
 
 # Each route's scope check → the use case behind it.
-CHECKS: dict[Callable[..., Principal], UseCase[Any, Any]] = {}
+CHECKS: dict[Callable[..., Awaitable[Principal]], UseCase[Any, Any]] = {}

@@ -10,7 +10,9 @@ from ..application.fields import Namespace
 from ..runtime import Runtime
 
 
-def get_runtime(request: Request) -> Runtime:
+# The dependencies are async although they never wait: FastAPI runs a plain function in
+# its thread pool, a hand-off to another thread and back for each one of every request.
+async def get_runtime(request: Request) -> Runtime:
     return request.app.state.runtime
 
 

@@ -212,9 +212,10 @@ class Recall:
             vector_ranked, query_vector, word_ranked, reach, types, POOL_FACTOR * size, meta, person_names
         )
         pool = self._awake(pool, resting, meta)
+        edges = _Edges(self.memories)
         if expand and pool:
-            pool = self._awake(await self._expand(pool, reach, types), resting, meta)
-        pool = (await self._contradictions(pool, reach, types, meta))[:size]
+            pool = self._awake(await self._expand(pool, edges, reach, types), resting, meta)
+        pool = (await self._contradictions(pool, edges, reach, types, meta))[:size]
         if rerank:
             await self._rerank(text, pool, meta)
         else:
@@ -452,14 +453,14 @@ class Recall:
         kept.sort(key=lambda h: h.score, reverse=True)
         return kept
 
-    async def _expand(self, pool: list[Hit], reach: Reach, types: Sequence[str]) -> list[Hit]:
+    async def _expand(self, pool: list[Hit], edges: _Edges, reach: Reach, types: Sequence[str]) -> list[Hit]:
         """One hop along relation edges: a memory gains a weighted share of its best
         related memory's score, and a related memory outside the pool joins with that
         share. A ``contradicts`` edge lends nothing (see _contradictions)."""
         by_id = {h.memory.id: h for h in pool}
         fused = {id_: h.score for id_, h in by_id.items()}
         lent: dict[str, tuple[float, str]] = {}
-        for edge in await self.memories.neighbours(list(by_id)):
+        for edge in await edges.touching(list(by_id)):
             for here, there in ((edge["source_id"], edge["target_id"]), (edge["target_id"], edge["source_id"])):
                 if here not in by_id:
                     continue
@@ -483,19 +484,21 @@ class Recall:
         """Not a plan, or a plan that has not ended (the nightly job may not have marked it yet)."""
         return is_open(memory, self.clock.now(), self.config.dream_time_zone)
 
-    async def _contradictions(self, pool: list[Hit], reach: Reach, types: Sequence[str], meta: RecallMeta) -> list[Hit]:
+    async def _contradictions(
+        self, pool: list[Hit], edges: _Edges, reach: Reach, types: Sequence[str], meta: RecallMeta
+    ) -> list[Hit]:
         """A ``contradicts`` edge between two live memories is a question the owner has
         not answered yet: the newer memory stands and is flagged, the older stays out.
         When the query found only the older, the newer takes its place (and its scores:
         the two are about the same thing)."""
         by_id = {h.memory.id: h for h in pool}
-        edges = [e for e in await self.memories.neighbours(list(by_id)) if e["relation"] == "contradicts"]
-        if not edges:
+        contradictions = [e for e in await edges.touching(list(by_id)) if e["relation"] == "contradicts"]
+        if not contradictions:
             return pool
         rows = {h.memory.id: h.memory for h in pool}
-        ends = {e["source_id"] for e in edges} | {e["target_id"] for e in edges}
+        ends = {e["source_id"] for e in contradictions} | {e["target_id"] for e in contradictions}
         rows.update((m.id, m) for m in await self.memories.get_many([i for i in ends if i not in rows]))
-        for edge in edges:
+        for edge in contradictions:
             source, target = rows.get(edge["source_id"]), rows.get(edge["target_id"])
             if source is None or target is None or not (_live(source, reach, ()) and _live(target, reach, ())):
                 continue
@@ -523,6 +526,25 @@ class Recall:
             if matched:
                 found.append({**entry, "matched": matched[0]})
         return found
+
+
+class _Edges:
+    """The relation edges one recall reads: expansion and the contradiction check look at
+    mostly the same memories, whose edges are read once."""
+
+    def __init__(self, memories: MemoryStore) -> None:
+        self.memories = memories
+        self.read: set[str] = set()
+        self.found: dict[tuple[str, str, str], dict[str, Any]] = {}
+
+    async def touching(self, ids: Sequence[str]) -> list[dict[str, Any]]:
+        missing = [id_ for id_ in ids if id_ not in self.read]
+        if missing:
+            for edge in await self.memories.neighbours(missing):
+                self.found[(edge["source_id"], edge["target_id"], edge["relation"])] = edge
+            self.read.update(missing)
+        wanted = set(ids)
+        return [e for e in self.found.values() if e["source_id"] in wanted or e["target_id"] in wanted]
 
 
 async def _nothing() -> tuple[dict[str, float], None]:

@@ -52,6 +52,8 @@ def memory_from_row(row: dict[str, Any]) -> Memory:
 def _list_column(row: dict[str, Any], column: str) -> list[Any]:
     """A JSON list column. One written unreadable (by hand, or an older version) reads as
     empty with a warning: the memory itself stays readable, recallable and editable."""
+    if row[column] in ("[]", None):  # most rows: recall reads a few dozen of them a turn
+        return []
     value, problem = read_stored_json(row[column])
     if problem or not isinstance(value, (list, type(None))):
         log.warning("memory %s: %s %s; read as empty", row.get("id"), column, problem or "is not a list")
