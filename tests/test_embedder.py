@@ -261,11 +261,11 @@ async def test_queries_that_arrive_together_share_one_engine_call() -> None:
     write = asyncio.create_task(embedder.embed(["memory"], kind="passage"))
     await asyncio.to_thread(engine.started.wait, 5)
     # Chats that come while the engine is busy wait for one call, not in a line.
-    queries = [await queued(embedder.embed([f"q {n}"], kind="query")) for n in range(6)]
+    queries = [await queued(embedder.embed([f"q {n}"], kind="query")) for n in range(4)]
     engine.let_through()
-    assert [await q for q in queries] == [[[1.0, float(n)]] for n in range(6)]
+    assert [await q for q in queries] == [[[1.0, float(n)]] for n in range(4)]
     await write
-    assert query_calls(engine) == [[f"q {n}" for n in range(6)]]
+    assert query_calls(engine) == [[f"q {n}" for n in range(4)]]
 
 
 async def test_a_shared_call_is_bounded() -> None:
@@ -275,12 +275,12 @@ async def test_a_shared_call_is_bounded() -> None:
     )
     write = asyncio.create_task(embedder.embed(["memory"], kind="passage"))
     await asyncio.to_thread(engine.started.wait, 5)
-    queries = [await queued(embedder.embed([f"q {n}"], kind="query")) for n in range(32)]
+    queries = [await queued(embedder.embed([f"q {n}"], kind="query")) for n in range(16)]
     engine.let_through()
-    assert [await q for q in queries] == [[[1.0, float(n)]] for n in range(32)]
+    assert [await q for q in queries] == [[[1.0, float(n)]] for n in range(16)]
     await write
     calls = query_calls(engine)
-    assert [t for texts in calls for t in texts] == [f"q {n}" for n in range(32)]  # in order of arrival
+    assert [t for texts in calls for t in texts] == [f"q {n}" for n in range(16)]  # in order of arrival
     assert max(len(texts) for texts in calls) == QUERY_BATCH_TOKENS // 20
 
 
