@@ -3,12 +3,15 @@ the real bundled embedder (``embedding_quality``); the rest on the word-hashing 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import httpx
 import pytest
 
 from companion_memory.adapters.model_io import ModelAPIError
 from companion_memory.domain.memory import Memory
-from companion_memory.ports import Database, RerankScore
+from companion_memory.ports import Database, RerankScore, SqlValue
 from companion_memory.runtime import Runtime
 from companion_memory.store.memories import POSTINGS_BUDGET, MemoryStore
 from tests.conftest import MCP_KEY, auth
@@ -460,3 +463,30 @@ async def test_an_accented_word_finds_its_memory_with_or_without_the_accent(
         hits = (await recall(client, query, "/v1/memory/search", min_score=0))["hits"]
         assert [h["id"] for h in hits] == [cafe.json()["memory"]["id"]], query
         assert "lexical" in hits[0]["channels"], query
+
+
+async def test_one_recall_reads_the_relation_edges_once(
+    client: httpx.AsyncClient, runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Expansion and the contradiction check look at mostly the same memories: a chat
+    turn's recall reads each one's edges once, not once for each."""
+    ids = await seed(client)
+    linked = await client.post(
+        f"/v1/memories/{ids['work.job']}/relations",
+        json={"target_id": ids["hobby.hiking"], "relation": "supports", "weight": 1.0},
+        headers=auth(),
+    )
+    assert linked.status_code == 201
+    read: list[set[SqlValue]] = []  # whose edges each statement read
+    original = runtime.db.all
+
+    async def counted(sql: str, params: Sequence[SqlValue] = ()) -> list[dict[str, Any]]:
+        if "FROM memory_relations" in sql:
+            read.append(set(params))
+        return await original(sql, params)
+
+    monkeypatch.setattr(runtime.db, "all", counted)
+    result = await runtime.recall.run("night-shift nurse hospital", k=3, min_score=0, account=True)
+    assert [h.via for h in result.hits if h.memory.id == ids["hobby.hiking"]] == [ids["work.job"]]
+    # The pool's, then only the memory the edge brought in (its own edges may contradict).
+    assert len(read) == 2 and ids["work.job"] in read[0] and read[1] == {ids["hobby.hiking"]}
