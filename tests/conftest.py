@@ -45,6 +45,15 @@ GUIDE_DOG_KEY = "test-guide-dog-key"
 
 EMBEDDING_QUALITY = "embedding_quality"
 
+# Single tests that take a process for many seconds (Pyodide; wrangler starting Miniflare once
+# per migration). Run first: worksteal hands out the end of the collection last, and one of
+# them there kept a worker busy while the others had finished.
+LONG_FIRST = ("test_pyodide_tier.py", "test_wrangler_migrations.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: item.path.name not in LONG_FIRST)
+
 
 @pytest.fixture(scope="session")
 def embedder() -> HashEmbedder:

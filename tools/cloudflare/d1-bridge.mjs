@@ -20,9 +20,13 @@ const mf = new Miniflare(
     d1Databases: ["DB"],
     host: "127.0.0.1",
     port: 0,
+    // The Worker's own socket: a request skips Miniflare's entry Worker (a hop that costs
+    // workerd about as much CPU as the D1 call itself).
+    unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
   })
 );
-const url = await mf.ready;
+await mf.ready;
+const url = await mf.unsafeGetDirectURL();
 let stopping = false;
 const stop = async () => {
   if (stopping) return;
