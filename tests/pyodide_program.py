@@ -1,11 +1,14 @@
 """Runs inside Pyodide (tools/cloudflare/pyodide-run.mjs), on Miniflare's real D1 and Queue
 bindings (``cf_env``), unchanged project code: the Cloudflare adapters (``ffi``, ``d1``,
-``queue``), the migrator, then the write path and the recall path end to end. Vectorize and
-Workers AI are the only fakes (``MemoryIndex`` below; ``HashEmbedder``). Each check prints
-``ok <name>``; the first failure raises, and the runner exits 1 with the traceback.
+``queue``), the migrator, the write path and the recall path end to end, and the task queue's
+consumer on what Miniflare's Queues deliver (batch size, retries with their delay, the dead
+letter). Vectorize and Workers AI are the only fakes (``MemoryIndex`` below; ``HashEmbedder``).
+Each check prints ``ok <name>``; the first failure raises, and the runner exits 1 with the
+traceback.
 
 ``tests/test_pyodide_tier.py`` runs it and hands over the settings' MemoryConfig as JSON
-(``cf_env.CONFIG``): pydantic (the settings model) has no Pyodide build here."""
+(``cf_env.CONFIG``): pydantic (the settings model) has no Pyodide build here; and the queue
+consumer's settings (``cf_env.QUEUE_CONSUMER``), which Miniflare was started with."""
 
 from __future__ import annotations
 
