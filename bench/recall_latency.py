@@ -11,8 +11,11 @@ embedder.
 
 Per size, printed: p50/p95 of ``Recall.run`` (k=10, no bookkeeping, hybrid: embedding,
 vector and word channels, fusion) and of Chroma (HNSW, the same embedder: query embedding
-plus ``collection.query`` with the same namespace/status filter), interleaved query by
-query in this one process, with their ratio; the query embedding alone; the share of the
+plus ``collection.query`` with the same namespace/status filter, the answer recall
+needs), interleaved query by query in this one process, with their ratio; Chroma again
+with no filter at all (its best case: a where-clause sends Chroma through its metadata
+store first, measured 50–90 ms more at 20k on 2 cores, but without one it answers across
+namespaces and statuses, which recall must not); the query embedding alone; the share of the
 exact vector top 10 that the index's vector search finds; how long our runtime takes to
 start on the filled data dir and the RSS it then adds; and how long each store took to
 fill. Chroma's column needs the bench extra (``pip install -e ".[local,bench]"``);
@@ -185,18 +188,21 @@ async def run_size(
             chroma_fill = time.perf_counter() - started
             collection.query(query_embeddings=queries[:1], n_results=10, where=CHROMA_FILTER)
 
-        ours, theirs, embedding = [], [], []
+        ours: list[float] = []
+        embedding: list[float] = []
+        theirs: dict[str, list[float]] = {"filtered": [], "unfiltered": []}
         for number, question in enumerate(questions):
-            # Interleaved, the order alternating, so both see the same machine.
-            for turn in (0, 1) if number % 2 else (1, 0):
+            # Interleaved, the order rotating, so all see the same machine.
+            for turn in (0, 1, 2)[number % 3 :] + (0, 1, 2)[: number % 3]:
                 started = time.perf_counter()
                 if turn == 0:
                     await runtime.recall.run(question, k=10)
                     ours.append(1000 * (time.perf_counter() - started))
                 elif collection is not None:
+                    where = CHROMA_FILTER if turn == 1 else None
                     vector = await embedder.embed([embedding_text(question)], kind="query")
-                    collection.query(query_embeddings=vector, n_results=10, where=CHROMA_FILTER)
-                    theirs.append(1000 * (time.perf_counter() - started))
+                    collection.query(query_embeddings=vector, n_results=10, where=where)
+                    theirs["filtered" if where else "unfiltered"].append(1000 * (time.perf_counter() - started))
             started = time.perf_counter()
             await embedder.embed([embedding_text(question)], kind="query")
             embedding.append(1000 * (time.perf_counter() - started))
@@ -204,11 +210,12 @@ async def run_size(
         p50, p95 = percentiles(ours)
         e50, e95 = percentiles(embedding)
         line = f"{size:>9}  {p50:>7.1f} / {p95:>6.1f}"
-        if theirs:
-            c50, c95 = percentiles(theirs)
-            line += f"  {c50:>7.1f} / {c95:>6.1f}  {p50 / c50:>5.2f}× / {p95 / c95:>5.2f}×"
-        else:
-            line += f"  {'-':>16}  {'-':>16}"
+        for timings in theirs.values():
+            if timings:
+                c50, c95 = percentiles(timings)
+                line += f"  {c50:>7.1f} / {c95:>6.1f}  {p50 / c50:>5.2f}× / {p95 / c95:>5.2f}×"
+            else:
+                line += f"  {'-':>16}  {'-':>16}"
         mode = "graph" if getattr(runtime.vectors, "approximate", False) else "exact"
         line += (
             f"  {e50:>6.1f} / {e95:>5.1f}  {vector_recall:>6.3f} {mode:<5}  {start_seconds:>6.1f}  {added_rss:>7.0f}"
@@ -224,7 +231,10 @@ async def main(
 ) -> None:
     texts, questions = corpus(DATA)
     questions = random.Random(42).sample(questions, min(query_count, len(questions)))
-    settings = Settings() if ann_threshold is None else Settings(VECTOR_ANN_THRESHOLD=ann_threshold)
+    # No query cache: each question is embedded for every recall and every Chroma query,
+    # as a new question is (the interleaving would otherwise hand one of them a cached vector).
+    threshold = {} if ann_threshold is None else {"VECTOR_ANN_THRESHOLD": ann_threshold}
+    settings = Settings(EMBEDDER_QUERY_CACHE_SECONDS=0, **threshold)
     if turn_vectors and turn_vectors.exists():
         turns = np.load(turn_vectors)
     else:
@@ -238,6 +248,7 @@ async def main(
             np.save(turn_vectors, turns)
     print(
         f"{'memories':>9}  {'ours p50 / p95 ms':>17}  {'Chroma p50 / p95':>16}  {'ours/Chroma':>16}"
+        f"  {'Chroma unfiltered':>16}  {'ours/unfiltered':>16}"
         f"  {'embed p50/p95':>13}  {'vec R@10':>8}{'':>6}  {'start s':>6}  {'RSS +MB':>7}"
         f"  {'fill s':>7}  {'Chroma fill s':>7}"
     )

@@ -8,6 +8,7 @@ import pytest
 
 from companion_memory.adapters.model_io import ModelAPIError
 from companion_memory.domain.memory import Memory
+from companion_memory.domain.search_text import query_terms
 from companion_memory.ports import Database, RerankScore
 from companion_memory.runtime import Runtime
 from companion_memory.store.memories import POSTINGS_BUDGET, MemoryStore
@@ -447,6 +448,23 @@ async def test_a_fragment_too_common_to_pick_anything_out_is_not_looked_for(db: 
     assert await store.substring_search("default", ["yzzy"]) == []  # in every one of them
     assert sorted(await store.substring_search("default", ["zzy-12"])) == ["m012", *(f"m{i}" for i in range(120, 130))]
     assert await store.substring_search("default", ["qqq"]) == []  # no memory has the trigram
+
+
+async def test_a_memory_written_after_a_common_word_was_counted_is_found_by_its_words(db: Database) -> None:
+    at = "2026-11-30T00:00:00.000Z"
+
+    def note(i: int, content: str) -> Memory:
+        return Memory(id=f"m{i:04}", namespace="default", type="note", content=content, created_at=at, updated_at=at)
+
+    # "weather" is common enough that its count is kept between recalls.
+    await db.batch([MemoryStore.insert(note(i, f"weather log {i}")) for i in range(2 * POSTINGS_BUDGET + 1)])
+    store = MemoryStore(db)
+    assert len(await store.lexical_search("default", query_terms("weather"), limit=5)) == 5
+    await db.batch([MemoryStore.insert(note(9000, "weather at the lighthouse: fog"))])
+    # Its rare word is counted afresh, and with the common one it ranks first.
+    assert [i for i, _ in await store.lexical_search("default", query_terms("lighthouse"))] == ["m9000"]
+    assert (await store.lexical_search("default", query_terms("weather lighthouse")))[0][0] == "m9000"
+    assert (await store.term_frequencies(query_terms("lighthouse"))) == {query_terms("lighthouse")[0]: 1}
 
 
 async def test_an_accented_word_finds_its_memory_with_or_without_the_accent(
