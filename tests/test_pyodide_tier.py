@@ -1,7 +1,7 @@
 """The Worker's Python in the real Pyodide (0.28, the version Python Workers bundle, from npm
 under the pinned Node) against Miniflare's real D1 and Queue bindings, with no bridge:
-``tests/pyodide_program.py`` runs the Cloudflare adapters, the migrator, and the write and
-recall paths there, and prints one ``ok`` line per check."""
+``tests/pyodide_program.py`` runs the Cloudflare adapters, the migrator, the write and recall
+paths and the task queue's consumer there, and prints one ``ok`` line per check."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import dataclasses
 import importlib.util
 import json
 import subprocess
+import tomllib
 from pathlib import Path
 
 from tests.cloudflare_tools import ROOT, TOOLS, require_toolchain, tool_env
@@ -25,7 +26,9 @@ CHECKS = (
     "ok errors: ConstraintError and DatabaseError",
     "ok concurrent queries on the event loop",
     "ok migrator applied",
-    "ok queue: send and send_batch deliver",
+    "ok queue: send and send_batch reach our consumer",
+    "ok queue (Miniflare only): a message acked before the handler threw",
+    "ok queue: a failing task is retried with its delay",
     "ok write path",
     "ok recall path",
 )
@@ -37,6 +40,20 @@ def _package_dir(name: str) -> str:
     return str(Path(spec.origin).parent)
 
 
+def queue_consumer() -> dict[str, object]:
+    """Miniflare's consumer of the task queue, as wrangler.toml configures Cloudflare's, plus
+    a dead-letter queue to see what reaches it (without one, Queues deletes those messages)
+    and no batch timeout (the tier waits for no batch to fill)."""
+    with (ROOT / "wrangler.toml").open("rb") as file:
+        (consumer,) = tomllib.load(file)["queues"]["consumers"]
+    return {
+        "maxBatchSize": consumer["max_batch_size"],
+        "maxRetries": consumer["max_retries"],
+        "maxBatchTimeout": 0,
+        "deadLetterQueue": f"{consumer['queue']}-dead-letters",
+    }
+
+
 def test_the_worker_code_runs_in_pyodide_on_real_bindings() -> None:
     node = require_toolchain()
     config = dataclasses.asdict(all_keys_settings().memory_config())
@@ -45,7 +62,7 @@ def test_the_worker_code_runs_in_pyodide_on_real_bindings() -> None:
     done = subprocess.run(
         [str(node), str(TOOLS / "pyodide-run.mjs"), str(ROOT), str(program), *map(_package_dir, VENDORED)],
         cwd=TOOLS,
-        env={**tool_env(), "PROGRAM_CONFIG": json.dumps(config)},
+        env={**tool_env(), "PROGRAM_CONFIG": json.dumps(config), "QUEUE_CONSUMER": json.dumps(queue_consumer())},
         capture_output=True,
         text=True,
         timeout=300,

@@ -22,6 +22,7 @@ import math
 import os
 import signal
 import subprocess
+import time
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
@@ -31,6 +32,8 @@ from companion_memory.migrations import MIGRATIONS_TABLE_DDL, Migration, split_s
 from companion_memory.ports import Statement
 from tests.cloudflare_tools import TOOLS, require_toolchain, tool_env
 from tests.fakes.d1 import LARGEST_NUMBER_INT, MAX_SAFE_INTEGER, UNDEFINED, FakeJsException, ResultStyle, _wrap
+
+KEEP_ALIVE_SECONDS = 1.0
 
 
 def _to_wire(value: Any) -> Any:
@@ -83,18 +86,20 @@ class MiniflareD1:
         self.pid = int(ready["pid"])
         address = urlsplit(ready["url"])
         self._address = (address.hostname or "127.0.0.1", address.port)
+        self._open: http.client.HTTPConnection | None = None
+        self._idle_since = 0.0
 
     def call(self, path: str, payload: dict[str, Any] | None = None) -> Any:
-        # A connection per call: workerd closes a kept-alive one that sat idle (a broken pipe
-        # on the next call), and a call is never retried (it may have run).
-        connection = http.client.HTTPConnection(*self._address, timeout=60)
+        connection = self._connection()
         try:
             body = json.dumps(payload or {})
             connection.request("POST", path, body=body, headers={"Content-Type": "application/json"})
             response = connection.getresponse()
             text = response.read()
-        finally:
-            connection.close()
+        except BaseException:
+            self._drop()
+            raise
+        self._idle_since = time.monotonic()
         if response.status != 200:
             raise RuntimeError(f"the D1 bridge answered {response.status}: {text[:500]!r}")
         answer = json.loads(text)
@@ -102,6 +107,22 @@ class MiniflareD1:
             error = answer["error"]
             raise FakeJsException(error["message"], error["name"])
         return answer["value"]
+
+    def _connection(self) -> http.client.HTTPConnection:
+        # Kept alive while the calls come back to back (a new connection per call costs
+        # workerd and us more than many a statement); workerd closes one that sat idle
+        # (after more than 6 s, measured), and a call is never retried (it may have run),
+        # so one idle for a second is replaced before it is used.
+        if self._open is not None and time.monotonic() - self._idle_since > KEEP_ALIVE_SECONDS:
+            self._drop()
+        if self._open is None:
+            self._open = http.client.HTTPConnection(*self._address, timeout=60)
+        return self._open
+
+    def _drop(self) -> None:
+        if self._open is not None:
+            self._open.close()
+            self._open = None
 
     def reset(self, setup: Sequence[Statement] = ()) -> None:
         """Drop every table, view and trigger and run ``setup``, in one batch: the next test
@@ -114,6 +135,7 @@ class MiniflareD1:
         self.call("/fresh", {"statements": _statements(setup)})
 
     def stop(self) -> None:
+        self._drop()
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGTERM)
         try:

