@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
 import queue
 import threading
 import time
@@ -77,6 +76,8 @@ STEP_TOKENS = 512
 QUERY_BATCH_TOKENS = 96
 # Query texts whose vectors are kept.
 QUERY_CACHE_SIZE = 1024
+# A lone query tries the team size it is not using once in this many (see _Cores).
+_TEAM_PROBE_EVERY = 16
 # Characters per token of the limit tokenized before the search for the cut starts: the
 # limit's tokens of any real text fit well inside (English runs about 4 characters a token).
 _HEAD_CHARS_PER_TOKEN = 16
@@ -196,40 +197,60 @@ def _embed_together(engine: Engine, batch: list[_Job]) -> None:
 
 
 class _Cores:
-    """How many cores an engine call takes. A query's forward pass takes a team of
+    """How many cores an engine call takes. A query's forward pass may take a team of
     ``cores`` when it would otherwise run alone: with the cores free, a team of two embeds a
     question in 15 ms where one thread takes 27 (2 cores, LoCoMo questions; OpenMP threads
-    that spin a thousand times before they sleep, ``native_threads``). Anything else takes
-    one: a team waits at its barriers whenever one of its threads is off its core, so beside
-    another engine call, or when the machine's load leaves no core free, a team of two took
-    34 ms where one took 27. Passage work never takes a team: it is not waited for."""
+    that spin a thousand times before they sleep, ``native_threads``). But a team waits at
+    its barriers whenever one of its threads is off its core: with one core busy elsewhere,
+    a team of two took 34 ms where one took 27. So lone queries take whichever did better
+    per token lately, and one in ``_TEAM_PROBE_EVERY`` tries the other, to see the machine
+    change. Anything beside another call takes one core, and passage work is not waited
+    for, so it takes one too."""
 
     def __init__(self, cores: int) -> None:
         self.cores = cores
         self._running = 0
+        self._started = 0
+        self._lone = 0
+        # Seconds per token of recent lone queries, per team size; None until tried (the
+        # team first).
+        self._cost: dict[int, float | None] = {cores: None, 1: None}
         self._lock = threading.Lock()
         # omp_set_num_threads of the engine's libgomp (none with a fake engine): the team
         # size is kept per calling thread, so each call sets its own.
         self._openmp = ThreadpoolController().select(user_api="openmp").lib_controllers
 
     @contextmanager
-    def call(self, is_query: bool) -> Iterator[None]:
+    def call(self, is_query: bool, tokens: int) -> Iterator[None]:
         with self._lock:
             self._running += 1
-            alone = self._running == 1
-        team = self.cores if is_query and alone and self.cores > 1 and _load() < self.cores - 0.5 else 1
+            self._started += 1
+            mark = self._started
+            lone = is_query and self._running == 1 and self.cores > 1
+            team = self._team() if lone else 1
         for library in self._openmp:
             library.set_num_threads(team)
+        began = time.perf_counter()
         try:
             yield
         finally:
+            per_token = (time.perf_counter() - began) / max(1, tokens)
             with self._lock:
                 self._running -= 1
+                # Only a call that ran alone throughout tells what its team costs.
+                if lone and self._started == mark:
+                    known = self._cost[team]
+                    self._cost[team] = per_token if known is None else 0.7 * known + 0.3 * per_token
 
-
-def _load() -> float:
-    """The machine's 1-minute load average; where there is none (Windows), as if full."""
-    return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("inf")
+    def _team(self) -> int:
+        untried = [team for team, cost in self._cost.items() if cost is None]
+        if untried:
+            return untried[0]
+        self._lone += 1
+        best = min(self._cost, key=lambda team: self._cost[team] or 0.0)
+        if self._lone % _TEAM_PROBE_EVERY == 0:
+            return next(team for team in self._cost if team != best)
+        return best
 
 
 def _work(engine: Engine, jobs: Jobs, order: itertools.count[int], cores: _Cores, window: float) -> None:
@@ -246,10 +267,10 @@ def _work(engine: Engine, jobs: Jobs, order: itertools.count[int], cores: _Cores
             if job.is_query and job.tokens(engine) < QUERY_BATCH_TOKENS:
                 _gather_queries(batch, engine, jobs, window)
                 if len(batch) > 1:
-                    with cores.call(is_query=True):
+                    with cores.call(is_query=True, tokens=sum(j.tokens(engine) for j in batch)):
                         _embed_together(engine, batch)
                     continue
-            with cores.call(job.is_query):
+            with cores.call(job.is_query, job.tokens(engine) if job.is_query else 0):
                 done = job.step(engine)
         except BaseException as error:  # noqa: BLE001 - whatever it is, the callers must hear of it, not wait forever
             for failed in batch:
