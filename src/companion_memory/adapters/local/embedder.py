@@ -45,10 +45,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 import queue
+import statistics
 import threading
 import time
 import weakref
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, InvalidStateError
 from contextlib import contextmanager
@@ -76,8 +77,10 @@ STEP_TOKENS = 512
 QUERY_BATCH_TOKENS = 96
 # Query texts whose vectors are kept.
 QUERY_CACHE_SIZE = 1024
-# A lone query tries the team size it is not using once in this many (see _Cores).
+# A lone query tries the team size it is not using once in this many, and each size is
+# judged by its last _TEAM_SAMPLES lone calls (see _Cores).
 _TEAM_PROBE_EVERY = 16
+_TEAM_SAMPLES = 5
 # Characters per token of the limit tokenized before the search for the cut starts: the
 # limit's tokens of any real text fit well inside (English runs about 4 characters a token).
 _HEAD_CHARS_PER_TOKEN = 16
@@ -203,18 +206,18 @@ class _Cores:
     that spin a thousand times before they sleep, ``native_threads``). But a team waits at
     its barriers whenever one of its threads is off its core: with one core busy elsewhere,
     a team of two took 34 ms where one took 27. So lone queries take whichever did better
-    per token lately, and one in ``_TEAM_PROBE_EVERY`` tries the other, to see the machine
-    change. Anything beside another call takes one core, and passage work is not waited
-    for, so it takes one too."""
+    per token lately (the median of its last ``_TEAM_SAMPLES`` lone calls, so that a team's
+    first call, which starts its threads, is not held against it), and one in
+    ``_TEAM_PROBE_EVERY`` tries the other, to see the machine change. Anything beside
+    another call takes one core, and passage work is not waited for, so it takes one too."""
 
     def __init__(self, cores: int) -> None:
         self.cores = cores
         self._running = 0
         self._started = 0
         self._lone = 0
-        # Seconds per token of recent lone queries, per team size; None until tried (the
-        # team first).
-        self._cost: dict[int, float | None] = {cores: None, 1: None}
+        # Seconds per token of recent lone queries, per team size (the team first).
+        self._cost: dict[int, deque[float]] = {cores: deque(maxlen=_TEAM_SAMPLES), 1: deque(maxlen=_TEAM_SAMPLES)}
         self._lock = threading.Lock()
         # omp_set_num_threads of the engine's libgomp (none with a fake engine): the team
         # size is kept per calling thread, so each call sets its own.
@@ -239,15 +242,14 @@ class _Cores:
                 self._running -= 1
                 # Only a call that ran alone throughout tells what its team costs.
                 if lone and self._started == mark:
-                    known = self._cost[team]
-                    self._cost[team] = per_token if known is None else 0.7 * known + 0.3 * per_token
+                    self._cost[team].append(per_token)
 
     def _team(self) -> int:
-        untried = [team for team, cost in self._cost.items() if cost is None]
+        untried = [team for team, samples in self._cost.items() if len(samples) < _TEAM_SAMPLES // 2 + 1]
         if untried:
             return untried[0]
         self._lone += 1
-        best = min(self._cost, key=lambda team: self._cost[team] or 0.0)
+        best = min(self._cost, key=lambda team: statistics.median(self._cost[team]))
         if self._lone % _TEAM_PROBE_EVERY == 0:
             return next(team for team in self._cost if team != best)
         return best
