@@ -58,6 +58,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 from recall_latency import DATA, corpus  # noqa: E402
 
 KEY = "bench-key"
+# How long the servers may take to finish their own work after starting.
+SETTLE_SECONDS = 900
 CACHE = ROOT / ".bench-cache"
 REPLY = "A short answer from the provider, streamed in a few pieces."
 LABELS = {
@@ -190,6 +192,13 @@ class Target:
     def provider_model(self) -> str:
         return f"local/{self.name}" if self.ours else self.name
 
+    def cpu_seconds(self) -> float:
+        """CPU time the server process has used so far (all its threads)."""
+        if self.process is None:
+            return 0.0
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def rss_mb(self) -> float | None:
         if self.process is None:
             return None
@@ -231,6 +240,26 @@ def launch(name: str, command: list[str], port: int, env: dict[str, str], log: P
         time.sleep(0.02)
     target.cold_start = time.perf_counter() - started
     return target
+
+
+def settle(targets: list[Target], limit: float = SETTLE_SECONDS) -> None:
+    """Waits until no server does work of its own (under 5% of a core over 2 s), so that
+    none measures while another runs in the background: a gateway at an older revision
+    re-embeds the whole store at start (the store's text form changed since), and
+    that took a core for minutes, in every other target's figures too."""
+    started = time.monotonic()
+    for target in targets:
+        if target.process is None:
+            continue
+        while True:
+            before = target.cpu_seconds()
+            time.sleep(2)
+            if target.cpu_seconds() - before < 0.1:
+                break
+            if time.monotonic() - started > limit:
+                raise SystemExit(f"{target.name} was still busy after {limit:.0f} s")
+    if time.monotonic() - started > 10:
+        print(f"servers idle after {time.monotonic() - started:.0f} s", flush=True)
 
 
 @contextlib.contextmanager
@@ -504,9 +533,10 @@ def main(args: argparse.Namespace) -> None:
     try:
         if {"on", "baseline"} & set(names):
             build_store(work / "store", memories, turns)
-        bound = 180 + len(names) * (2 * args.seconds + 2 * args.turns)  # far more than the run takes
+        bound = 180 + SETTLE_SECONDS + len(names) * (2 * args.seconds + 2 * args.turns)  # far more than the run takes
         with burner(bound) if args.contended else contextlib.nullcontext(), worktree(args.baseline) as baseline:
             targets = start_targets(names, provider, work, baseline)
+            settle(targets)
             single_turns(targets, asked[:5])  # warm up every path
             for target in targets:
                 target.full.clear()
