@@ -53,6 +53,8 @@ _EXPANSION_SEARCH = 128
 _GRAPH_DTYPE = "f16"
 # Candidates taken from the graph per match wanted, before they are scored again.
 _CANDIDATES_PER_MATCH = 2
+# Filters whose masks are kept at once (recall's, search's, a type-filtered tool's).
+_MASKS_KEPT = 8
 # The graph is saved again after this share of the index has changed (at least
 # _SAVE_AFTER_MIN changes), so that a start after a crash has no more to catch up with;
 # a save writes the whole graph, so a smaller share costs more writing while it grows.
@@ -242,8 +244,7 @@ class LocalVectorIndex:
         size = len(self._ids)
         if not size or top_k <= 0:
             return []
-        mask = self._mask(filter or {})
-        allowed = int(np.count_nonzero(mask))
+        mask, allowed = self._mask(filter or {})
         if allowed == 0:
             return []
         if self._ann is None or allowed <= self.ann_threshold:
@@ -324,8 +325,14 @@ class LocalVectorIndex:
             wanted *= 4
         return self._exact(query, mask, allowed, top_k)
 
-    def _mask(self, filter: Mapping[str, VectorFilterValue]) -> np.ndarray:
-        """Vectorize's metadata filter over the whole index at once."""
+    def _mask(self, filter: Mapping[str, VectorFilterValue]) -> tuple[np.ndarray, int]:
+        """Vectorize's metadata filter over the whole index at once, and how many rows
+        pass it. Kept until the next write: recall asks with the same filter turn after
+        turn, and a mask over a million rows takes milliseconds to make."""
+        name = json.dumps(filter, sort_keys=True, default=repr)
+        known = self._masks.get(name)
+        if known is not None:
+            return known
         size = len(self._ids)
         mask = np.ones(size, dtype=bool)
         for key, condition in filter.items():
@@ -334,7 +341,10 @@ class LocalVectorIndex:
                 if op not in _FILTER_OPERATORS or (op in ("$in", "$nin") and not isinstance(operand, (list, tuple))):
                     raise ValueError(f"unsupported vector filter operator {op!r}")
                 mask &= column.where(op, operand, size)
-        return mask
+        if len(self._masks) >= _MASKS_KEPT:
+            self._masks.clear()
+        known = self._masks[name] = (mask, int(np.count_nonzero(mask)))
+        return known
 
     # -- storage ------------------------------------------------------------
 
@@ -356,6 +366,8 @@ class LocalVectorIndex:
         # Position of each stored key (-1: gone); the graph answers with keys.
         self._key_position = np.zeros(0, dtype=np.int64)
         self._columns: dict[str, _Column] = {}
+        # Filter → (mask, rows passing it), until the next change (see _mask).
+        self._masks: dict[str, tuple[np.ndarray, int]] = {}
         self._storage = np.zeros((0, self.dimensions), dtype=np.float32)
         self._ann: Any = None
         self._unsaved = 0
@@ -413,6 +425,7 @@ class LocalVectorIndex:
 
     def _put(self, key: int, id_: str, vector: np.ndarray, metadata: Mapping[str, Any]) -> None:
         """One row in memory (the graph is the caller's: it adds in batches)."""
+        self._masks.clear()
         position = self._position.get(id_)
         if position is None:
             position = len(self._ids)
@@ -432,6 +445,7 @@ class LocalVectorIndex:
     def _forget(self, positions: list[int]) -> None:
         """Removes rows from memory and the graph, each hole filled by the last row so
         that removal stays O(dimensions)."""
+        self._masks.clear()
         keys = self._keys[positions].copy()
         if self._ann is not None:
             self._ann.remove(keys.astype(np.uint64))
