@@ -143,6 +143,14 @@ class RecallMeta:
 
 
 @dataclass
+class _WordFound:
+    """What the word channels found: ids best first per channel, and their rows."""
+
+    ranked: dict[str, list[str]]
+    rows: dict[str, Memory]
+
+
+@dataclass
 class RecallResult:
     hits: list[Hit]
     glossary_hits: list[dict[str, Any]]
@@ -201,15 +209,13 @@ class Recall:
         said = text
         text, person_names = await self._with_other_names(namespace, text, meta)
         reach = await self._reach((namespace, *namespaces))
-        (vector_ranked, query_vector), lexical_ranked, substring_ranked = await asyncio.gather(
+        (vector_ranked, query_vector), words = await asyncio.gather(
             self._vector_channel(text, reach, types, meta) if vector else _nothing(),
-            self._lexical_channel(text, reach, types),
-            self._substring_channel(said, reach, types),
+            self._word_channels(text, said, reach, types),
         )
         size = max(self.config.memory_filter_max_candidates, k)
-        word_ranked = {"lexical": lexical_ranked, "substring": substring_ranked}
         pool = await self._pool(
-            vector_ranked, query_vector, word_ranked, reach, types, POOL_FACTOR * size, meta, person_names
+            vector_ranked, query_vector, words, reach, types, POOL_FACTOR * size, meta, person_names
         )
         pool = self._awake(pool, resting, meta)
         edges = _Edges(self.memories)
@@ -314,6 +320,15 @@ class Recall:
         best = sorted(scores, key=scores.__getitem__, reverse=True)[: self.config.memory_top_k]
         return {id_: scores[id_] for id_ in best}, vector
 
+    async def _word_channels(self, text: str, said: str, reach: Reach, types: Sequence[str]) -> _WordFound:
+        """The word channels, and the rows of what they found: this needs only the
+        query's words, so it is done while the query is embedded."""
+        lexical, substring = await asyncio.gather(
+            self._lexical_channel(text, reach, types), self._substring_channel(said, reach, types)
+        )
+        rows = {m.id: m for m in await self.memories.get_many(list(dict.fromkeys(lexical + substring)))}
+        return _WordFound({"lexical": lexical, "substring": substring}, rows)
+
     async def _lexical_channel(self, text: str, reach: Reach, types: Sequence[str]) -> list[str]:
         terms = query_terms(text)
         if not terms:
@@ -341,7 +356,7 @@ class Recall:
         self,
         vector_ranked: dict[str, float],
         query_vector: list[float] | None,
-        word_ranked: dict[str, list[str]],
+        words: _WordFound,
         reach: Reach,
         types: Sequence[str],
         limit: int,
@@ -354,7 +369,7 @@ class Recall:
         query and "安娜" in the memory): no similarity floor applies to it."""
         fused: dict[str, float] = {}
         channels: dict[str, dict[str, int]] = {}
-        for name, ids in (("vector", list(vector_ranked)), *word_ranked.items()):
+        for name, ids in (("vector", list(vector_ranked)), *words.ranked.items()):
             weight = CHANNEL_WEIGHTS[name]
             for rank, id_ in enumerate(ids, start=1):
                 fused[id_] = fused.get(id_, 0.0) + weight / (RRF_K + rank)
@@ -368,7 +383,8 @@ class Recall:
                     similarity[record.id] = self._relevance(_cosine(query_vector, record.values))
             except VectorIndexError as error:  # those hits go on without a similarity
                 meta.notes.append(f"vector lookup failed ({type(error).__name__}); some scores unknown")
-        rows = {m.id: m for m in await self.memories.get_many(ranked)}
+        rows = dict(words.rows)
+        rows |= {m.id: m for m in await self.memories.get_many([id_ for id_ in ranked if id_ not in rows])}
         pool: list[Hit] = []
         seen_text: dict[str, str] = {}
         for id_ in ranked:
