@@ -37,6 +37,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -574,4 +575,7 @@ if __name__ == "__main__":
     arguments = parser.parse_args()
     if arguments.quick:
         arguments.turns, arguments.seconds = min(arguments.turns, 60), min(arguments.seconds, 10)
+    # Stopped by a signal (timeout, kill), the run still stops its servers and removes the
+    # baseline's worktree: its cleanup is in finally blocks, which SystemExit runs.
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
     main(arguments)
