@@ -103,7 +103,11 @@ export function modal(title, { onClose, wide = false } = {}) {
   }, sheet);
   document.addEventListener("keydown", onKey);
   append(root, backdrop);
-  requestAnimationFrame(() => (sheet.querySelector("input, textarea, select") || sheet.querySelector("button"))?.focus());
+  // The first field takes the focus on the next frame, unless one of the sheet's own has it
+  // by then: a click into a field as the sheet opened must not send the typing elsewhere.
+  requestAnimationFrame(() => {
+    if (!sheet.contains(document.activeElement)) (sheet.querySelector("input, textarea, select") || sheet.querySelector("button"))?.focus();
+  });
   return { body, close, setTitle: (text) => (heading.textContent = text) };
 }
 
