@@ -8,15 +8,30 @@ if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null
   exit 1
 fi
 ensure_venv() {
-  local extras="$1" stamp=".venv/.installed-$1"
+  local extras="$1"
   if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
   fi
-  if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  if ! installed "$extras"; then
     .venv/bin/python -m pip install --quiet --upgrade pip
     .venv/bin/python -m pip install --quiet -e ".[$extras]"
-    touch "$stamp"
+    touch ".venv/.installed-$extras"
   fi
+}
+
+# Whether an install since pyproject.toml last changed had all of these extras: the test
+# tools' install (local,dev) serves `serve` and the command line (local) as well.
+installed() {
+  local stamp extra have
+  for stamp in .venv/.installed-*; do
+    [ -f "$stamp" ] && ! [ pyproject.toml -nt "$stamp" ] || continue
+    have=",${stamp#.venv/.installed-},"
+    for extra in ${1//,/ }; do
+      [[ "$have" == *",$extra,"* ]] || continue 2
+    done
+    return 0
+  done
+  return 1
 }
 
 # The real-D1 and Pyodide test tiers run on a pinned Node, Miniflare/workerd, wrangler and
