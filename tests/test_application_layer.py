@@ -36,8 +36,6 @@ NOT_ACTIONS = {
     "/memory-admin",
     "/openapi.json",
     "/docs",
-    "/docs/oauth2-redirect",
-    "/redoc",
     "/health",
 }
 # The chat turns answer with the provider's own completion or event stream, relayed as it

@@ -63,6 +63,10 @@ def create_app(runtime: Runtime, *, lifespan: Any = None) -> FastAPI:
         title="companion-memory",
         version=__version__,
         description="Long-term memory for AI chat clients and agents.",
+        # FastAPI's pages load Swagger UI from a CDN: the local server serves its own
+        # (adapters/local/docs.py); the Worker serves /openapi.json alone.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.runtime = runtime
     errors.install(app)

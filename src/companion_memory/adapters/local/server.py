@@ -21,6 +21,7 @@ from ...memory.nightly import next_run
 from ...ports import QueueMessage
 from ...runtime import Runtime
 from ...settings import Settings
+from . import docs
 from .http_timeouts import BodyTimeout, header_timeout_protocol
 from .task_queue import LocalTaskQueue
 from .vector_index import LocalVectorIndex
@@ -121,6 +122,7 @@ def create_local_app(runtime: Runtime) -> FastAPI:
                 runtime.vectors.save()
 
     app = create_app(runtime, lifespan=lifespan)
+    docs.install(app)
     # In the Worker, Workers static assets serve these files.
     panel = StaticFiles(directory=admin_dir(), html=True)
     for prefix in PANEL_PREFIXES:
