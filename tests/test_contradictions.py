@@ -208,7 +208,7 @@ def test_the_prompt_names_the_older_claim() -> None:
 
     memory = Memory(id="n", namespace="default", type="fact", content="Moved to Berlin", created_at="", updated_at="")
     hit = Hit(memory=memory, score=1.0, raw_score=1.0, contradicted_by=["o"], contradicted_claims=["Lives in Paris"])
-    assert hit_line(1, hit) == (
+    assert hit_line(1, hit, "Asia/Singapore") == (
         '1. [fact, ] Moved to Berlin (this contradicts an older memory, "Lives in Paris"; '
         "the user has not yet said which one stands)"
     )

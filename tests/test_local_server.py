@@ -237,7 +237,10 @@ def test_cli_dream_rollup_and_nightly_as_a_user_runs_them(data_dir: Path, tmp_pa
     assert [line.split()[1].rstrip(":") for line in nightly.splitlines()] == list(NIGHTLY_STEPS)
     assert all(line.startswith("ok") for line in nightly.splitlines())
     assert "not a date" in run("dream", "--date", "yesterday").stderr
-    edge = run("dream", "--date", "0001-01-01")
+    # The calendar's first day began before UTC's in Singapore (locally the machine's zone is the default).
+    edge = run_cli(
+        tmp_path, "dream", "--date", "0001-01-01", "--data-dir", str(data_dir), DREAM_TIME_ZONE="Asia/Singapore"
+    )
     assert edge.returncode == 2 and "0001-01-01 is out of range" in edge.stderr and "Traceback" not in edge.stderr
 
 

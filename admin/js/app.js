@@ -2,7 +2,7 @@
 import { onUnauthorized } from "./api.js";
 import { applyTheme, loadConfig, serverUrl } from "./config.js";
 import { append, clear, h, icon } from "./dom.js";
-import { setLanguage, setTimeZone, t } from "./i18n.js";
+import { followServerTimeZone, setLanguage, t } from "./i18n.js";
 import { flushPending } from "./ui.js";
 import { refreshPendingBadge } from "./badge.js";
 import { parseRoute } from "./router.js";
@@ -69,21 +69,11 @@ async function render() {
   cleanup = (await module.render(container, current)) || null;
 }
 
-/** The server's DREAM_TIME_ZONE (on /health, which needs no key): the panel's days are the dream's. */
-async function loadTimeZone() {
-  try {
-    const response = await fetch(`${serverUrl()}/health`, { credentials: "omit", cache: "no-store" });
-    if (response.ok) setTimeZone((await response.json()).time_zone);
-  } catch {
-    // Unreachable server: the device's zone until it answers; the pages say what failed.
-  }
-}
-
 async function start() {
   applyTheme();
   setLanguage(loadConfig().language);
   buildTabs();
-  await loadTimeZone();
+  await followServerTimeZone(serverUrl());
   onUnauthorized((error) => {
     const reason = error.code === "missing_key" ? "welcome" : "unauthorized";
     if (route().page !== "settings" || reason === "unauthorized") location.hash = `#/settings?reason=${reason}`;
@@ -94,7 +84,7 @@ async function start() {
   window.addEventListener("panel:relabel", async () => {
     setLanguage(loadConfig().language);
     buildTabs();
-    await loadTimeZone();
+    await followServerTimeZone(serverUrl());
     render();
   });
   render();

@@ -4,7 +4,7 @@
 // proves this browser began the request belongs to that server.
 import { applyTheme, loadConfig, saveConfig } from "./config.js";
 import { append, clear, h } from "./dom.js";
-import { section, setLanguage, tOr, tWith, when } from "./i18n.js";
+import { followServerTimeZone, section, setLanguage, tOr, tWith, when } from "./i18n.js";
 import { busy, button, field } from "./ui.js";
 
 const s = section("authorize");
@@ -13,6 +13,8 @@ const verbatim = (tag, value, attrs = {}) => h(tag, { translate: "no", ...attrs 
 
 const root = document.getElementById("consent");
 const requestId = new URLSearchParams(location.search).get("request");
+// The request's deadline is shown in the server's zone, as the panel shows its times.
+const zoneKnown = followServerTimeZone(location.origin);
 
 function say(text, kind = "notice") {
   append(clear(root), h("h1", {}, s("title")), h("p", { class: kind, role: "status", id: "consent-status" }, text));
@@ -64,6 +66,7 @@ async function show(key, remember) {
   if (status === 404) return say(s("expired"), "notice notice-warn");
   if (status !== 200) return say(failure(data, status), "notice notice-error");
   if (remember) saveConfig({ apiKey: key });
+  await zoneKnown;
   const approve = button(s("approve"), { kind: "primary", id: "approve", onclick: () => decide(key, true, approve, deny) });
   const deny = button(s("deny"), { id: "deny", onclick: () => decide(key, false, deny, approve) });
   append(clear(root),

@@ -44,7 +44,7 @@ export function setLanguage(choice) {
 export const currentLanguage = () => language;
 
 /** Dates and times from now on are shown in this IANA zone (the server's DREAM_TIME_ZONE). */
-export function setTimeZone(zone) {
+function setTimeZone(zone) {
   try {
     new Intl.DateTimeFormat("en", { timeZone: zone });
     timeZone = zone;
@@ -52,6 +52,17 @@ export function setTimeZone(zone) {
     timeZone = undefined; // an unknown zone: the device's own
   }
   cache.clear();
+}
+
+/** Dates and times from now on in the zone of the server at ``base`` (its DREAM_TIME_ZONE, on
+ * /health, which needs no key): the panel's and the consent page's days are the dream's. */
+export async function followServerTimeZone(base) {
+  try {
+    const response = await fetch(`${base}/health`, { credentials: "omit", cache: "no-store" });
+    if (response.ok) setTimeZone((await response.json()).time_zone);
+  } catch {
+    // Unreachable server: the device's zone until it answers; the pages say what failed.
+  }
 }
 
 export const currentTimeZone = () => timeZone || Intl.DateTimeFormat().resolvedOptions().timeZone;

@@ -30,13 +30,19 @@ def default_data_dir() -> Path:
 
 def load_settings() -> Settings:
     """Environment variables, plus a ``.env`` in the working directory (which never
-    overrides a variable that is already set)."""
+    overrides a variable that is already set). Days are cut in the machine's own time zone
+    unless DREAM_TIME_ZONE says otherwise."""
     from dotenv import load_dotenv
     from pydantic import ValidationError
 
+    from .adapters.local.machine_zone import machine_time_zone
+
     load_dotenv(Path.cwd() / ".env", override=False)
+    env = dict(os.environ)
+    if not env.get("DREAM_TIME_ZONE") and (own := machine_time_zone(env)):
+        env["DREAM_TIME_ZONE"] = own
     try:
-        return Settings.from_env(os.environ)
+        return Settings.from_env(env)
     except ValidationError as error:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
         raise SystemExit(f"companion-memory: invalid setting ({problems})") from None
@@ -205,6 +211,7 @@ def _serve(settings: Settings, data_dir: Path, host: str, port: int) -> int:
             print(f"Using the owner key kept in {data_dir} (set CHATBOX_API_KEY to choose your own).", flush=True)
     runtime = asyncio.run(build_local_runtime(settings, data_dir))
     print(f"companion-memory: data in {data_dir}, embedder {runtime.embedder.model} ({runtime.embedder.dimensions}-d)")
+    print(f"Days begin at midnight in {settings.DREAM_TIME_ZONE} (DREAM_TIME_ZONE)")
     print(f"Serving on http://{host}:{port}  (API docs at /docs)", flush=True)
     redact_access_log()
     uvicorn.run(**server_options(create_local_app(runtime), settings), host=host, port=port, log_level="info")

@@ -129,7 +129,13 @@ class Runtime:
     @cached_property
     def context(self) -> ContextAssembler:
         return ContextAssembler(
-            self.db, self.clock, self.settings.CONTEXT_BUDGET_TOKENS, self.plans, self.todos, self.ladder
+            self.db,
+            self.clock,
+            self.settings.CONTEXT_BUDGET_TOKENS,
+            self.settings.DREAM_TIME_ZONE,
+            self.plans,
+            self.todos,
+            self.ladder,
         )
 
     @cached_property

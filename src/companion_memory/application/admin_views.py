@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ..clock import local_date
 from ..memory.starmap import star_map_mermaid, star_map_svg
 from ..runtime import Runtime
 from ..store.admin_views import AdminViews, Period
@@ -133,7 +134,7 @@ async def starmap(runtime: Runtime, _: Principal, query: StarMapQuery) -> StarMa
     """The star map as a file: a standalone SVG or Mermaid text (stars coloured by type,
     relations as lines), of the same memories the graph shows."""
     view = await _graph(runtime, query)
-    day = runtime.clock.now().date().isoformat()
+    day = local_date(runtime.clock.now(), runtime.settings.DREAM_TIME_ZONE).isoformat()
     if query.format == "svg":
         title = f"companion-memory · {query.namespace} · {day}"
         content, media_type, suffix = star_map_svg(view, title=title), "image/svg+xml", "svg"

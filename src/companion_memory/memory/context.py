@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..clock import local_date, parse_iso
 from ..domain.memory import Memory
 from ..domain.tokens import text_tokens
 from ..ports import Clock, Database
@@ -89,7 +90,7 @@ def assemble(content: Mapping[str, Sequence[str]], budget: int) -> Assembled:
     return Assembled("\n".join(["<memories>", *body, "</memories>"]) if body else "", reports)
 
 
-def hit_line(number: int, hit: Hit) -> str:
+def hit_line(number: int, hit: Hit, time_zone: str) -> str:
     memory = hit.memory
     note = "".join(
         f' (this contradicts an older memory, "{claim}"; the user has not yet said which one stands)'
@@ -97,16 +98,25 @@ def hit_line(number: int, hit: Hit) -> str:
     )
     # A shared memory was written about another context (a bot's): the model should know.
     origin = f", shared from {memory.namespace}" if hit.share_id else ""
-    return f"{number}. {_label(memory, origin)} {memory.content}{note}"
+    return f"{number}. {_label(memory, origin, time_zone)} {memory.content}{note}"
 
 
-def memory_line(memory: Memory) -> str:
-    return f"- {_label(memory, '')} {memory.content}"
+def memory_line(memory: Memory, time_zone: str) -> str:
+    return f"- {_label(memory, '', time_zone)} {memory.content}"
 
 
-def _label(memory: Memory, origin: str) -> str:
+def _label(memory: Memory, origin: str, time_zone: str) -> str:
     until = f", until {memory.valid_to}" if memory.valid_to else ""
-    return f"[{memory.type}, {memory.updated_at[:10]}{until}{origin}]"
+    return f"[{memory.type}, {_day(memory.updated_at, time_zone)}{until}{origin}]"
+
+
+def _day(stamp: str, time_zone: str) -> str:
+    """The day a stored UTC time falls on in DREAM_TIME_ZONE, as the boot package's date and
+    the panel's days are; a time that does not parse shows as stored."""
+    try:
+        return local_date(parse_iso(stamp), time_zone).isoformat()
+    except ValueError:
+        return stamp[:10]
 
 
 def glossary_lines(entries: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -121,10 +131,13 @@ def glossary_lines(entries: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 class ContextAssembler:
-    def __init__(self, db: Database, clock: Clock, budget: int, plans: Plans, todos: Todos, ladder: Ladder) -> None:
+    def __init__(
+        self, db: Database, clock: Clock, budget: int, time_zone: str, plans: Plans, todos: Todos, ladder: Ladder
+    ) -> None:
         self.db = db
         self.clock = clock
         self.budget = budget
+        self.time_zone = time_zone
         self.plans = plans
         self.todos = todos
         self.ladder = ladder
@@ -136,8 +149,9 @@ class ContextAssembler:
         shared = [h for h in result.hits if h.share_id]
         return assemble(
             {
-                "remember": [hit_line(n, h) for n, h in enumerate(own, start=1)] + glossary_lines(result.glossary_hits),
-                "shared": [hit_line(n, h) for n, h in enumerate(shared, start=1)],
+                "remember": [hit_line(n, h, self.time_zone) for n, h in enumerate(own, start=1)]
+                + glossary_lines(result.glossary_hits),
+                "shared": [hit_line(n, h, self.time_zone) for n, h in enumerate(shared, start=1)],
                 **await self._standing(namespace),
             },
             self.budget,
@@ -151,8 +165,8 @@ class ContextAssembler:
         shared = await self.memories.get_many([s["memory_id"] for s in approved])
         return assemble(
             {
-                "remember": [memory_line(m) for m in permanent],
-                "shared": [f"{memory_line(m)} (shared from {m.namespace})" for m in shared],
+                "remember": [memory_line(m, self.time_zone) for m in permanent],
+                "shared": [f"{memory_line(m, self.time_zone)} (shared from {m.namespace})" for m in shared],
                 **await self._standing(namespace),
             },
             self.budget,
@@ -165,6 +179,7 @@ class ContextAssembler:
         today = self.todos.today()
         ladder = await self.ladder.read(namespace)
         return {
-            "doing": [memory_line(p) for p in plans] + [f"- [her todo] {todo_text(t, today)}" for t in todos],
+            "doing": [memory_line(p, self.time_zone) for p in plans]
+            + [f"- [her todo] {todo_text(t, today)}" for t in todos],
             "impressions": ladder.text.splitlines()[1:],
         }
