@@ -9,15 +9,17 @@ import base64
 import hashlib
 import secrets
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
+from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
 from playwright.sync_api import Browser, Route, expect, sync_playwright
 
 from companion_memory.settings import Settings
-from tests.admin_browser import CHROMIUM, CHROMIUM_ARGS, Panel
+from tests.admin_browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORTS, Panel
 from tests.conftest import OWNER_KEY
 from tests.live_server import LiveServer
 
@@ -40,8 +42,8 @@ def server(tmp_path: Path, embedder) -> Iterator[LiveServer]:  # type: ignore[no
     running.stop()
 
 
-def authorization_url(server: LiveServer, http: httpx.Client) -> tuple[str, str, str]:
-    client_id = http.post("/oauth/register", json={"client_name": "Browser app", "redirect_uris": [REDIRECT]}).json()[
+def authorization_url(server: LiveServer, http: httpx.Client, redirect: str = REDIRECT) -> tuple[str, str, str]:
+    client_id = http.post("/oauth/register", json={"client_name": "Browser app", "redirect_uris": [redirect]}).json()[
         "client_id"
     ]
     verifier = secrets.token_urlsafe(48)
@@ -49,7 +51,7 @@ def authorization_url(server: LiveServer, http: httpx.Client) -> tuple[str, str,
     params = {
         "response_type": "code",
         "client_id": client_id,
-        "redirect_uri": REDIRECT,
+        "redirect_uri": redirect,
         "code_challenge": challenge,
         "code_challenge_method": "S256",
         "state": "browser-state",
@@ -177,5 +179,52 @@ def test_the_consent_page_speaks_the_panels_language(browser: Browser, server: L
         expect(page.locator("#sign-in")).to_contain_text("Owner key")
         assert page.evaluate("document.documentElement.lang") == "en"
         assert panel.untranslated() == []
+    panel.close()
+    assert panel.errors == [], panel.errors
+
+
+# A callback address with no place to break, as some apps register.
+LONG_REDIRECT = "http://localhost:3030/oauth/callback/" + "x7Kp2Qm9" * 16 + "?tenant=companion-memory-desktop"
+
+
+@pytest.mark.parametrize("viewport", ["desktop", "phone"])
+def test_the_consent_page_fits_a_desktop_and_a_phone(browser: Browser, server: LiveServer, viewport: str) -> None:
+    """At 1280 px the card is a readable column (not the side rail's 160 px), at 390 px it
+    fills the screen; the callback address wraps inside it; the icon loads; the deadline is in
+    the server's zone (Singapore, the default), not the browser's (New York)."""
+    panel = Panel(browser, server.url, viewport, timezone_id="America/New_York")
+    page = panel.page
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        url, _, _ = authorization_url(server, http, LONG_REDIRECT)
+        page.goto(url)
+        icon = page.evaluate("document.querySelector('link[rel=icon]').href")
+        assert http.get(icon).status_code == 200, icon
+        page.fill("input[name=ownerKey]", OWNER_KEY)
+        page.click("#sign-in button[type=submit]")
+        expect(page.locator("#redirect-uri")).to_have_text(LONG_REDIRECT)
+        request_id = page.url.rsplit("=", 1)[-1]
+        asked = http.get(f"/v1/oauth/requests/{request_id}", headers={"Authorization": f"Bearer {OWNER_KEY}"})
+    panel.shoot("consent")
+    card = page.locator("#consent-card").bounding_box()
+    address = page.locator("#redirect-uri").bounding_box()
+    assert card and address
+    width = VIEWPORTS[viewport]["width"]
+    if viewport == "desktop":
+        assert 480 <= card["width"] <= 640, card
+        # The app's name and the question on one line, not a word a line.
+        assert page.locator("#client-name").bounding_box()["height"] < 40  # type: ignore[index]
+    else:
+        assert card["width"] >= width - 2 * 20, card
+    assert card["x"] <= address["x"] and address["x"] + address["width"] <= card["x"] + card["width"], address
+    assert page.evaluate("(e) => e.scrollWidth <= e.clientWidth", page.locator("#redirect-uri").element_handle())
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    until = datetime.fromisoformat(asked.json()["expires_at"].replace("Z", "+00:00"))
+    expect(page.locator("#consent-card")).to_contain_text(
+        until.astimezone(ZoneInfo("Asia/Singapore")).strftime("%I:%M %p")
+    )
+    expect(page.locator("#consent-card")).not_to_contain_text(
+        until.astimezone(ZoneInfo("America/New_York")).strftime("%I:%M %p")
+    )
+    assert panel.untranslated() == []
     panel.close()
     assert panel.errors == [], panel.errors
