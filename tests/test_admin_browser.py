@@ -17,6 +17,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Response, expect, sync_playwright
 
+from companion_memory.ports import Embedder
 from companion_memory.settings import Settings
 from tests.admin_browser import CHROMIUM, CHROMIUM_ARGS, TOAST_MS, UNDO_MS, Panel, Rest, eventually
 from tests.conftest import OWNER_KEY
@@ -365,6 +366,58 @@ def test_today_shows_the_moods_and_her_todos_are_added_done_and_abandoned(panel:
     expect(page.locator("#her-todos")).to_contain_text("Nothing on her list")
     assert [t["text"] for t in rest.get("/v1/todos", status="done")["todos"]] == ["Answer the letter"]
     assert [t["text"] for t in rest.get("/v1/todos", status="abandoned")["todos"]] == ["Sort the star map"]
+
+
+def test_the_companion_is_explained_once_and_called_by_her_name_when_she_has_one(
+    browser: Browser, server: LiveServer, tmp_path: Path, embedder: Embedder
+) -> None:
+    # No COMPANION_NAME: "she", and Settings' About card says who she is.
+    panel = Panel(browser, server.url, "desktop")
+    try:
+        panel.sign_in_quietly()
+        expect(panel.page.locator("#her-todos h2")).to_have_text("Her todos")
+        expect(panel.page.locator("#moods .mood-today[data-whose=owner]")).to_contain_text("Yours, as she sees it")
+        panel.go("settings")
+        expect(panel.page.locator("#about-her")).to_contain_text("“She”, in this panel, is your companion")
+        expect(panel.page.locator("#about-her")).to_contain_text("COMPANION_NAME")
+    finally:
+        panel.close()
+    assert panel.errors == [], panel.errors
+
+    named = LiveServer(
+        Settings(CHATBOX_API_KEY=OWNER_KEY, COMPANION_NAME=" Mei "), tmp_path / "named", embedder, local_app=True
+    )
+    rest = Rest(named.url)
+    try:
+        rest.post("/v1/moods", {"label": "happy", "reason": "a good walk"})
+        assert rest.get("/v1/memory_boot")["companion_name"] == "Mei"
+        for locale, shown in [
+            (
+                "en-US",
+                ["Mei's todos", "Mei's", "Yours, as Mei sees it", "What Mei means to do", "Nothing on Mei's list"],
+            ),
+            ("zh-CN", ["Mei的待办", "Mei的", "你的（Mei眼中的）", "Mei打算做的事", "Mei的清单是空的"]),
+        ]:
+            panel = Panel(browser, named.url, "phone", locale=locale)
+            try:
+                panel.sign_in_quietly()
+                page = panel.page
+                title, hers, yours, placeholder, empty = shown
+                expect(page.locator("#her-todos h2")).to_have_text(title)
+                expect(page.locator("#her-todos")).to_contain_text(empty)
+                expect(page.locator("input[name=todoText]")).to_have_attribute("placeholder", placeholder)
+                expect(page.locator("#moods .mood-today[data-whose=companion] p").first).to_have_text(hers)
+                expect(page.locator("#moods .mood-today[data-whose=owner] p").first).to_have_text(yours)
+                expect(page.locator("#mood-timeline .chip[data-whose=companion]")).to_have_text("Mei")
+                assert panel.untranslated() == []
+                page.locator("#moods").scroll_into_view_if_needed()
+                panel.shoot(f"today-named-{locale}")
+            finally:
+                panel.close()
+            assert panel.errors == [], panel.errors
+    finally:
+        rest.close()
+        named.stop()
 
 
 def test_people_are_added_edited_and_a_merge_is_approved(panel: Panel, rest: Rest) -> None:

@@ -111,6 +111,12 @@ export function tWith(key, nodes) {
   return t(key).split(/\{(\w+)\}/).map((part, index) => (index % 2 ? nodes[part] ?? `{${part}}` : part ? produced(part) : null));
 }
 
+/** A message about the companion: ``key`` says "she" ("Her todos"), ``key + "Named"`` her
+ * name when the owner gave one (COMPANION_NAME, the boot package's ``companion_name``). */
+export function aboutHer(name, key, params = {}) {
+  return name ? t(`${key}Named`, { ...params, name }) : t(key, params);
+}
+
 /** A page's own part of the catalogs: ``const s = section("people"); s("title", { count })``. */
 export const section = (name) => (key, params) => t(`${name}.${key}`, params);
 

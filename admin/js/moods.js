@@ -2,7 +2,7 @@
 // and the newest entries of the timeline.
 import { h } from "./dom.js";
 import { label, percent, when } from "./format.js";
-import { num, t } from "./i18n.js";
+import { aboutHer, num, t } from "./i18n.js";
 import { emptyState } from "./ui.js";
 
 const FACES = { happy: "😊", excited: "🤩", warm: "🥰", calm: "😌", tired: "😪", sad: "😢", lonely: "🥺", anxious: "😟", angry: "😠" };
@@ -15,9 +15,9 @@ const SHOWN_ENTRIES = 8;
 
 const moodName = (mood) => [FACES[mood] ? `${FACES[mood]} ` : "", label("moods", mood)];
 
-function todaysMood(whose, mood) {
+function todaysMood(name, whose, mood) {
   return h("div", { class: "mood-today", dataset: { whose } },
-    h("p", { class: "small muted" }, t(`moods.whose.${whose}`)),
+    h("p", { class: "small muted" }, aboutHer(name, `moods.whose.${whose}`)),
     mood
       ? [h("p", { class: "mood-name" }, moodName(mood.label), h("span", { class: "small muted" }, " · ", percent(mood.intensity))),
          mood.reason ? h("p", { class: "small content", translate: "no" }, mood.reason) : null]
@@ -36,25 +36,26 @@ function spread(whose, counts) {
   }));
 }
 
-function entry(mood) {
+function entry(name, mood) {
   return h("div", { class: "mood-entry" },
-    h("span", { class: "chip", dataset: { whose: mood.whose } }, t(mood.whose === "owner" ? "moods.you" : "moods.her")),
+    h("span", { class: "chip", dataset: { whose: mood.whose } }, mood.whose === "owner" ? t("moods.you") : aboutHer(name, "moods.her")),
     h("span", {}, moodName(mood.label)),
     h("span", { class: "small content", translate: "no" }, mood.reason),
     h("span", { class: "small muted" }, when(mood.felt_at)));
 }
 
-/** ``overview``: the boot package's moods; ``timeline``: GET /v1/moods (the last seven days). */
-export function moodsCard(overview, timeline) {
+/** ``overview``: the boot package's moods; ``timeline``: GET /v1/moods (the last seven days);
+ * ``name``: the companion's (the boot package's companion_name). */
+export function moodsCard(overview, timeline, name) {
   const weeks = WHOSE.map((whose) => {
     const bars = spread(whose, overview.week[whose]);
-    return bars ? [h("p", { class: "small muted" }, t(`moods.whose.${whose}`)), bars] : null;
+    return bars ? [h("p", { class: "small muted" }, aboutHer(name, `moods.whose.${whose}`)), bars] : null;
   }).filter(Boolean);
   return h("section", { class: "card", id: "moods" },
     h("div", { class: "card-head" }, h("h2", {}, t("moods.title")), h("span", { class: "chip" }, num(timeline.count))),
     h("div", { class: "stack" },
-      h("div", { class: "grid grid-2" }, WHOSE.map((whose) => todaysMood(whose, overview.today[whose]))),
+      h("div", { class: "grid grid-2" }, WHOSE.map((whose) => todaysMood(name, whose, overview.today[whose]))),
       h("h3", {}, t("moods.lastSevenDays")),
       weeks.length ? weeks : emptyState(t("moods.noMoods"), t("moods.noMoodsHint")),
-      timeline.moods.length ? h("div", { id: "mood-timeline" }, timeline.moods.slice(0, SHOWN_ENTRIES).map(entry)) : null));
+      timeline.moods.length ? h("div", { id: "mood-timeline" }, timeline.moods.slice(0, SHOWN_ENTRIES).map((mood) => entry(name, mood))) : null));
 }

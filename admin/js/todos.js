@@ -3,7 +3,7 @@
 import { api, ns } from "./api.js";
 import { append, clear, h } from "./dom.js";
 import { longDate } from "./format.js";
-import { num, t } from "./i18n.js";
+import { aboutHer, num, t } from "./i18n.js";
 import { button, emptyState, safely, toast } from "./ui.js";
 
 function badges(todo) {
@@ -29,15 +29,16 @@ function todoRow(todo, refresh) {
     close("done", "done", t("common.done"), t("todos.doneToast")), close("abandoned", "abandon", t("common.abandon"), t("todos.abandonedToast")));
 }
 
-/** ``page``: GET /v1/todos (the open ones, next first); ``stats``: GET /v1/todos/stats. */
-export function todosCard(page, stats) {
+/** ``page``: GET /v1/todos (the open ones, next first); ``stats``: GET /v1/todos/stats;
+ * ``name``: the companion's (the boot package's companion_name). */
+export function todosCard(page, stats, name) {
   const rows = h("div", { id: "todo-rows" });
   const summary = h("span", { class: "chip", id: "todo-counts" });
   const show = (todos, counts) => {
     summary.textContent = t("todos.counts", { open: counts.open, done: counts.done_last_7_days });
     append(clear(rows), todos.length
       ? todos.map((todo) => todoRow(todo, refresh))
-      : emptyState(t("todos.empty"), t("todos.emptyHint")));
+      : emptyState(aboutHer(name, "todos.empty"), t("todos.emptyHint")));
   };
   const refresh = async () => {
     const [fresh, counts] = await Promise.all([
@@ -46,7 +47,7 @@ export function todosCard(page, stats) {
     ]);
     show(fresh.todos, counts);
   };
-  const text = h("input", { type: "text", name: "todoText", placeholder: t("todos.placeholder"), "aria-label": t("todos.text"), maxlength: 500, required: true });
+  const text = h("input", { type: "text", name: "todoText", placeholder: aboutHer(name, "todos.placeholder"), "aria-label": t("todos.text"), maxlength: 500, required: true });
   const priority = h("select", { name: "todoPriority", "aria-label": t("todos.priorityLabel") },
     [5, 4, 3, 2, 1].map((value) => h("option", { value, selected: value === 3 }, t(`todos.priorities.p${value}`))));
   const due = h("input", { type: "date", name: "todoDue", "aria-label": t("todos.dueLabel") });
@@ -60,5 +61,5 @@ export function todosCard(page, stats) {
   }) }, text, priority, due, button(t("todos.add"), { kind: "primary", iconName: "plus", type: "submit" }));
   show(page.todos, stats);
   return h("section", { class: "card", id: "her-todos" },
-    h("div", { class: "card-head" }, h("h2", {}, t("todos.title")), summary), rows, form);
+    h("div", { class: "card-head" }, h("h2", {}, aboutHer(name, "todos.title")), summary), rows, form);
 }

@@ -144,10 +144,17 @@ class Settings(BaseModel):
     OAUTH_REFRESH_TOKEN_DAYS: int = Field(30, ge=1, le=365)
     OAUTH_REGISTRATIONS_PER_HOUR: int = Field(10, ge=1, le=10_000)
     PUBLIC_MODEL_NAME: str = "companion"
+    # What the panel calls the companion ("Mei's todos"); empty: she, 她.
+    COMPANION_NAME: str = Field("", max_length=64)
     MESSAGES_RETENTION_DAYS: int = Field(7, ge=1)
     # Sensitive-data classes the owner lets automatic writers store (comma separated:
     # credential, private_key, payment_card, national_id, phone).
     MEMORY_SENSITIVE_ALLOW: frozenset[str] = frozenset()
+
+    @field_validator("COMPANION_NAME", mode="before")
+    @classmethod
+    def _one_line(cls, value: Any) -> Any:
+        return " ".join(value.split()) if isinstance(value, str) else value
 
     @field_validator("EMBEDDER_WAIT_POLICY", "EMBEDDER_PROC_BIND", mode="before")
     @classmethod

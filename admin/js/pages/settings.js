@@ -99,7 +99,8 @@ export function render(container, route) {
     h("section", { class: "card" }, h("h2", {}, s("language")), language),
     h("section", { class: "card" }, h("h2", {}, s("theme")), theme),
     config.apiKey ? connectedApps() : null,
-    h("section", { class: "card small muted" }, h("h2", {}, s("about")), h("p", {}, s("aboutText"))),
+    h("section", { class: "card small muted" }, h("h2", {}, s("about")), h("p", {}, s("aboutText")),
+      h("p", { id: "about-her" }, s("aboutHer"))),
   );
   if (!config.apiKey) key.focus();
 }

@@ -109,7 +109,8 @@ export function render(container) {
         diaryCard(boot.impressions),
         h("section", { class: "card", id: "counts-by-type" }, h("h2", {}, t("today.byType")), countsByType(boot.counts))),
       plansCard(boot.plans),
-      h("div", { class: "grid grid-2" }, moodsCard(boot.moods, moods), todosCard(todos, boot.todos)),
+      h("div", { class: "grid grid-2" },
+        moodsCard(boot.moods, moods, boot.companion_name), todosCard(todos, boot.todos, boot.companion_name)),
       messagesCard(boot.today_messages),
     ];
   });

@@ -57,6 +57,7 @@ class BootPackage(Output):
     namespace: str
     date: str
     time_zone: str
+    companion_name: str = Field(description="COMPANION_NAME: what the owner calls the companion; empty for none.")
     impressions: Impressions
     precious: list[PreciousRecord]
     glossary: list[GlossaryEntry]
@@ -92,7 +93,8 @@ class DiaryList(Output):
 async def boot(runtime: Runtime, _: Principal, scope: Scope) -> BootPackage:
     """Impressions ladder, newest precious words, glossary, today's messages, counts by type, open plans,
     moods, her todos."""
-    return BootPackage.model_validate(await runtime.boot.package(scope.namespace))
+    package = await runtime.boot.package(scope.namespace)
+    return BootPackage.model_validate({**package, "companion_name": runtime.settings.COMPANION_NAME})
 
 
 @use_case("diary.get", MEMORY_READ)
