@@ -1197,6 +1197,21 @@ async def test_the_local_client_connects_to_public_addresses_only(network: Loopb
     assert listener.connections == 0 and network.beyond_loopback == []
 
 
+async def test_the_local_server_fetches_through_that_client(
+    tmp_path: Path,
+    embedder,  # type: ignore[no-untyped-def]
+    network: LoopbackNetwork,
+) -> None:
+    from companion_memory.adapters.local.runtime import build_local_runtime
+    from companion_memory.api.app import create_app
+
+    network.names["internal.example"] = ["10.0.0.5"]
+    runtime = await build_local_runtime(Settings(CHATBOX_API_KEY=OWNER_KEY), tmp_path, embedder=embedder)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(runtime)), base_url=ISSUER) as local:
+        await unreadable(local, "https://internal.example/c.json")
+    assert network.beyond_loopback == []  # refused on its resolved address, before connecting
+
+
 async def test_client_names_lose_their_bidi_and_invisible_characters(
     client: httpx.AsyncClient, documents: respx.MockRouter
 ) -> None:
@@ -1211,3 +1226,4 @@ async def test_client_names_lose_their_bidi_and_invisible_characters(
     consent = await start(client, authorize_params(DOCUMENT_URL, pkce()[1]))
     shown = (await client.get(f"/v1/oauth/requests/{consent.request_id}", headers=OWNER)).json()
     assert shown["client_name"] == "Example"
+    refused(await authorize_as(client, "https://app.example/\u202egpj.json"), "invalid_client", 401)

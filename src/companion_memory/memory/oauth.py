@@ -136,8 +136,8 @@ def metadata_document_url_problem(url: str) -> str | None:
     """Why ``url`` cannot be a Client ID Metadata Document's client_id, or None: https,
     a path, no fragment, credentials or dot segments. Whether its host is public is
     checked as it is fetched, hop by hop, and answered like any other failed read."""
-    if len(url) > 2000 or _CONTROL.search(url):
-        return "is too long or contains control characters"
+    if len(url) > 2000 or _hides_characters(url):
+        return "is too long or contains control or invisible characters"
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""
