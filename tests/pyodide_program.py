@@ -86,6 +86,14 @@ async def check_runtime() -> None:
     assert ffi.IN_PYODIDE and ffi.JS_NULL is jsnull
     # The project's async code runs on Pyodide's event loop: JS promises, no threads.
     assert isinstance(asyncio.get_running_loop(), WebLoop)
+    # A deadline around a whole outbound exchange (adapters/remote/http_client.py) fires here too.
+    started = time.monotonic()
+    try:
+        async with asyncio.timeout(0.05):
+            await asyncio.sleep(5)
+        raise AssertionError("asyncio.timeout did not fire on the WebLoop")
+    except TimeoutError:
+        assert time.monotonic() - started < 2
     ok(f"pyodide {pyodide.__version__} python {sys.version.split()[0]}")
 
 

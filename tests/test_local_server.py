@@ -244,6 +244,65 @@ def test_cli_dream_rollup_and_nightly_as_a_user_runs_them(data_dir: Path, tmp_pa
     assert edge.returncode == 2 and "0001-01-01 is out of range" in edge.stderr and "Traceback" not in edge.stderr
 
 
+def test_a_key_in_the_url_never_reaches_the_access_log(data_dir: Path, tmp_path: Path) -> None:
+    """Issue 28: ``POST /mcp?%74oken=<key>`` with a form content type logged the key in
+    clear. The server reads the name percent-decoded, and so does the redaction."""
+    server = Server(data_dir, cwd=tmp_path, CHATBOX_API_KEY="owner-key", MEMORY_MCP_API_KEY="mcp-secret-key")
+    ping = '{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
+    try:
+        for query in (
+            "%74oken=mcp-secret-key",
+            "to%6Ben=mcp-secret-key&x=1",
+            "TOKEN=mcp-secret-key",
+            "token=mcp-secret-key",
+        ):
+            for content_type in ("application/x-www-form-urlencoded", "application/json"):
+                answered = httpx.post(f"{server.url}/mcp?{query}", content=ping, headers={"Content-Type": content_type})
+                assert answered.status_code in (200, 401)
+        spelled = httpx.post(
+            f"{server.url}/mcp?%74oken=mcp-secret-key",
+            content=ping,
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        )
+        assert spelled.status_code == 200  # the key worked: it was read, then cut out
+    finally:
+        output = server.stop()
+    assert "POST /mcp?" in output  # the access log is on
+    assert "mcp-secret-key" not in output
+
+
+def test_serving_beyond_this_machine_without_public_url_warns(data_dir: Path, tmp_path: Path) -> None:
+    """OAuth takes its address from the Host header without PUBLIC_URL; on a non-loopback
+    address anyone could choose it. 192.0.2.1 (TEST-NET) is no address of this machine:
+    the server warns, then cannot bind and stops."""
+    port = str(free_port())
+    beyond = run_cli(tmp_path, "serve", "--host", "192.0.2.1", "--port", port, "--data-dir", str(data_dir))
+    assert "without PUBLIC_URL" in beyond.stderr and "Host header" in beyond.stderr
+    configured = run_cli(
+        tmp_path,
+        "serve",
+        "--host",
+        "192.0.2.1",
+        "--port",
+        port,
+        "--data-dir",
+        str(data_dir),
+        PUBLIC_URL="https://memory.example.com",
+    )
+    assert configured.returncode != 0 and "PUBLIC_URL" not in configured.stderr
+
+
+def test_the_start_warning_names_non_loopback_binds_only() -> None:
+    from companion_memory.adapters.local.server import issuer_warning
+    from companion_memory.settings import Settings
+
+    plain, public = Settings(), Settings(PUBLIC_URL="https://memory.example.com")
+    for host in ("127.0.0.1", "::1", "[::1]", "localhost", "127.0.0.2"):
+        assert issuer_warning(host, plain) is None
+    for host in ("0.0.0.0", "::", "192.168.1.10", "my-laptop"):
+        assert issuer_warning(host, plain) and issuer_warning(host, public) is None
+
+
 def test_the_access_log_filter_cuts_a_token_out_of_any_line() -> None:
     """The second guard: a line logged with the token still in it (uvicorn's access log
     formats the path with its query) reads [redacted] instead."""
@@ -263,3 +322,7 @@ def test_the_access_log_filter_cuts_a_token_out_of_any_line() -> None:
     plain = logging.LogRecord("x", logging.INFO, __file__, 1, "GET /mcp?TOKEN=abc", None, None)
     RedactToken().filter(plain)
     assert plain.getMessage() == "GET /mcp?TOKEN=[redacted]"
+    for spelled in ("%74oken", "to%6Ben", "%54%4F%4B%45%4E", "tok%65n", "token"):
+        line = logging.LogRecord("x", logging.INFO, __file__, 1, f'"POST /mcp?a=1&{spelled}=k3y HTTP/1.1"', None, None)
+        RedactToken().filter(line)
+        assert "k3y" not in line.getMessage() and f"{spelled}=[redacted]" in line.getMessage()

@@ -10,13 +10,18 @@ the OAuth error the client is given."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
+import ipaddress
 import json
 import secrets
 import shutil
+import socket
+import ssl
 import subprocess
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -25,6 +30,10 @@ import httpx
 import httpx2
 import pytest
 import respx
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 from mcp import Client
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
@@ -33,7 +42,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull,
 from companion_memory.clock import FixedClock
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
-from tests.conftest import MCP_KEY, OWNER_KEY, auth
+from tests.conftest import MCP_KEY, OWNER_KEY, app_on, auth
 from tests.live_server import LiveServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -367,6 +376,42 @@ async def test_the_consent_page_shows_who_asks_and_where_the_answer_goes(client:
     assert shown["resource"] == ISSUER + "/mcp"
 
 
+PANEL_FILES = ("/admin/", "/admin/authorize.html", "/admin/js/authorize.js", "/admin/css/app.css", "/memory-admin/")
+
+
+def worker_panel_headers() -> dict[str, str]:
+    """What ``admin/_headers`` tells Workers static assets to send with every file."""
+    lines = (ROOT / "admin" / "_headers").read_text().splitlines()
+    rules = [line for line in lines if line.strip() and not line.startswith("#")]
+    assert rules[0] == "/*", "one rule, for every file"
+    return dict(line.strip().split(": ", 1) for line in rules[1:])
+
+
+async def test_every_panel_file_refuses_to_be_framed(tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    """The consent page in another site's frame could be clicked through: every file of
+    the panel says frame-ancestors 'none', nosniff and no-referrer, on the local server
+    and (admin/_headers) on the Worker's static assets alike."""
+    from companion_memory.adapters.local.runtime import build_local_runtime
+    from companion_memory.adapters.local.server import create_local_app
+
+    runtime = await build_local_runtime(Settings(CHATBOX_API_KEY=OWNER_KEY), tmp_path, embedder=embedder)
+    transport = httpx.ASGITransport(app=create_local_app(runtime))
+    async with httpx.AsyncClient(transport=transport, base_url=ISSUER) as panel:
+        for path in PANEL_FILES:
+            response = await panel.get(path)
+            assert response.status_code == 200, path
+            assert "frame-ancestors 'none'" in response.headers["content-security-policy"], path
+            assert response.headers["x-content-type-options"] == "nosniff", path
+            assert response.headers["referrer-policy"] == "no-referrer", path
+            assert {name: response.headers[name] for name in worker_panel_headers()} == worker_panel_headers()
+        assert (await panel.get("/admin/_headers")).status_code == 404  # Workers do not serve it either
+    # A policy a file already has is kept, and only added to.
+    from companion_memory.api.panel_headers import merged_policy
+
+    assert merged_policy("default-src 'self'") == "default-src 'self'; frame-ancestors 'none'"
+    assert merged_policy("frame-ancestors 'self'; img-src *") == "frame-ancestors 'self'; img-src *"
+
+
 # ------------------------------------------------------------------ refusals
 
 
@@ -523,6 +568,72 @@ async def test_refresh_tokens_rotate_and_a_reused_one_revokes_the_grant(client: 
     assert (await client.get("/v1/oauth/apps", headers=OWNER)).json()["apps"] == []
 
 
+async def call_tool(
+    client: httpx.AsyncClient, access_token: str, name: str, arguments: dict[str, Any]
+) -> dict[str, Any]:
+    response = await client.post(
+        "/mcp",
+        json={"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": name, "arguments": arguments}},
+        headers={"Authorization": f"Bearer {access_token}", "MCP-Protocol-Version": "2025-11-25"},
+    )
+    assert response.status_code == 200, response.text
+    result: dict[str, Any] = response.json()["result"]
+    return result
+
+
+async def test_a_refresh_may_ask_for_less_and_gets_only_that(client: httpx.AsyncClient) -> None:
+    """RFC 6749 §6: the new access token has the narrower scope asked for, and cannot
+    write; the new refresh token still carries the whole grant."""
+    client_id, tokens = await tokens_for(client)
+    narrowed = await token(
+        client,
+        grant_type="refresh_token",
+        refresh_token=tokens["refresh_token"],
+        client_id=client_id,
+        scope="memory:read",
+    )
+    assert narrowed.status_code == 200, narrowed.text
+    reader = narrowed.json()
+    assert reader["scope"] == "memory:read"
+    names = {tool["name"] for tool in (await mcp(client, reader["access_token"])).json()["result"]["tools"]}
+    assert "memory_search" in names and "memory_upsert" not in names
+    write = {"fact_key": "pet.name", "content": "The cat is called Miso"}
+    denied = await call_tool(client, reader["access_token"], "memory_upsert", write)
+    assert denied["isError"] is True and "needs 'memory:write'" in denied["content"][0]["text"], denied
+    assert not (await call_tool(client, reader["access_token"], "memory_search", {"query": "cat"})).get("isError")
+    # Never wider than the grant, and the next refresh may have all of the grant again.
+    widened = await token(
+        client,
+        grant_type="refresh_token",
+        refresh_token=reader["refresh_token"],
+        client_id=client_id,
+        scope="memory:read memory:write",
+    )
+    assert widened.status_code == 200 and widened.json()["scope"] == "memory:read memory:write"
+    assert not (await call_tool(client, widened.json()["access_token"], "memory_upsert", write)).get("isError")
+
+
+async def test_a_refresh_cannot_widen_a_read_only_grant(client: httpx.AsyncClient) -> None:
+    client_id, code, verifier = await code_for(client, scope="memory:read")
+    first = await token(
+        client,
+        grant_type="authorization_code",
+        code=code,
+        redirect_uri=REDIRECT,
+        client_id=client_id,
+        code_verifier=verifier,
+    )
+    refresh = first.json()["refresh_token"]
+    wider = await token(
+        client, grant_type="refresh_token", refresh_token=refresh, client_id=client_id, scope="memory:write"
+    )
+    refused(wider, "invalid_scope")
+    same = await token(
+        client, grant_type="refresh_token", refresh_token=refresh, client_id=client_id, scope="offline_access"
+    )
+    assert same.status_code == 200 and same.json()["scope"] == "memory:read"
+
+
 async def test_a_token_for_another_resource_is_refused(client: httpx.AsyncClient) -> None:
     client_id = await register(client)
     elsewhere = await client.get(
@@ -643,6 +754,76 @@ async def test_registration_checks_redirect_uris_and_is_rate_limited(
     refused(limited, "temporarily_unavailable", 429)
 
 
+def client_at(runtime: Runtime, address: str) -> httpx.AsyncClient:
+    """An in-process client whose socket peer is ``address``."""
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app_on(runtime), client=(address, 40000)), base_url=ISSUER
+    )
+
+
+async def registrations(client: httpx.AsyncClient, count: int, headers: Any = None) -> int:
+    """How many of ``count`` registrations were accepted; ``headers(n)`` for the n-th."""
+    accepted = 0
+    for n in range(count):
+        response = await client.post(
+            "/oauth/register", json={"redirect_uris": [REDIRECT]}, headers=headers(n) if headers else None
+        )
+        assert response.status_code in (201, 429), response.text
+        accepted += response.status_code == 201
+    return accepted
+
+
+async def test_a_forwarded_address_is_not_believed_from_a_client(runtime: Runtime, client: httpx.AsyncClient) -> None:
+    """110 registrations from one socket, each naming another address in every header a
+    proxy would set: the per-address limit applies to the socket, and an honest client
+    elsewhere can still register."""
+    limit = runtime.settings.OAUTH_REGISTRATIONS_PER_HOUR
+
+    def forged(n: int) -> dict[str, str]:
+        return {"cf-connecting-ip": f"198.51.{n // 250}.{n % 250 + 1}", "x-forwarded-for": f"203.0.113.{n % 250}"}
+
+    assert await registrations(client, 110, forged) == limit
+    async with client_at(runtime, "192.0.2.7") as honest:
+        assert await registrations(honest, 1) == 1
+
+
+async def test_one_address_cannot_fill_the_registration_ceiling(runtime: Runtime) -> None:
+    limit = runtime.settings.OAUTH_REGISTRATIONS_PER_HOUR
+    # An IPv6 client counts by its /64: one subscriber has all of it.
+    for n in range(3):
+        async with client_at(runtime, f"2001:db8:0:1::{n + 1}") as neighbour:
+            await registrations(neighbour, limit)
+    async with client_at(runtime, "2001:db8:0:1::ff") as same_network:
+        assert await registrations(same_network, 1) == 0
+    async with client_at(runtime, "2001:db8:0:2::1") as next_network:
+        assert await registrations(next_network, 1) == 1
+
+
+async def test_forwarded_addresses_are_believed_from_trusted_proxies_only(
+    runtime: Runtime, client: httpx.AsyncClient
+) -> None:
+    proxies = (ipaddress.ip_network("127.0.0.1/32"), ipaddress.ip_network("10.0.0.0/8"))
+    runtime.settings = runtime.settings.model_copy(update={"TRUSTED_PROXIES": proxies})
+    limit = runtime.settings.OAUTH_REGISTRATIONS_PER_HOUR
+
+    def behind_two_proxies(n: int) -> dict[str, str]:
+        # What the client wrote comes first; each proxy appends the peer it saw.
+        return {"x-forwarded-for": f"203.0.113.{n}, 198.51.100.{n % 2}, 10.1.2.3"}
+
+    # Two clients behind the proxies, whatever the first entry claims.
+    assert await registrations(client, 2 * limit + 5, behind_two_proxies) == 2 * limit
+    async with client_at(runtime, "192.0.2.50") as direct:
+        # Not a trusted proxy: its header is not believed.
+        assert await registrations(direct, limit + 1, lambda n: {"x-forwarded-for": f"203.0.113.{n}"}) == limit
+
+
+async def test_on_the_worker_cf_connecting_ip_names_the_client(runtime: Runtime, client: httpx.AsyncClient) -> None:
+    runtime.client_address_header = "cf-connecting-ip"  # as the Worker's runtime says
+    limit = runtime.settings.OAUTH_REGISTRATIONS_PER_HOUR
+    assert await registrations(client, limit + 1, lambda n: {"cf-connecting-ip": "198.51.100.1"}) == limit
+    assert await registrations(client, 1, lambda n: {"cf-connecting-ip": "198.51.100.2"}) == 1
+
+
 async def test_unknown_grant_types_and_bad_forms_are_refused(client: httpx.AsyncClient) -> None:
     refused(await token(client, grant_type="password", client_id="x"), "unsupported_grant_type")
     refused(await token(client, client_id="x"), "invalid_request")
@@ -714,3 +895,335 @@ async def test_a_metadata_document_on_a_private_address_is_not_fetched(
         response = await client.get("/oauth/authorize", params=authorize_params(url, pkce()[1]))
         refused(response, "invalid_client", 401)
     assert not documents.calls
+
+
+# ------------------------------------------------------------------ metadata documents: SSRF
+#
+# Every test here runs on a network that reaches this machine only: names resolve as the
+# test says (the system resolver is stubbed), and a connection to anything but loopback
+# is refused and recorded before a packet leaves.
+
+
+class LoopbackNetwork:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.names: dict[str, list[str]] = {}
+        self.beyond_loopback: list[Any] = []  # connections tried to other addresses
+        real_getaddrinfo, real_connect = socket.getaddrinfo, socket.socket.connect
+
+        def getaddrinfo(host: Any, port: Any, family: int = 0, type: int = 0, proto: int = 0, flags: int = 0) -> Any:
+            name = host.decode() if isinstance(host, bytes) else host
+            if name in self.names:
+                number = int(port or 0)
+                return [
+                    (socket.AF_INET6, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (a, number, 0, 0))
+                    if ":" in a
+                    else (socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (a, number))
+                    for a in self.names[name]
+                ]
+            # Numbers (in any spelling inet_aton takes) and localhost as the system reads
+            # them; any other name is unknown rather than asked of DNS.
+            numeric = 0 if name in (None, "localhost") else socket.AI_NUMERICHOST
+            return real_getaddrinfo(host, port, family, type, proto, flags | numeric)
+
+        def connect(sock: socket.socket, address: Any) -> None:
+            if isinstance(address, tuple) and not ipaddress.ip_address(address[0].split("%")[0]).is_loopback:
+                self.beyond_loopback.append(address)
+                raise ConnectionRefusedError(f"the tests connect to loopback only, not {address[0]}")
+            real_connect(sock, address)
+
+        monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+        monkeypatch.setattr(socket.socket, "connect", connect)
+
+
+@pytest.fixture
+def network(monkeypatch: pytest.MonkeyPatch) -> LoopbackNetwork:
+    return LoopbackNetwork(monkeypatch)
+
+
+class Listener:
+    """Something listening on 127.0.0.1 that counts the connections it is given, and
+    closes each (no TLS, no HTTP)."""
+
+    def __init__(self) -> None:
+        self.connections = 0
+
+    async def __aenter__(self) -> Listener:
+        async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.connections += 1
+            writer.close()
+
+        self.server = await asyncio.start_server(accept, "127.0.0.1", 0)
+        self.port = self.server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        self.server.close()
+        await self.server.wait_closed()
+
+
+@pytest.fixture
+async def listener() -> AsyncIterator[Listener]:
+    async with Listener() as opened:
+        yield opened
+
+
+HTTPS_NAMES = ("client.example", "closed.example", "gone.example")
+
+
+@pytest.fixture(scope="session")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A self-signed certificate for the test's https names: (certificate, key)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, HTTPS_NAMES[0])])
+    now = datetime.now(UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(days=1))
+        .not_valid_after(now + timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(n) for n in HTTPS_NAMES]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    folder = tmp_path_factory.mktemp("tls")
+    (folder / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (folder / "key.pem").write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return folder / "cert.pem", folder / "key.pem"
+
+
+class DocumentServer:
+    """An https server on 127.0.0.1 for the names a test resolves to it: answers each path
+    from ``routes`` (status, headers, body) and records the SNI and Host of each request."""
+
+    def __init__(self, certificate: tuple[Path, Path]) -> None:
+        self.certificate = certificate
+        self.routes: dict[str, tuple[int, dict[str, str], bytes]] = {}
+        self.server_names: list[str | None] = []
+        self.hosts: list[str] = []
+
+    async def __aenter__(self) -> DocumentServer:
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(*self.certificate)
+        context.sni_callback = lambda _socket, name, _context: self.server_names.append(name)  # type: ignore[assignment,func-returns-value]
+        self.server = await asyncio.start_server(self._answer, "127.0.0.1", 0, ssl=context)
+        self.port = self.server.sockets[0].getsockname()[1]
+        return self
+
+    def url(self, name: str, path: str) -> str:
+        return f"https://{name}:{self.port}{path}"
+
+    def document(self, path: str, client_id: str | None = None, **fields: Any) -> str:
+        """Serves a metadata document at ``path`` of client.example; answers its URL."""
+        url = self.url("client.example", path)
+        body = {"client_id": client_id or url, "redirect_uris": [REDIRECT], **fields}
+        self.routes[path] = (200, {"Content-Type": "application/json"}, json.dumps(body).encode())
+        return url
+
+    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = (await reader.readuntil(b"\r\n\r\n")).decode()
+        path = head.split(" ")[1]
+        self.hosts += [line.split(":", 1)[1].strip() for line in head.split("\r\n") if line.lower().startswith("host:")]
+        status, headers, body = self.routes.get(path, (404, {}, b"not here"))
+        lines = [f"HTTP/1.1 {status} X", f"Content-Length: {len(body)}", "Connection: close"]
+        lines += [f"{name}: {value}" for name, value in headers.items()]
+        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
+        await writer.drain()
+        writer.close()
+
+    async def __aexit__(self, *_: object) -> None:
+        self.server.close()
+        await self.server.wait_closed()
+
+
+@pytest.fixture
+async def document_server(certificate: tuple[Path, Path], network: LoopbackNetwork) -> AsyncIterator[DocumentServer]:
+    for name in HTTPS_NAMES:
+        network.names[name] = ["127.0.0.1"]
+    async with DocumentServer(certificate) as server:
+        yield server
+
+
+def pinned_client(runtime: Runtime, certificate: tuple[Path, Path]) -> None:
+    """The local server's client for metadata documents, as it is built in production,
+    but trusting the test certificate and (opting in) the test's loopback servers."""
+    from companion_memory.adapters.local.public_http import public_http_client
+
+    runtime.public_http = public_http_client(
+        also_allow=[ipaddress.ip_network("127.0.0.1/32")], verify=ssl.create_default_context(cafile=certificate[0])
+    )
+
+
+async def authorize_as(client: httpx.AsyncClient, client_id: str) -> httpx.Response:
+    return await client.get("/oauth/authorize", params=authorize_params(client_id, pkce()[1]))
+
+
+async def unreadable(client: httpx.AsyncClient, client_id: str) -> str:
+    response = await authorize_as(client, client_id)
+    assert "location" not in response.headers
+    return refused(response, "invalid_client", 401)
+
+
+# Spellings of 127.0.0.1 the system resolver (and the URL standard) take.
+LOOPBACK_SPELLINGS = (
+    "2130706433",
+    "127.1",
+    "0x7f000001",
+    "0177.0.0.1",
+    "0x7f.0.0.1",
+    "127.0.0.1.",
+    "[::ffff:127.0.0.1]",
+    "[::ffff:7f00:1]",
+    "１２７．０．０．１",
+)
+# Spellings of other private addresses: 169.254.169.254 (cloud metadata), 10.0.0.1, 192.168.0.1.
+PRIVATE_SPELLINGS = ("2852039166", "0xa9fea9fe", "169.254.43518", "0251.0376.0251.0376", "10.1", "0xc0a80001")
+
+
+async def test_no_spelling_of_a_private_address_is_fetched(
+    client: httpx.AsyncClient, network: LoopbackNetwork, listener: Listener
+) -> None:
+    """Issue 28: ``client_id=https://2130706433:<port>/c.json`` connected to 127.0.0.1, and
+    ``0177.0.0.1`` was an unauthenticated 500. Each spelling is now refused before any
+    connection, with the same answer as every other failed read."""
+    answers = {await unreadable(client, f"https://{host}:{listener.port}/c.json") for host in LOOPBACK_SPELLINGS}
+    answers |= {await unreadable(client, f"https://{host}/c.json") for host in PRIVATE_SPELLINGS}
+    assert listener.connections == 0 and network.beyond_loopback == []
+    assert len(answers) == 1, answers
+    assert "could not be read" in answers.pop()
+
+
+async def test_a_failed_read_is_remembered_for_a_while(
+    client: httpx.AsyncClient, network: LoopbackNetwork, listener: Listener, clock: FixedClock
+) -> None:
+    """Five requests for a document that cannot be read make one connection, not five."""
+    network.names["gone.example"] = ["127.0.0.1"]
+    url = f"https://gone.example:{listener.port}/c.json"
+    answers = {await unreadable(client, url) for _ in range(5)}
+    assert listener.connections == 1 and len(answers) == 1
+    clock.advance(minutes=6)
+    await unreadable(client, url)
+    assert listener.connections == 2
+
+
+async def test_every_failed_read_answers_alike(
+    runtime: Runtime,
+    client: httpx.AsyncClient,
+    network: LoopbackNetwork,
+    listener: Listener,
+    document_server: DocumentServer,
+    certificate: tuple[Path, Path],
+) -> None:
+    """No answer tells an open port from a closed one, or either from an address that was
+    never tried."""
+    pinned_client(runtime, certificate)
+    network.names["internal.example"] = ["10.0.0.5"]
+    network.names["metadata.example"] = ["169.254.169.254"]
+    network.names["mixed.example"] = ["127.0.0.1", "10.0.0.5"]
+    network.names["mapped.example"] = ["::ffff:10.0.0.5"]
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    closed_port = closed.getsockname()[1]
+    closed.close()
+    server = document_server
+    server.routes["/redirect-out"] = (302, {"Location": f"https://2130706433:{listener.port}/c.json"}, b"")
+    server.routes["/redirect-in"] = (302, {"Location": "https://internal.example/c.json"}, b"")
+    server.routes["/loop"] = (302, {"Location": "/loop"}, b"")
+    server.routes["/large"] = (200, {}, b"{" + b" " * 10_000 + b"}")
+    server.routes["/error"] = (500, {}, b"{}")
+    urls = [
+        f"https://2130706433:{listener.port}/c.json",
+        f"https://gone.example:{listener.port}/c.json",  # open, but no TLS
+        f"https://closed.example:{closed_port}/c.json",  # nothing listens
+        "https://internal.example/c.json",
+        "https://metadata.example/latest/meta-data/",
+        "https://mixed.example/c.json",
+        "https://mapped.example/c.json",
+        "https://nowhere.example/c.json",  # no such name
+        *(server.url("client.example", path) for path in ("/missing", "/error", "/large", "/loop")),
+        *(server.url("client.example", path) for path in ("/redirect-out", "/redirect-in")),
+    ]
+    answers = {url: await unreadable(client, url) for url in urls}
+    assert len(set(answers.values())) == 1, answers
+    assert listener.connections == 1  # the TLS attempt at gone.example; none for the numbers or the redirect
+    assert network.beyond_loopback == []  # private names were refused before connecting
+
+
+async def test_a_public_host_is_read_at_the_address_that_was_checked(
+    runtime: Runtime,
+    client: httpx.AsyncClient,
+    network: LoopbackNetwork,
+    document_server: DocumentServer,
+    certificate: tuple[Path, Path],
+) -> None:
+    """What a normal client sees: its name resolves (here, to the test's server), the
+    certificate is checked for that name, and redirects within public hosts are followed."""
+    pinned_client(runtime, certificate)
+    server = document_server
+    url = server.document("/client.json", client_name="Example\u202e\u200b app")
+    consent = await start(client, authorize_params(url, pkce()[1]))
+    shown = (await client.get(f"/v1/oauth/requests/{consent.request_id}", headers=OWNER)).json()
+    assert shown["client_name"] == "Example app" and shown["verified_host"] == "client.example"
+    assert server.server_names == ["client.example"] and server.hosts == [f"client.example:{server.port}"]
+    moved = server.url("client.example", "/moved.json")
+    server.routes["/moved.json"] = (301, {"Location": "/final.json"}, b"")
+    server.document("/final.json", client_id=moved, client_name="Moved")
+    await start(client, authorize_params(moved, pkce()[1]))
+    assert network.beyond_loopback == []
+
+
+async def test_the_local_client_connects_to_public_addresses_only(network: LoopbackNetwork, listener: Listener) -> None:
+    """The local server's client for metadata documents checks each address a name
+    resolves to, whatever the URL says, and never tries one that is not public."""
+    from companion_memory.adapters.local.public_http import public_http_client
+    from companion_memory.ports import HttpUnanswered
+
+    network.names.update({"internal.example": ["10.0.0.5"], "link.example": ["fe80::1"], "unique.example": ["fd00::1"]})
+    network.names["loopback.example"] = ["127.0.0.1"]
+    http = public_http_client()
+    for url in (
+        *(f"http://{host}:{listener.port}/" for host in ("2130706433", "127.1", "0x7f000001", "localhost")),
+        f"http://loopback.example:{listener.port}/",
+        "http://internal.example/",
+        "http://link.example/",
+        "http://unique.example/",
+    ):
+        with pytest.raises(HttpUnanswered, match="not public"):
+            await http.get(url, headers={}, timeout_seconds=5)
+    assert listener.connections == 0 and network.beyond_loopback == []
+
+
+async def test_the_local_server_fetches_through_that_client(
+    tmp_path: Path,
+    embedder,  # type: ignore[no-untyped-def]
+    network: LoopbackNetwork,
+) -> None:
+    from companion_memory.adapters.local.runtime import build_local_runtime
+    from companion_memory.api.app import create_app
+
+    network.names["internal.example"] = ["10.0.0.5"]
+    runtime = await build_local_runtime(Settings(CHATBOX_API_KEY=OWNER_KEY), tmp_path, embedder=embedder)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(runtime)), base_url=ISSUER) as local:
+        await unreadable(local, "https://internal.example/c.json")
+    assert network.beyond_loopback == []  # refused on its resolved address, before connecting
+
+
+async def test_client_names_lose_their_bidi_and_invisible_characters(
+    client: httpx.AsyncClient, documents: respx.MockRouter
+) -> None:
+    client_id = await register(client, client_name="\u202eppa liveC\u202c \u200bClaude\u2066\u2069\ufeff")
+    consent = await start(client, authorize_params(client_id, pkce()[1]))
+    shown = (await client.get(f"/v1/oauth/requests/{consent.request_id}", headers=OWNER)).json()
+    assert shown["client_name"] == "ppa liveC Claude"
+    for uri in ("https://app.example/cb\u202e", "https://app.example/\u200bcb"):
+        refused(await client.post("/oauth/register", json={"redirect_uris": [uri]}), "invalid_redirect_uri")
+    document = {"client_id": DOCUMENT_URL, "client_name": "Ex\u200dample\u2067", "redirect_uris": [REDIRECT]}
+    documents.get(DOCUMENT_URL).respond(200, json=document)
+    consent = await start(client, authorize_params(DOCUMENT_URL, pkce()[1]))
+    shown = (await client.get(f"/v1/oauth/requests/{consent.request_id}", headers=OWNER)).json()
+    assert shown["client_name"] == "Example"
+    refused(await authorize_as(client, "https://app.example/\u202egpj.json"), "invalid_client", 401)

@@ -5,10 +5,16 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
+import signal
+import socket
+import subprocess
 import sys
+import time
 import types
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, ClassVar
 
@@ -19,6 +25,7 @@ from companion_memory.adapters.cloudflare.queue import CloudflareQueue
 from companion_memory.clock import FixedClock
 from companion_memory.memory.ingest import IncomingMessage
 from companion_memory.memory.writes import Actor, MemoryDraft
+from tests.cloudflare_tools import ROOT, WRANGLER, compatibility_date, require_toolchain, tool_env
 from tests.conftest import NIGHTLY_STEPS
 from tests.fakes.d1 import FakeJsException
 from tests.fakes.queues import MAX_DELAY_SECONDS
@@ -229,3 +236,57 @@ async def test_the_panel_is_served_from_the_static_assets(entry: types.ModuleTyp
     assert redirect.status_code == 308 and redirect.headers["location"] == "/admin/"
     rollup = await worker.fetch(request("POST", "/admin/monthly-rollup"))  # the API, not a file
     assert rollup.status_code == 401 and len(env.ASSETS.requested) == 2
+
+
+# The entry's way to the panel's files, in JS: GET /admin/<path> is env.ASSETS.fetch(/<path>).
+_ASSETS_WORKER = """
+export default {
+  async fetch(request, env) {
+    const url = new URL(request.url);
+    url.pathname = url.pathname.replace(/^\\/(admin|memory-admin)\\//, "/");
+    return env.ASSETS.fetch(url.toString());
+  },
+};
+"""
+
+
+def test_the_static_assets_send_the_panel_headers(tmp_path: Path) -> None:
+    """Workers static assets apply ``admin/_headers`` to what ``env.ASSETS.fetch`` answers
+    (the entry hands the panel's files to it as they come), and never serve the file:
+    run on the pinned wrangler's local runtime."""
+    require_toolchain()
+    (tmp_path / "worker.js").write_text(_ASSETS_WORKER)
+    (tmp_path / "wrangler.toml").write_text(
+        f'name = "panel-headers"\nmain = "worker.js"\ncompatibility_date = "{compatibility_date()}"\n'
+        f'[assets]\ndirectory = "{ROOT / "admin"}"\nbinding = "ASSETS"\nrun_worker_first = true\n'
+    )
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    dev = subprocess.Popen(
+        [str(WRANGLER), "dev", "--ip", "127.0.0.1", "--port", str(port)],
+        cwd=tmp_path,
+        env=tool_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 120
+        while True:
+            assert dev.poll() is None and time.monotonic() < deadline, "wrangler dev did not start"
+            try:
+                page = httpx.get(url + "/admin/authorize.html", timeout=5)
+                break
+            except httpx.TransportError:
+                time.sleep(0.5)
+        for response in (page, httpx.get(url + "/memory-admin/js/app.js", timeout=5)):
+            assert response.status_code == 200
+            assert response.headers["content-security-policy"] == "frame-ancestors 'none'"
+            assert response.headers["x-content-type-options"] == "nosniff"
+            assert response.headers["referrer-policy"] == "no-referrer"
+        assert httpx.get(url + "/admin/_headers", timeout=5).status_code == 404
+    finally:
+        os.killpg(dev.pid, signal.SIGTERM)
+        dev.wait(timeout=30)

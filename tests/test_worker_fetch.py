@@ -145,3 +145,26 @@ async def test_timeouts_and_refused_connections_become_httpx_errors(
         sock.close()
         with pytest.raises(httpx.ConnectError, match="fetch failed"):
             await client.get(f"http://127.0.0.1:{closed_port}/")
+
+
+async def test_a_redirect_is_answered_not_followed() -> None:
+    """fetch follows redirects by default; a transport must not (httpx follows one only
+    when asked), or a caller that checks each address it is sent to never sees the next:
+    a metadata document redirecting to the Worker's own network, say."""
+    seen: list[dict[str, object]] = []
+
+    async def redirecting_fetch(url: str, init: object) -> FakeFetchResponse:
+        seen.append(dict(init))  # type: ignore[call-overload]
+        return FakeFetchResponse(302, [("Location", "https://2130706433/c.json")], None)
+
+    async with httpx.AsyncClient(transport=FetchTransport(redirecting_fetch)) as client:
+        response = await client.get("https://app.example/c.json")
+    assert response.status_code == 302 and response.headers["location"] == "https://2130706433/c.json"
+    assert seen[0]["redirect"] == "manual"
+
+
+async def test_the_worker_names_the_client_by_cf_connecting_ip(fetch: FakeFetch) -> None:
+    """Cloudflare sets cf-connecting-ip on every request to the Worker, over any a client
+    sent: the one place that header is believed."""
+    runtime = await build_runtime(worker_env(ENABLE_MEMORY_RERANKER="false"), fetch=fetch)
+    assert runtime.client_address_header == "cf-connecting-ip" and runtime.public_http is None

@@ -196,7 +196,7 @@ def _serve(settings: Settings, data_dir: Path, host: str, port: int) -> int:
 
     from .adapters.local.keys import load_or_create_owner_key
     from .adapters.local.runtime import build_local_runtime
-    from .adapters.local.server import create_local_app, redact_access_log, server_options
+    from .adapters.local.server import create_local_app, issuer_warning, redact_access_log, server_options
 
     data_dir.mkdir(parents=True, exist_ok=True)
     if not settings.CHATBOX_API_KEY:
@@ -213,6 +213,9 @@ def _serve(settings: Settings, data_dir: Path, host: str, port: int) -> int:
     print(f"companion-memory: data in {data_dir}, embedder {runtime.embedder.model} ({runtime.embedder.dimensions}-d)")
     print(f"Days begin at midnight in {settings.DREAM_TIME_ZONE} (DREAM_TIME_ZONE)")
     print(f"Serving on http://{host}:{port}  (API docs at /docs)", flush=True)
+    warning = issuer_warning(host, settings)
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
     redact_access_log()
     uvicorn.run(**server_options(create_local_app(runtime), settings), host=host, port=port, log_level="info")
     return 0

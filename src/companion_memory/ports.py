@@ -278,13 +278,19 @@ class BackupStore(Protocol):
 
 
 class HttpUnanswered(Exception):
-    """The request got no answer (no connection, a timeout, a broken transfer); the
-    message starts with the failure's kind, e.g. ``ConnectTimeout: timed out``."""
+    """The request got no answer (no connection, a timeout, a broken transfer, a body
+    over the limit); the message starts with the failure's kind, e.g.
+    ``ConnectTimeout: timed out``."""
 
 
 class HttpClient(Protocol):
-    """Plain HTTP GETs to services that are not model providers (the GitHub contents API)."""
+    """Plain HTTP GETs to services that are not model providers (the GitHub contents API,
+    Client ID Metadata Documents). Redirects are answers too: the caller decides whether
+    to follow one."""
 
-    async def get(self, url: str, *, headers: Mapping[str, str], timeout_seconds: float) -> HttpResponse:
-        """Any status is an answer; ``HttpUnanswered`` when there is none."""
+    async def get(
+        self, url: str, *, headers: Mapping[str, str], timeout_seconds: float, max_bytes: int | None = None
+    ) -> HttpResponse:
+        """Any status is an answer; ``HttpUnanswered`` when there is none within
+        ``timeout_seconds`` (the whole exchange), or its body is longer than ``max_bytes``."""
         ...

@@ -45,6 +45,7 @@ from .ports import (
     Clock,
     Database,
     Embedder,
+    HttpClient,
     Reranker,
     TaskQueue,
     UpstreamError,
@@ -72,6 +73,14 @@ class Runtime:
     workers_ai_chat: ChatModel | None = None
     # Where a repair keeps its backup first; None (the Worker) keeps none.
     backups: BackupStore | None = None
+    # For the URLs a stranger names (Client ID Metadata Documents): a client that connects
+    # to public addresses only (the local server's pins each address it checked). None:
+    # ``http`` as it is, which is right on the Worker, whose fetch reaches no private address.
+    public_http: HttpClient | None = None
+    # The request header in which the platform itself names the client's address, where a
+    # client cannot set it: cf-connecting-ip on the Worker. None: the socket's peer (or,
+    # behind TRUSTED_PROXIES, what they forwarded).
+    client_address_header: str | None = None
 
     @property
     def config(self) -> MemoryConfig:
@@ -179,7 +188,7 @@ class Runtime:
             refresh_token_days=self.settings.OAUTH_REFRESH_TOKEN_DAYS,
             registrations_per_hour=self.settings.OAUTH_REGISTRATIONS_PER_HOUR,
         )
-        return AuthorizationServer(self.db, self.clock, HttpxClient(self.http_client), config)
+        return AuthorizationServer(self.db, self.clock, self.public_http or HttpxClient(self.http_client), config)
 
     @cached_property
     def review(self) -> ReviewQueue:

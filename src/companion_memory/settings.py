@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .domain.addresses import IPNetwork, parse_networks
 from .memory.config import MemoryConfig
 
 # The embedder each runtime uses when EMBEDDING_MODEL is not set: the Worker follows the
@@ -50,6 +51,10 @@ class Settings(BaseModel):
     SERVER_HEADER_TIMEOUT_SECONDS: float = Field(10.0, gt=0, le=600)
     SERVER_BODY_TIMEOUT_SECONDS: float = Field(30.0, gt=0, le=600)
     SERVER_KEEP_ALIVE_SECONDS: float = Field(5.0, gt=0, le=600)
+    # Local server only: the proxies in front of it (addresses or CIDR networks, comma
+    # separated), whose X-Forwarded-For is believed for the client's address (the OAuth
+    # registration limit). Empty: the socket's peer is the client, whatever a header says.
+    TRUSTED_PROXIES: tuple[IPNetwork, ...] = ()
     # Local runtime only: an OpenAI-compatible /embeddings endpoint (Ollama, llama.cpp,
     # vLLM, ...) and an OpenAI/Cohere-style /rerank endpoint. Empty means not used.
     EMBEDDING_BASE_URL: str = ""
@@ -160,6 +165,11 @@ class Settings(BaseModel):
     @classmethod
     def _lower(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("TRUSTED_PROXIES", mode="before")
+    @classmethod
+    def _networks(cls, value: Any) -> Any:
+        return parse_networks(value) if isinstance(value, str) else value
 
     @field_validator("MEMORY_SENSITIVE_ALLOW", mode="before")
     @classmethod

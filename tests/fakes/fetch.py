@@ -2,7 +2,8 @@
 server), answering the way the Workers runtime does.
 
 ``fetch(url, init)`` takes ``init`` as a JS object: ``method``, ``headers`` (an array of
-``[name, value]`` pairs, or an object), ``body`` (a byte array) and ``signal``. It
+``[name, value]`` pairs, or an object), ``body`` (a byte array), ``signal`` and
+``redirect`` (``follow``, the default, or ``manual``: the 3xx itself is the answer). It
 resolves to a ``Response`` with ``status``, ``headers`` (``entries()`` yields pairs, names
 lower-cased) and ``body``, a ``ReadableStream`` whose reader's ``read()`` gives
 ``{done, value}`` with ``value`` a ``Uint8Array`` as chunks arrive; ``cancel()`` stops it.
@@ -127,7 +128,9 @@ class FakeFetch:
             timeout=signal.seconds if isinstance(signal, FakeTimeoutSignal) else None,
         )
         try:
-            response = await self.client.send(request, stream=True)
+            # fetch follows redirects unless told otherwise.
+            follow = init.get("redirect", "follow") == "follow"
+            response = await self.client.send(request, stream=True, follow_redirects=follow)
         except httpx.TimeoutException:
             raise FakeJsException("The operation was aborted due to timeout", name="TimeoutError") from None
         except httpx.HTTPError:

@@ -21,6 +21,7 @@ class JsonBodies:
         if scope["type"] == "http" and not scope["path"].startswith("/oauth/"):
             headers = scope.get("headers") or []
             if any(name == b"content-type" and value.split(b";")[0].strip() == _FORM for name, value in headers):
-                relabelled = [(n, b"application/json" if n == b"content-type" else v) for n, v in headers]
-                scope = {**scope, "headers": relabelled}
+                # In place, not a copy: what a route changes in its scope (the MCP routes
+                # cut ?token= out of the query) must reach the server's, which logs it.
+                scope["headers"] = [(n, b"application/json" if n == b"content-type" else v) for n, v in headers]
         await self.app(scope, receive, send)

@@ -40,6 +40,7 @@ from ..application.oauth import (
 )
 from ..application.principal import Principal
 from ..application.use_case import Input, Nothing
+from ..domain.addresses import forwarded_client
 from ..errors import OAuthError
 from .auth import allowed, anyone
 from .deps import RuntimeDep
@@ -56,6 +57,18 @@ def issuer_of(request: Request) -> str:
     """This server's address as its clients reach it: PUBLIC_URL, else the request's own."""
     public: str = request.app.state.runtime.settings.PUBLIC_URL.strip().rstrip("/")
     return public or f"{request.url.scheme}://{request.url.netloc}"
+
+
+def client_address(request: Request) -> str:
+    """Where the request came from: what the platform says where it vouches for it (the
+    Worker's cf-connecting-ip), else the socket's peer, or behind TRUSTED_PROXIES the
+    client they forwarded for. A header a client may set is never believed on its own."""
+    runtime = request.app.state.runtime
+    vouched = runtime.client_address_header and request.headers.get(runtime.client_address_header)
+    if vouched:
+        return str(vouched)
+    peer = request.client.host if request.client else ""
+    return forwarded_client(peer, request.headers.getlist("x-forwarded-for"), runtime.settings.TRUSTED_PROXIES)
 
 
 def _form_body(required: list[str], properties: dict[str, Any]) -> dict[str, Any]:
@@ -127,8 +140,7 @@ async def register(
     metadata: Annotated[ClientRegistration, Body()],
 ) -> ClientInformation:
     """Dynamic client registration (RFC 7591): a public client, rate-limited per address."""
-    address = request.headers.get("cf-connecting-ip") or (request.client.host if request.client else "")
-    registration = Registration(**metadata.model_dump(), address=address)
+    registration = Registration(**metadata.model_dump(), address=client_address(request))
     return await oauth.register(runtime, principal, registration)
 
 

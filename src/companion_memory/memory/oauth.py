@@ -15,18 +15,19 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import ipaddress
 import json
 import re
 import secrets
+import unicodedata
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode, urljoin, urlsplit
 
 from ..clock import iso, parse_iso
+from ..domain.addresses import client_key, public_host, public_https_url
 from ..errors import NotFound, OAuthError, PermissionDenied, RedirectableOAuthError
 from ..ports import Clock, Database, HttpClient, HttpUnanswered
 from ..store.oauth import OAuthStore
@@ -44,6 +45,18 @@ REGISTRATION_CEILING = 10
 METADATA_DOCUMENT_MAX_BYTES = 5 * 1024
 METADATA_DOCUMENT_FRESH = timedelta(hours=1)
 METADATA_DOCUMENT_TIMEOUT_SECONDS = 5.0
+# Redirects followed to a metadata document, each to an address checked like the first.
+METADATA_DOCUMENT_REDIRECTS = 2
+# A document that could not be read is not asked for again before this.
+METADATA_DOCUMENT_RETRY = timedelta(minutes=5)
+# Every way a read can fail says the same, so the answer tells nothing about what is at
+# the address (a closed port, an open one, a private address never tried).
+METADATA_DOCUMENT_UNREADABLE = (
+    "the client's metadata document could not be read: it must be at an https URL on a public host "
+    f"that answers 200 within {METADATA_DOCUMENT_TIMEOUT_SECONDS:g} seconds with at most "
+    f"{METADATA_DOCUMENT_MAX_BYTES} bytes (redirects: at most {METADATA_DOCUMENT_REDIRECTS})"
+)
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 # Granted always (refresh tokens are always issued): a client that asks for it is not refused.
 OFFLINE_ACCESS = "offline_access"
 FORBIDDEN_SCHEMES = frozenset({"javascript", "data", "vbscript", "file", "about", "blob"})
@@ -51,6 +64,9 @@ LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 _VERIFIER = re.compile(r"[A-Za-z0-9\-._~]{43,128}")
 _CHALLENGE = re.compile(r"[A-Za-z0-9\-_]{43}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# Shown to the owner as text: no control or format characters (bidi overrides and
+# isolates, zero-width spaces and joiners), which could make it read as something else.
+_HIDDEN = frozenset({"Cc", "Cf"})
 
 
 @dataclass(frozen=True)
@@ -99,6 +115,8 @@ def redirect_uri_problem(uri: str) -> str | None:
         return "must be an absolute URI"
     if "#" in uri:
         return "must not contain a fragment"
+    if _hides_characters(uri):
+        return "must not contain invisible or bidirectional formatting characters"
     if scheme in FORBIDDEN_SCHEMES:
         return f"must not use the {scheme}: scheme"
     if scheme in ("http", "https") and not host:
@@ -116,10 +134,10 @@ def with_query(uri: str, params: Mapping[str, str | None]) -> str:
 
 def metadata_document_url_problem(url: str) -> str | None:
     """Why ``url`` cannot be a Client ID Metadata Document's client_id, or None: https,
-    a path, no fragment, credentials or dot segments, and a public host (the server
-    fetches it, so it must not be made to fetch its own network)."""
-    if len(url) > 2000 or _CONTROL.search(url):
-        return "is too long or contains control characters"
+    a path, no fragment, credentials or dot segments. Whether its host is public is
+    checked as it is fetched, hop by hop, and answered like any other failed read."""
+    if len(url) > 2000 or _hides_characters(url):
+        return "is too long or contains control or invisible characters"
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""
@@ -131,13 +149,17 @@ def metadata_document_url_problem(url: str) -> str | None:
         return "must have a path, and no fragment or credentials"
     if any(segment in (".", "..") for segment in parts.path.split("/")):
         return "must not contain dot segments"
-    if host in LOOPBACK_HOSTS or host.endswith((".localhost", ".local", ".internal")):
-        return "must name a public host"
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return None
-    return None if address.is_global else "must name a public host"
+    return None
+
+
+def displayable(text: str, limit: int = 200) -> str:
+    """``text`` as the owner may be shown it: without control and format characters,
+    trimmed, at most ``limit`` characters."""
+    return "".join(c for c in text if unicodedata.category(c) not in _HIDDEN).strip()[:limit]
+
+
+def _hides_characters(text: str) -> bool:
+    return any(unicodedata.category(c) in _HIDDEN for c in text)
 
 
 class AuthorizationServer:
@@ -167,13 +189,13 @@ class AuthorizationServer:
         scope = self._scopes(metadata.get("scope"), error="invalid_client_metadata")
         now = self.clock.now()
         since = iso(now - timedelta(hours=1))
-        source = digest(address)[:32]
+        source = digest(client_key(address))[:32]
         everyone, mine = await self.store.registrations_since(since, source)
         limit = self.config.registrations_per_hour
         if mine >= limit or everyone >= limit * REGISTRATION_CEILING:
             raise OAuthError("temporarily_unavailable", "too many registrations; try again within the hour", status=429)
         await self.store.forget_unused_clients(iso(now - timedelta(hours=UNUSED_CLIENT_HOURS)))
-        name = _CONTROL.sub("", str(metadata.get("client_name") or "")).strip()[:200] or "An unnamed app"
+        name = displayable(str(metadata.get("client_name") or "")) or "An unnamed app"
         client = {
             "client_id": str(uuid.uuid4()),
             "source": "registered",
@@ -272,10 +294,13 @@ class AuthorizationServer:
         return {
             "id": request_id,
             "client_id": request["client_id"],
-            "client_name": client.get("client_name") or "An unnamed app",
+            "client_name": displayable(client.get("client_name") or "") or "An unnamed app",
             "client_uri": client.get("client_uri"),
-            # A metadata document's host vouches for the name; a registration vouches for nothing.
-            "verified_host": urlsplit(request["client_id"]).hostname if source == "metadata_document" else None,
+            # A metadata document's host vouches for the name; a registration vouches for
+            # nothing. Shown as it was fetched from (ASCII: an IDN as punycode).
+            "verified_host": public_host(urlsplit(request["client_id"]).hostname or "")
+            if source == "metadata_document"
+            else None,
             "redirect_uri": request["redirect_uri"],
             "scopes": request["scope"].split(),
             "resource": request["resource"],
@@ -376,17 +401,25 @@ class AuthorizationServer:
         resource = params.get("resource")
         if resource and resource != row["resource"]:
             raise OAuthError("invalid_target", "resource differs from the one authorized")
-        if params.get("scope"):
-            asked = set(self._scopes(params["scope"], error="invalid_scope"))
-            if not asked <= set(row["scope"].split()):
+        granted = row["scope"]
+        # RFC 6749 §6: a narrower scope for this access token only; the new refresh token
+        # keeps the grant's, so a later refresh may ask for all of it again.
+        access_scope = None
+        if any(s != OFFLINE_ACCESS for s in (params.get("scope") or "").split()):
+            asked = self._scopes(params["scope"], error="invalid_scope")
+            if not set(asked) <= set(granted.split()):
                 raise OAuthError("invalid_scope", "a refresh cannot widen the scope granted")
+            access_scope = " ".join(asked) if set(asked) != set(granted.split()) else None
         if not await self.store.use_refresh_token(row["token_hash"], iso(now)):
             await self._revoke_lineage(row["grant_id"], "refresh token reused")
             raise OAuthError(
                 "invalid_grant", "the refresh token was already used; every token of this grant is revoked"
             )
         return await self._issue(
-            row["grant_id"], row["scope"], [OAuthStore.drop_expired_tokens(row["grant_id"], iso(now))]
+            row["grant_id"],
+            granted,
+            [OAuthStore.drop_expired_tokens(row["grant_id"], iso(now))],
+            access_scope=access_scope,
         )
 
     async def revoke(self, token: str, client_id: str | None) -> None:
@@ -426,7 +459,7 @@ class AuthorizationServer:
         for row in rows:
             row["scopes"] = row.pop("scope").split()
             row["redirect_uris"] = json.loads(row["redirect_uris"] or "[]")
-            row["client_name"] = row["client_name"] or "An unnamed app"
+            row["client_name"] = displayable(row["client_name"] or "") or "An unnamed app"
         return rows
 
     async def revoke_grant(self, grant_id: str) -> None:
@@ -458,15 +491,20 @@ class AuthorizationServer:
             raise OAuthError("invalid_client", "unknown client", status=401)
         return client_id
 
-    async def _issue(self, grant_id: str, scope: str, first: list[Any]) -> dict[str, Any]:
+    async def _issue(
+        self, grant_id: str, scope: str, first: list[Any], *, access_scope: str | None = None
+    ) -> dict[str, Any]:
+        """A new access and refresh token of the grant (whose scope is ``scope``); the
+        access token for ``access_scope`` only, when given."""
         now = self.clock.now()
         access, refresh = "cm_at_" + secrets.token_urlsafe(32), "cm_rt_" + secrets.token_urlsafe(32)
         access_for = timedelta(minutes=self.config.access_token_minutes)
         refresh_until = iso(now + timedelta(days=self.config.refresh_token_days))
+        access_until = iso(now + access_for)
         await self.store.issue(
             [
                 *first,
-                OAuthStore.add_token(digest(access), grant_id, "access", iso(now), iso(now + access_for)),
+                OAuthStore.add_token(digest(access), grant_id, "access", iso(now), access_until, access_scope),
                 OAuthStore.add_token(digest(refresh), grant_id, "refresh", iso(now), refresh_until),
             ]
         )
@@ -475,7 +513,7 @@ class AuthorizationServer:
             "token_type": "Bearer",
             "expires_in": int(access_for.total_seconds()),
             "refresh_token": refresh,
-            "scope": scope,
+            "scope": access_scope or scope,
         }
 
     async def _revoke_lineage(self, grant_id: str | None, reason: str) -> None:
@@ -492,7 +530,8 @@ class AuthorizationServer:
 
     async def _metadata_document_client(self, url: str) -> dict[str, Any]:
         """A client whose client_id is the URL of its metadata document: read from there
-        (at most hourly), checked, and kept like a registration."""
+        (at most hourly), checked, and kept like a registration. A document that could
+        not be read is not asked for again for a few minutes."""
         now = self.clock.now()
         cached = await self.store.client(url)
         if cached and cached["fetched_at"] and parse_iso(cached["fetched_at"]) > now - METADATA_DOCUMENT_FRESH:
@@ -500,20 +539,21 @@ class AuthorizationServer:
         problem = metadata_document_url_problem(url)
         if problem:
             raise OAuthError("invalid_client", f"a client_id URL {problem}", status=401)
+        failed = await self.store.document_failure(url, iso(now - METADATA_DOCUMENT_RETRY))
+        if failed is not None:
+            raise OAuthError("invalid_client", failed, status=401)
         try:
-            response = await self.http.get(
-                url, headers={"Accept": "application/json"}, timeout_seconds=METADATA_DOCUMENT_TIMEOUT_SECONDS
-            )
-        except HttpUnanswered as error:
-            raise OAuthError(
-                "invalid_client", f"the client's metadata document could not be read: {error}", status=401
-            ) from None
-        document = _metadata_document(url, response.status, response.body)
+            document = _metadata_document(url, await self._read_metadata_document(url))
+        except OAuthError as error:
+            forget = iso(now - METADATA_DOCUMENT_RETRY)
+            await self.store.remember_document_failure(url, error.message, iso(now), forget_before=forget)
+            raise
         client = {
             "client_id": url,
             "source": "metadata_document",
-            "client_name": _CONTROL.sub("", str(document.get("client_name") or "")).strip()[:200]
-            or urlsplit(url).hostname,
+            "client_name": displayable(str(document.get("client_name") or ""))
+            or public_host(urlsplit(url).hostname or "")
+            or url,
             "client_uri": _http_url(document.get("client_uri")),
             "redirect_uris": document["redirect_uris"],
             "scope": None,
@@ -524,15 +564,37 @@ class AuthorizationServer:
         await self.store.save_client(client)
         return client
 
+    async def _read_metadata_document(self, url: str) -> bytes:
+        """The document's bytes, following at most a few redirects; every address, the
+        first and each one redirected to, must be a public host's. Any failure is the
+        one ``METADATA_DOCUMENT_UNREADABLE``."""
+        unreadable = OAuthError("invalid_client", METADATA_DOCUMENT_UNREADABLE, status=401)
+        target = public_https_url(url)
+        for _ in range(METADATA_DOCUMENT_REDIRECTS + 1):
+            if target is None:
+                raise unreadable
+            try:
+                response = await self.http.get(
+                    target,
+                    headers={"Accept": "application/json"},
+                    timeout_seconds=METADATA_DOCUMENT_TIMEOUT_SECONDS,
+                    max_bytes=METADATA_DOCUMENT_MAX_BYTES,
+                )
+            except HttpUnanswered:
+                raise unreadable from None
+            location = response.headers.get("location")
+            if response.status not in REDIRECT_STATUSES or not location:
+                if response.status != 200:
+                    raise unreadable
+                return response.body
+            target = public_https_url(urljoin(target, location))
+        raise unreadable
 
-def _metadata_document(url: str, status: int, body: bytes) -> dict[str, Any]:
+
+def _metadata_document(url: str, body: bytes) -> dict[str, Any]:
     def refuse(why: str) -> OAuthError:
         return OAuthError("invalid_client", f"the client's metadata document {why}", status=401)
 
-    if status != 200:
-        raise refuse(f"answered HTTP {status}")
-    if len(body) > METADATA_DOCUMENT_MAX_BYTES:
-        raise refuse(f"is larger than {METADATA_DOCUMENT_MAX_BYTES} bytes")
     try:
         document = json.loads(body)
     except ValueError:
@@ -556,5 +618,5 @@ def _metadata_document(url: str, status: int, body: bytes) -> dict[str, Any]:
 def _http_url(value: Any) -> str | None:
     """A homepage to show, if it is a plain http(s) URL."""
     if isinstance(value, str) and len(value) <= 2000 and value.startswith(("https://", "http://")):
-        return value if not _CONTROL.search(value) else None
+        return value if not _CONTROL.search(value) and not _hides_characters(value) else None
     return None

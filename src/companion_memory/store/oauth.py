@@ -1,5 +1,5 @@
 """SQL for the OAuth authorization server: clients, pending consents, grants, codes and
-tokens (migration 0012). Secrets arrive here already hashed."""
+tokens (migrations 0012 and 0013). Secrets arrive here already hashed."""
 
 from __future__ import annotations
 
@@ -74,6 +74,26 @@ class OAuthStore:
             )
         )
 
+    async def document_failure(self, client_id: str, since: str) -> str | None:
+        """Why the metadata document at ``client_id`` could not be read, if it failed
+        since ``since``."""
+        row = await self.db.first(
+            "SELECT error FROM oauth_document_failures WHERE client_id = ? AND failed_at >= ?", (client_id, since)
+        )
+        return str(row["error"]) if row else None
+
+    async def remember_document_failure(self, client_id: str, error: str, at: str, *, forget_before: str) -> None:
+        """Keeps the failure, and forgets the ones older than ``forget_before``."""
+        await self.db.batch(
+            [
+                Statement("DELETE FROM oauth_document_failures WHERE failed_at < ?", (forget_before,)),
+                Statement(
+                    "INSERT OR REPLACE INTO oauth_document_failures (client_id, error, failed_at) VALUES (?, ?, ?)",
+                    (client_id, error, at),
+                ),
+            ]
+        )
+
     async def registrations_since(self, since: str, registered_from: str) -> tuple[int, int]:
         """Registrations since ``since``: all of them, and those from this address."""
         row = await self.db.first(
@@ -143,10 +163,14 @@ class OAuthStore:
         return _insert("oauth_grants", columns, grant)
 
     @staticmethod
-    def add_token(token_hash: str, grant_id: str, kind: str, created_at: str, expires_at: str) -> Statement:
+    def add_token(
+        token_hash: str, grant_id: str, kind: str, created_at: str, expires_at: str, scope: str | None = None
+    ) -> Statement:
+        """``scope``: what the token may do when that is less than its grant."""
         return Statement(
-            "INSERT INTO oauth_tokens (token_hash, grant_id, kind, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-            (token_hash, grant_id, kind, created_at, expires_at),
+            "INSERT INTO oauth_tokens (token_hash, grant_id, kind, created_at, expires_at, scope) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (token_hash, grant_id, kind, created_at, expires_at, scope),
         )
 
     @staticmethod
@@ -157,10 +181,12 @@ class OAuthStore:
         await self.db.batch(statements)
 
     async def token(self, token_hash: str) -> dict[str, Any] | None:
-        """The token with its grant (``grant_*`` columns), whatever state either is in."""
+        """The token with its grant, whatever state either is in; ``scope`` is the token's
+        own, else its grant's."""
         return await self.db.first(
             "SELECT t.token_hash AS token_hash, t.grant_id AS grant_id, t.kind AS kind, t.expires_at AS expires_at, "
-            "t.used_at AS used_at, g.client_id AS client_id, g.scope AS scope, g.resource AS resource, "
+            "t.used_at AS used_at, g.client_id AS client_id, COALESCE(t.scope, g.scope) AS scope, "
+            "g.resource AS resource, "
             "g.last_used_at AS last_used_at, g.revoked_at AS revoked_at "
             "FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id WHERE t.token_hash = ?",
             (token_hash,),

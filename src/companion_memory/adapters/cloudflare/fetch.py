@@ -5,7 +5,8 @@ httpx's own transport opens sockets, which a Worker does not have. This one hand
 request to JS ``fetch`` and reads the answer's ``ReadableStream`` chunk by chunk, so a
 provider's SSE stream reaches the client as it arrives. ``fetch`` has already undone
 any ``Content-Encoding``, so that header (and the length of the encoded body) is
-dropped before httpx sees the response. A timeout becomes an ``AbortSignal``.
+dropped before httpx sees the response. A timeout becomes an ``AbortSignal``; a redirect
+is answered as it came (``redirect: "manual"``), never followed by ``fetch``.
 """
 
 from __future__ import annotations
@@ -65,6 +66,10 @@ class FetchTransport(httpx.AsyncBaseTransport):
         init: dict[str, Any] = {
             "method": request.method,
             "headers": [[name, value] for name, value in request.headers.multi_items()],
+            # A transport answers the redirect itself, as httpx's own do: the client
+            # follows it if it was asked to, and a caller that checks every address it
+            # is sent to (a Client ID Metadata Document's) sees each one.
+            "redirect": "manual",
         }
         if body:
             init["body"] = body

@@ -88,6 +88,8 @@ async def build_runtime(env: Any, *, fetch: Any = None) -> Runtime:
         clock=SystemClock(),
         http=_outbound_client(settings, fetch),
         workers_ai_chat=WorkersAIChat(_binding(env, "AI")),
+        # Cloudflare sets it on every request that reaches the Worker, replacing any a client sent.
+        client_address_header="cf-connecting-ip",
         queue=None if ffi.is_js_nullish(_read(env, QUEUE_BINDING)) else CloudflareQueue(_read(env, QUEUE_BINDING)),
         reranker=(
             WorkersAIReranker(_binding(env, "AI"), settings.MEMORY_RERANKER_MODEL)

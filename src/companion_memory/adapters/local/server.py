@@ -5,16 +5,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import re
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote_plus
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException
+from starlette.responses import Response
+from starlette.types import Scope
 
 from ...api.app import PANEL_PREFIXES, create_app
+from ...api.panel_headers import WORKER_HEADERS_FILE, panel_headers
 from ...application import dream, tasks
 from ...application.principal import SYSTEM
 from ...memory.nightly import next_run
@@ -73,18 +79,38 @@ async def nightly_schedule(runtime: Runtime) -> None:
         log.info("nightly job: %s", "; ".join(f"{step.name}: {step.describe()}" for step in report.steps))
 
 
-class RedactToken(logging.Filter):
-    """Cuts ``token=…`` out of access-log lines (uvicorn logs the path with its query): the
-    MCP routes take the key as ``?token=``. They also cut it out of the request, so this is
-    the second guard, for a line logged before (or without) the route."""
+# A request target's query: what follows "?" up to a space or quote (an access-log line
+# quotes the request line).
+_QUERY = re.compile(r"\?([^\s\"]*)")
+REDACTED = "[redacted]"
 
-    pattern = re.compile(r"([?&]token=)[^&\s\"]*", re.IGNORECASE)
+
+def redact_query(text: str) -> str:
+    """``text`` with the value of every ``token`` parameter of a query in it cut out. The
+    name is compared as the server reads it, percent-decoded (``%74oken`` is ``token``),
+    and in any case (``TOKEN``), so no spelling of it passes."""
+
+    def redact(match: re.Match[str]) -> str:
+        pairs = match.group(1).split("&")
+        for index, pair in enumerate(pairs):
+            name, equals, _ = pair.partition("=")
+            if unquote_plus(name).strip().lower() == "token":
+                pairs[index] = f"{name}{equals or '='}{REDACTED}"
+        return "?" + "&".join(pairs)
+
+    return _QUERY.sub(redact, text)
+
+
+class RedactToken(logging.Filter):
+    """Cuts ``token=…`` out of log lines (uvicorn's access log has the path with its
+    query): the MCP routes take the key as ``?token=``. They also cut it out of the
+    request, so this is the second guard, for a line logged before (or without) the route."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple):
-            record.args = tuple(self.pattern.sub(r"\1[redacted]", a) if isinstance(a, str) else a for a in record.args)
+            record.args = tuple(redact_query(a) if isinstance(a, str) else a for a in record.args)
         elif isinstance(record.msg, str):
-            record.msg = self.pattern.sub(r"\1[redacted]", record.msg)
+            record.msg = redact_query(record.msg)
         return True
 
 
@@ -94,6 +120,18 @@ def redact_access_log() -> None:
     access_log = logging.getLogger("uvicorn.access")
     if not any(isinstance(f, RedactToken) for f in access_log.filters):
         access_log.addFilter(RedactToken())
+
+
+class PanelFiles(StaticFiles):
+    """The panel's files, each with the panel's headers (api/panel_headers.py); ``_headers``
+    (the same headers, for Workers static assets) is not one of them."""
+
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        if Path(path).name == WORKER_HEADERS_FILE:
+            raise HTTPException(status_code=404)
+        response = await super().get_response(path, scope)
+        response.headers.update(panel_headers(response.headers.get("content-security-policy")))
+        return response
 
 
 def admin_dir() -> Path:
@@ -124,10 +162,30 @@ def create_local_app(runtime: Runtime) -> FastAPI:
     app = create_app(runtime, lifespan=lifespan)
     docs.install(app)
     # In the Worker, Workers static assets serve these files.
-    panel = StaticFiles(directory=admin_dir(), html=True)
+    panel = PanelFiles(directory=admin_dir(), html=True)
     for prefix in PANEL_PREFIXES:
         app.mount(prefix, panel, name=prefix.strip("/"))
     return app
+
+
+def issuer_warning(host: str, settings: Settings) -> str | None:
+    """What to warn of at start when the server listens beyond this machine without
+    PUBLIC_URL: OAuth then names itself (its issuer, its endpoints, the audience of its
+    tokens) after each request's Host header, which whoever connects chooses."""
+    if settings.PUBLIC_URL.strip():
+        return None
+    name = host.strip().strip("[]").lower()
+    try:
+        loopback = ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        loopback = name == "localhost"
+    if loopback:
+        return None
+    return (
+        f"Warning: listening on {host} without PUBLIC_URL: OAuth takes its own address from each request's "
+        "Host header, which any client can set. Set PUBLIC_URL to the address clients reach "
+        "(e.g. https://memory.example.com)."
+    )
 
 
 def server_options(app: Any, settings: Settings) -> dict[str, Any]:
