@@ -223,6 +223,20 @@ async def test_export_of_every_namespace_needs_an_unbound_key(http: httpx.AsyncC
     assert SECRET in (await http.get("/api/memories/export?all=true", headers=auth(OWNER_KEY))).text
 
 
+async def test_the_dream_status_shows_a_bound_key_the_runs_of_its_namespaces(http: httpx.AsyncClient) -> None:
+    for namespace in ("default", "elsewhere"):
+        said = {"role": "user", "content": f"remember that I live in {namespace}", "created_at": "2026-11-29T08:00:00Z"}
+        ingested = await http.post(
+            "/v1/ingest/messages", json={"namespace": namespace, "messages": [said]}, headers=auth(OWNER_KEY)
+        )
+        assert ingested.is_success, ingested.text
+    dreamt = await http.post("/v1/dream/run", json={"date": "2026-11-29"}, headers=auth(OWNER_KEY))
+    assert {run["namespace"] for run in dreamt.json()["runs"]} == {"default", "elsewhere"}
+    for key, seen in ((OWNER_KEY, {"default", "elsewhere"}), (IM_KEY, {"default"})):
+        status = await http.get("/v1/dream/status", headers=auth(key))
+        assert {run["namespace"] for run in status.json()["runs"]} == seen
+
+
 async def test_the_owner_key_is_never_bound() -> None:
     settings = bound(IM_API_NAMESPACES_READ="default")
     assert "chatbox" not in BINDINGS and "guide_dog" not in BINDINGS
