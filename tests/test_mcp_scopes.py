@@ -4,7 +4,8 @@ Authorization belongs to the use case, not to the surface: a key refused by a RE
 (403) is refused by the MCP tool that does the same thing (``isError`` with the code
 ``forbidden``, or the whole endpoint's 403 for a key that may call no tool at all), and a
 key the route lets through may call the tool. ``tools/list`` shows exactly the tools the
-key may call.
+key may call. Keys bound to a namespace (``IM_API_NAMESPACES_READ`` ...) act in it as
+unbound keys do, and nowhere else, on both surfaces.
 
 In process (``httpx.ASGITransport``) on SQLite with a small deterministic embedder: the
 scopes do not depend on the database or the model.
@@ -25,6 +26,7 @@ from companion_memory.adapters.local.sqlite import SqliteDatabase
 from companion_memory.adapters.local.vector_index import LocalVectorIndex
 from companion_memory.api.auth import identify
 from companion_memory.api.mcp.tools import TOOLS
+from companion_memory.application.principal import BINDINGS
 from companion_memory.clock import FixedClock
 from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
 from companion_memory.runtime import Runtime
@@ -133,29 +135,30 @@ class Twin:
     path: str  # {id}: a memory made for this call
     rest_body: Callable[[str], dict[str, Any] | None]
     arguments: Callable[[str], dict[str, Any]]
-    # What {id} is made by: a memory (a plan) unless the tool acts on something else.
-    seed: Callable[[httpx.AsyncClient, str], Awaitable[str]] | None = None
+    # What {id} is made by, in a namespace: a memory (a plan) unless the tool acts on
+    # something else.
+    seed: Callable[[httpx.AsyncClient, str, str], Awaitable[str]] | None = None
 
 
 def _none(_: str) -> None:
     return None
 
 
-async def seed_todo(http: httpx.AsyncClient, text: str) -> str:
-    response = await http.post("/v1/todos", json={"text": text}, headers=auth(OWNER_KEY))
+async def seed_todo(http: httpx.AsyncClient, text: str, namespace: str = "default") -> str:
+    response = await http.post("/v1/todos", json={"text": text, "namespace": namespace}, headers=auth(OWNER_KEY))
     assert response.status_code == 201, response.text
     return str(response.json()["todo"]["id"])
 
 
-async def seed_person(http: httpx.AsyncClient, name: str) -> str:
-    response = await http.post("/v1/people", json={"name": name}, headers=auth(OWNER_KEY))
+async def seed_person(http: httpx.AsyncClient, name: str, namespace: str = "default") -> str:
+    response = await http.post("/v1/people", json={"name": name, "namespace": namespace}, headers=auth(OWNER_KEY))
     assert response.status_code == 201, response.text
     return str(response.json()["person"]["id"])
 
 
-async def seed_two_people(http: httpx.AsyncClient, name: str) -> str:
+async def seed_two_people(http: httpx.AsyncClient, name: str, namespace: str = "default") -> str:
     """Two people to merge, as "survivor-id other-id"."""
-    return f"{await seed_person(http, name)} {await seed_person(http, name + ' too')}"
+    return f"{await seed_person(http, name, namespace)} {await seed_person(http, name + ' too', namespace)}"
 
 
 def _merge(ids: str) -> dict[str, Any]:
@@ -172,9 +175,7 @@ TWINS: dict[str, Twin] = {
     ),
     "memory_list": Twin("memory:read", "GET", "/v1/memories", _none, lambda _: {}),
     "memory_get": Twin("memory:read", "GET", "/v1/memories/{id}", _none, lambda i: {"id": i}),
-    "memory_export": Twin(
-        "export", "GET", "/api/memories/export?namespace=default", _none, lambda _: {"namespace": "default"}
-    ),
+    "memory_export": Twin("export", "GET", "/api/memories/export", _none, lambda _: {"namespace": "default"}),
     "memory_boot": Twin("memory:read", "GET", "/v1/memory_boot", _none, lambda _: {}),
     "diary_get": Twin("memory:read", "GET", "/v1/diary/recent", _none, lambda _: {}),
     "memory_upsert": Twin(
@@ -257,11 +258,11 @@ def may_call(key: str, tool: str) -> bool:
     return TWINS[tool].scope in scopes_of(key)
 
 
-def fold_row(fold_id: str) -> dict[str, Any]:
+def fold_row(fold_id: str, namespace: str = "default") -> dict[str, Any]:
     """A fold as the gateway stores one, for tests of the surfaces around it."""
     return {
         "id": fold_id,
-        "namespace": "default",
+        "namespace": namespace,
         "prefix_hash": fold_id,
         "upto": 3,
         "summary": "user: hello",
@@ -274,18 +275,15 @@ def fold_row(fold_id: str) -> dict[str, Any]:
     }
 
 
-async def seed_memory(http: httpx.AsyncClient, fact_key: str) -> str:
+async def seed_memory(http: httpx.AsyncClient, fact_key: str, namespace: str = "default") -> str:
     """A memory every tool can act on: a plan, so that plan_update has one to close too,
     and a fold of the same id for context_expand."""
-    response = await http.post(
-        "/v1/memories",
-        json={"fact_key": fact_key, "content": f"Seed memory {fact_key}", "type": "plan", "valid_days": 7},
-        headers=auth(OWNER_KEY),
-    )
+    memory = {"fact_key": fact_key, "content": f"Seed memory {fact_key}", "type": "plan", "valid_days": 7}
+    response = await http.post("/v1/memories", json={**memory, "namespace": namespace}, headers=auth(OWNER_KEY))
     assert response.status_code == 201, response.text
     memory_id: str = response.json()["memory"]["id"]
     runtime: Runtime = http._transport.app.state.runtime  # type: ignore[attr-defined]
-    await runtime.db.batch([FoldStore.insert(fold_row(memory_id))])
+    await runtime.db.batch([FoldStore.insert(fold_row(memory_id, namespace))])
     return memory_id
 
 
@@ -359,3 +357,67 @@ async def test_what_rest_keeps_for_the_owner_is_not_offered_over_mcp(
         assert result["isError"] is True and result["structuredContent"]["error"]["code"] == "invalid_arguments"
         got = await http.get(f"/v1/memories/{memory_id}", headers=auth(OWNER_KEY))
         assert got.status_code == 200 and got.json()["memory"]["authored_by"] is None
+
+
+# --------------------------------------------------------------------------- bound keys
+
+# The keys that may be bound, each bound here to 'default' for reading and writing.
+BOUND = {"im": IM_KEY, "debug": DEBUG_KEY, "mcp": MCP_KEY}
+# Tools over the whole database, not a namespace's memories: no binding applies.
+DATABASE_WIDE = {"memory_health"}
+
+
+def bound_to(namespaces: frozenset[str]) -> Settings:
+    settings = all_keys_settings().model_copy(update={"SHARE_DAILY_NOMINATION_CAP": 1000})
+    return settings.model_copy(update={name: namespaces for profile in BOUND for name in BINDINGS[profile]})
+
+
+@pytest.fixture
+async def bound_http() -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app_on(await fast_runtime(bound_to(frozenset({"default"})))))
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        yield client
+
+
+def in_namespace(tool: str, row_id: str, namespace: str) -> tuple[dict[str, str], dict[str, Any] | None, Any]:
+    """The twin's REST query and body and the tool's arguments, acting in ``namespace``
+    wherever the tool takes one (the rows it acts on are seeded there)."""
+    twin = TWINS[tool]
+    body, arguments = twin.rest_body(row_id), twin.arguments(row_id)
+    if "namespace" not in TOOLS[tool].arguments.model_fields:
+        return {}, body, arguments
+    arguments = {**arguments, "namespace": namespace}
+    if twin.method == "GET":
+        return {"namespace": namespace}, body, arguments
+    return {}, {**(body or {}), "namespace": namespace}, arguments
+
+
+def refused_namespace(response: httpx.Response) -> Any:
+    """The namespace a refusal names (REST's 403 body, or the tool's error)."""
+    if response.status_code == 403:
+        return response.json()["error"].get("details", {}).get("namespace")
+    return response.json()["result"]["structuredContent"]["error"].get("details", {}).get("namespace")
+
+
+@pytest.mark.parametrize("tool", list(TWINS))
+async def test_a_bound_key_acts_in_its_namespace_and_is_refused_elsewhere(
+    bound_http: httpx.AsyncClient, tool: str
+) -> None:
+    twin, http = TWINS[tool], bound_http
+    for key_name, key in BOUND.items():
+        for namespace in ("default", "elsewhere"):
+            tag = f"{tool}-{key_name}-{namespace}"
+            seed = twin.seed or seed_memory
+            rest_id, mcp_id = await seed(http, f"{tag}.rest", namespace), await seed(http, f"{tag}.mcp", namespace)
+            params, body, _ = in_namespace(tool, rest_id, namespace)
+            rest = await http.request(
+                twin.method, twin.path.format(id=rest_id), params=params, json=body, headers=auth(key)
+            )
+            mcp = await mcp_call(http, key, tool, in_namespace(tool, mcp_id, namespace)[2])
+            refused_by_rest, refused_by_mcp = rest_refused(rest), mcp_refused(mcp)
+            assert refused_by_mcp == refused_by_rest, (tag, rest.text, mcp.text)
+            outside = namespace == "elsewhere" and tool not in DATABASE_WIDE
+            assert refused_by_rest == (not may_call(key, tool) or outside), (tag, rest.text)
+            if may_call(key, tool) and outside:
+                assert refused_namespace(rest) == refused_namespace(mcp) == "elsewhere", (tag, rest.text, mcp.text)
+                assert "Seed memory" not in rest.text + mcp.text, tag

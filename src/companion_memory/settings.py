@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .domain.addresses import IPNetwork, parse_networks
+from .domain.types import NAMESPACE_PATTERN
 from .memory.config import MemoryConfig
 
 # The embedder each runtime uses when EMBEDDING_MODEL is not set: the Worker follows the
@@ -25,6 +27,17 @@ class Settings(BaseModel):
     DEBUG_API_KEY: str = ""
     MEMORY_MCP_API_KEY: str = ""
     GUIDE_DOG_API_KEY: str = ""
+    # The namespaces a key may read, and write (application/principal.py): comma
+    # separated; empty or * means every namespace. A key writes only where it also reads.
+    # The owner's key is never bound; OAUTH_* bind every connected app.
+    IM_API_NAMESPACES_READ: frozenset[str] | None = None
+    IM_API_NAMESPACES_WRITE: frozenset[str] | None = None
+    DEBUG_API_NAMESPACES_READ: frozenset[str] | None = None
+    DEBUG_API_NAMESPACES_WRITE: frozenset[str] | None = None
+    MEMORY_MCP_NAMESPACES_READ: frozenset[str] | None = None
+    MEMORY_MCP_NAMESPACES_WRITE: frozenset[str] | None = None
+    OAUTH_NAMESPACES_READ: frozenset[str] | None = None
+    OAUTH_NAMESPACES_WRITE: frozenset[str] | None = None
 
     # Cloudflare account and gateway.
     CLOUDFLARE_ACCOUNT_ID: str = ""
@@ -177,6 +190,29 @@ class Settings(BaseModel):
         if isinstance(value, str):
             return frozenset(part.strip().lower() for part in value.split(",") if part.strip())
         return value
+
+    @field_validator(
+        "IM_API_NAMESPACES_READ",
+        "IM_API_NAMESPACES_WRITE",
+        "DEBUG_API_NAMESPACES_READ",
+        "DEBUG_API_NAMESPACES_WRITE",
+        "MEMORY_MCP_NAMESPACES_READ",
+        "MEMORY_MCP_NAMESPACES_WRITE",
+        "OAUTH_NAMESPACES_READ",
+        "OAUTH_NAMESPACES_WRITE",
+        mode="before",
+    )
+    @classmethod
+    def _split_namespaces(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        names = frozenset(part.strip() for part in value.split(",") if part.strip())
+        if not names or "*" in names:
+            return None
+        wrong = sorted(name for name in names if not re.fullmatch(NAMESPACE_PATTERN, name))
+        if wrong:
+            raise ValueError(f"{wrong[0]!r} is not a namespace (letters, digits and . _ : -, at most 64 characters)")
+        return names
 
     @classmethod
     def from_env(cls, env: Mapping[str, Any]) -> Settings:

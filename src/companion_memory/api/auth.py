@@ -20,6 +20,7 @@ from ..application.principal import (
     OAUTH_CALLER,
     OWNER,
     Principal,
+    principal_for,
 )
 from ..application.use_case import UseCase
 from ..errors import Unauthenticated
@@ -45,7 +46,7 @@ def identify(settings: Settings, presented: str) -> Principal | None:
     for setting, profile, scopes in PROFILES:
         key = getattr(settings, setting)
         if key and hmac.compare_digest(key.encode(), given) and found is None:
-            found = Principal(profile, scopes)
+            found = principal_for(settings, profile, scopes)
     return found
 
 

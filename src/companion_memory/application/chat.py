@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from ..ports import UpstreamError
-from ..proxy.gateway import ChatGateway
+from ..proxy.gateway import NAMESPACE, ChatGateway
 from ..runtime import Runtime
 from .principal import CHAT, GUIDE_DOG, Principal
 from .use_case import Input, Nothing, Output, use_case
@@ -32,6 +32,8 @@ class ChatRequest(Input):
     """Checked for what the gateway relies on; every other field goes to the provider."""
 
     model_config = ConfigDict(extra="allow")
+    # The gateway recalls from and stores the turn in its one namespace.
+    acts_in = (NAMESPACE,)
     model: Annotated[str, Field(min_length=1, max_length=200)]
     messages: Annotated[list[ChatMessage], Field(min_length=1)]
     stream: bool = False

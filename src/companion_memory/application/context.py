@@ -7,13 +7,13 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from ..runtime import Runtime
-from .fields import Id
+from .fields import FoldRef
 from .principal import MEMORY_READ, Principal
 from .use_case import Input, Output, use_case
 
 
 class FoldId(Input):
-    fold_id: Annotated[Id, Field(description="The fold named in the summary that replaced the turns.")]
+    fold_id: Annotated[FoldRef, Field(description="The fold named in the summary that replaced the turns.")]
 
 
 class FoldRecord(Output):

@@ -147,11 +147,13 @@ async def dream(runtime: Runtime, _: Principal, run: DreamRun) -> DreamAnswer:
 
 
 @use_case("dream.status", MEMORY_READ)
-async def status(runtime: Runtime, _: Principal, scope: StatusScope) -> DreamStatus:
+async def status(runtime: Runtime, principal: Principal, scope: StatusScope) -> DreamStatus:
     """The latest dream runs, the candidates waiting in ``namespace``, and the last nightly job."""
+    runs = await runtime.dream.store.recent_runs(20)
     return DreamStatus.model_validate(
         {
-            "runs": await runtime.dream.store.recent_runs(20),
+            # Of every namespace: a key bound to namespaces sees those of its own.
+            "runs": [run for run in runs if principal.readable(run["namespace"])],
             "pending_candidates": await runtime.review.store.count(scope.namespace, "pending"),
             "last_nightly": await runtime.nightly.last_run(),
         }

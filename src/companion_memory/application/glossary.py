@@ -11,7 +11,7 @@ from ..errors import Conflict, InvalidInput, NotFound
 from ..ports import ConstraintError
 from ..runtime import Runtime
 from ..store.glossary import GlossaryStore, distinct_aliases
-from .fields import GlossaryTerm, Id, Namespace
+from .fields import GlossaryRef, GlossaryTerm, Namespace
 from .principal import MEMORY_READ, MEMORY_WRITE, Principal
 from .records import Deleted, GlossaryEntry
 from .use_case import Input, Output, use_case
@@ -34,11 +34,11 @@ class GlossaryPatch(Input):
 
 
 class GlossaryEdit(GlossaryPatch):
-    id: Id
+    id: GlossaryRef
 
 
 class GlossaryId(Input):
-    id: Id
+    id: GlossaryRef
 
 
 class GlossaryQuery(Input):

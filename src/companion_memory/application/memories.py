@@ -17,9 +17,12 @@ from .fields import (
     Cursor,
     FactKey,
     Id,
+    InNamespace,
     LayerChoice,
     MemoryContent,
+    MemoryRef,
     Namespace,
+    NamespaceName,
     Score,
     ShortText,
     Tag,
@@ -105,7 +108,9 @@ class MemoryUpsert(MemoryWrite):
 
 
 class MemorySupersede(MemoryWrite):
-    old_id: Annotated[Id, Field(description="The memory the new one replaces.")]
+    # The new version goes where the old one lives; namespace only when old_id names none.
+    namespace: Annotated[NamespaceName, InNamespace(unless_row=True)] = "default"
+    old_id: Annotated[MemoryRef, Field(description="The memory the new one replaces.")]
 
 
 class MemoryPatch(MemoryFields):
@@ -114,11 +119,11 @@ class MemoryPatch(MemoryFields):
 
 
 class MemoryEdit(MemoryPatch):
-    id: Id
+    id: MemoryRef
 
 
 class MemoryId(Input):
-    id: Annotated[Id, Field(description="The memory id.")]
+    id: Annotated[MemoryRef, Field(description="The memory id.")]
 
 
 class MemoryDelete(MemoryId):
@@ -138,18 +143,18 @@ class MemoryQuery(Input):
 
 
 class RelationWrite(Input):
-    target_id: Id
+    target_id: MemoryRef
     # The document lists the kinds; the service names them in its 400 for any other.
     relation: Annotated[ShortText, Field(json_schema_extra={"enum": [r for r in RELATIONS if r != "supersedes"]})]
     weight: Annotated[float, Field(gt=0, le=1)] = 1.0
 
 
 class RelationAdd(RelationWrite):
-    source_id: Id
+    source_id: MemoryRef
 
 
 class RelationRemove(Input):
-    memory_id: Id
+    memory_id: MemoryRef
     relation_id: Id
 
 
@@ -158,7 +163,7 @@ EVENT_ID_MAX = 2**63 - 1
 
 
 class ConsolidationUndo(Input):
-    memory_id: Annotated[Id, Field(description="The memory whose history holds the event.")]
+    memory_id: Annotated[MemoryRef, Field(description="The memory whose history holds the event.")]
     event_id: Annotated[int, Field(ge=1, le=EVENT_ID_MAX, description="A consolidation_* event of that memory.")]
 
 

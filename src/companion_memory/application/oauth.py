@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from ..errors import OAuthError
 from ..memory.oauth import MCP_PATHS, REQUEST_MINUTES
 from ..runtime import Runtime
-from .principal import MEMORY_READ, MEMORY_WRITE, OAUTH_CLIENT, OAUTH_TOKEN_PROFILE, OWNER, Principal
+from .principal import MEMORY_READ, MEMORY_WRITE, OAUTH_CLIENT, OAUTH_TOKEN_PROFILE, OWNER, Principal, principal_for
 from .use_case import Input, Nothing, Output, use_case
 
 SCOPES = [MEMORY_READ, MEMORY_WRITE]
@@ -287,7 +287,7 @@ async def token_principal(runtime: Runtime, access_token: str, issuer: str) -> P
     """The caller an OAuth access token presented at ``/mcp`` stands for: the MCP key's
     rights, narrowed to the scope granted. ``OAuthError`` ``invalid_token`` otherwise."""
     owner = await runtime.oauth.authenticate(access_token, issuer)
-    return Principal(OAUTH_TOKEN_PROFILE, owner.scopes & frozenset(SCOPES))
+    return principal_for(runtime.settings, OAUTH_TOKEN_PROFILE, owner.scopes & frozenset(SCOPES))
 
 
 def resource_metadata_url(issuer: str, path: str) -> str:

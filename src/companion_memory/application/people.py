@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from ..memory.people import MAX_ALIASES
 from ..runtime import Runtime
-from .fields import Id, Namespace, ShortText
+from .fields import Id, Namespace, PersonRef, ShortText
 from .principal import MEMORY_READ, MEMORY_WRITE, OWNER, Principal
 from .records import MemoryRecord
 from .use_case import Input, Output, use_case
@@ -58,11 +58,11 @@ class PersonWrite(Input):
 class PersonChange(PersonWrite):
     """A change of one person, by id (REST takes it from the path)."""
 
-    id: Id
+    id: PersonRef
 
 
 class PersonId(Input):
-    id: Id
+    id: PersonRef
 
 
 class PersonQuery(Input):
@@ -75,8 +75,8 @@ class PersonQuery(Input):
 
 class MergeProposal(Input):
     namespace: Namespace = "default"
-    person_id: Annotated[Id, Field(description="The person who stays (her id and name are kept).")]
-    other_id: Annotated[Id, Field(description="The person merged into her: her names become aliases.")]
+    person_id: Annotated[PersonRef, Field(description="The person who stays (her id and name are kept).")]
+    other_id: Annotated[PersonRef, Field(description="The person merged into her: her names become aliases.")]
     reason: Annotated[str, Field(max_length=500)] = ""
     source: ShortText = "api"
 

@@ -12,7 +12,7 @@ from pydantic import Field
 
 from ..domain.types import PLAN_STATUSES
 from ..runtime import Runtime
-from .fields import Id, Namespace, ShortText
+from .fields import MemoryRef, Namespace, ShortText
 from .principal import MEMORY_READ, MEMORY_WRITE, Principal
 from .records import PlanRecord, WriteAnswer
 from .use_case import Input, Output, use_case
@@ -28,7 +28,7 @@ class PlanQuery(Input):
 
 
 class PlanUpdate(Input):
-    id: Annotated[Id, Field(description="The plan's memory id.")]
+    id: Annotated[MemoryRef, Field(description="The plan's memory id.")]
     status: Annotated[Literal["done", "abandoned"], Field(description="What became of the plan.")]
 
 

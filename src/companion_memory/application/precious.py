@@ -10,7 +10,7 @@ from ..clock import iso
 from ..errors import NotFound
 from ..runtime import Runtime
 from ..store.precious import PreciousStore
-from .fields import Cursor, Id, Namespace, ShortText
+from .fields import Cursor, Namespace, PreciousRef, ShortText
 from .principal import MEMORY_READ, MEMORY_WRITE, OWNER, Principal
 from .records import Deleted, PreciousRecord
 from .use_case import Input, Output, use_case
@@ -30,7 +30,7 @@ class PreciousQuery(Input):
 
 
 class PreciousId(Input):
-    id: Id
+    id: PreciousRef
 
 
 class PreciousPage(Output):

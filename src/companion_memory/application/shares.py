@@ -9,7 +9,7 @@ from pydantic import Field, StringConstraints
 
 from ..memory.sharing import SHARE_STATUSES, Decision
 from ..runtime import Runtime
-from .fields import Id, Namespace, ShortText
+from .fields import MemoryRef, Namespace, NamespaceName, ShareRef, ShortText
 from .principal import MEMORY_READ, MEMORY_WRITE, OWNER, Principal
 from .use_case import Input, Output, use_case
 
@@ -17,8 +17,9 @@ Note = Annotated[str, StringConstraints(max_length=2000)]
 
 
 class ShareProposal(Input):
-    memory_id: Annotated[Id, Field(description="The memory to share; it stays in its own namespace.")]
-    target_namespace: Annotated[Namespace, Field(description="Where it should be recalled too, e.g. 'default'.")]
+    memory_id: Annotated[MemoryRef, Field(description="The memory to share; it stays in its own namespace.")]
+    # Not a namespace the proposer acts in: the owner decides what is recalled there.
+    target_namespace: Annotated[NamespaceName, Field(description="Where it should be recalled too, e.g. 'default'.")]
     note: Annotated[Note | None, Field(description="Why it is worth sharing, for the owner.")] = None
 
 
@@ -27,7 +28,7 @@ class ShareReason(Input):
 
 
 class ShareDecision(ShareReason):
-    id: Annotated[Id, Field(description="The share's id.")]
+    id: Annotated[ShareRef, Field(description="The share's id.")]
 
 
 class ShareQuery(Input):
@@ -74,7 +75,7 @@ class SharePage(Output):
 
 
 class ShareId(Input):
-    id: Annotated[Id, Field(description="The share's id.")]
+    id: Annotated[ShareRef, Field(description="The share's id.")]
 
 
 async def _detail(runtime: Runtime, share_id: str) -> ShareDetail:

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from ..memory.todos import DEFAULT_PRIORITY, TODO_STATUSES
 from ..runtime import Runtime
-from .fields import Id, Namespace, ShortText
+from .fields import Namespace, ShortText, TodoRef
 from .principal import MEMORY_READ, MEMORY_WRITE, Principal
 from .use_case import Input, Output, use_case
 
@@ -40,7 +40,7 @@ class TodoWrite(Input):
 
 
 class TodoClose(Input):
-    id: Id
+    id: TodoRef
     status: Annotated[Literal["done", "abandoned"], Field(description="What became of it.")]
 
 

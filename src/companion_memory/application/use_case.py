@@ -11,11 +11,12 @@ from __future__ import annotations
 import typing
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from ..runtime import Runtime
+from .bindings import Confinement
 from .principal import Principal
 
 In = TypeVar("In", bound=BaseModel)
@@ -27,6 +28,9 @@ class Input(BaseModel):
     not know (other tools, newer versions): they are ignored, not refused."""
 
     model_config = ConfigDict(extra="ignore")
+    # Namespaces the use case acts in whatever the input says (the chat gateway's), for
+    # the check of the caller's namespace bindings, as a namespace field would be.
+    acts_in: ClassVar[tuple[str, ...]] = ()
 
 
 class Nothing(Input):
@@ -44,6 +48,8 @@ class UseCase(Generic[In, Out]):
     input: type[In]
     output: type[Out]
     run: Callable[[Runtime, Principal, In], Awaitable[Out]]
+    # The namespaces the input names, checked against the caller's bindings.
+    confinement: Confinement
 
     @property
     def summary(self) -> str:
@@ -56,6 +62,7 @@ class UseCase(Generic[In, Out]):
 
     async def __call__(self, runtime: Runtime, principal: Principal, arguments: In) -> Out:
         self.authorize(principal)
+        await self.confinement.check(runtime.db, principal, self.scope, arguments)
         return await self.run(runtime, principal, arguments)
 
 
@@ -66,7 +73,10 @@ def use_case(name: str, scope: str) -> Callable[[Callable[[Runtime, Principal, I
     def register(run: Callable[[Runtime, Principal, In], Awaitable[Out]]) -> UseCase[In, Out]:
         hints = typing.get_type_hints(run)
         arguments = [hint for key, hint in hints.items() if key != "return"]
-        case = UseCase(name=name, scope=scope, input=arguments[-1], output=hints["return"], run=run)
+        model = arguments[-1]
+        case = UseCase(
+            name=name, scope=scope, input=model, output=hints["return"], run=run, confinement=Confinement.of(model)
+        )
         if name in USE_CASES:
             raise RuntimeError(f"use case {name} is defined twice")
         USE_CASES[name] = case

@@ -23,6 +23,8 @@ STATUSES = ("active", "superseded", "archived", "expired", "deleted")
 # A plan's own progress (memories.plan_status), beside the row's status: see migrations/0003_plans.sql.
 PLAN_STATUSES = ("active", "done", "abandoned", "expired")
 RELATIONS = ("supports", "contradicts", "cause_effect", "derived_from", "same_thread", "supersedes")
+# A namespace's name, wherever one is given (an input, a setting).
+NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,63}$"
 
 _ALIASES = {
     "facts": "fact",
