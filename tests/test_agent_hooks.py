@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+import time
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from companion_memory.adapters.local import agent_hooks
+from companion_memory.adapters.local import agent_hooks, codex_hooks
 from companion_memory.settings import Settings
 from tests.claude_code import (
     SESSION,
@@ -507,3 +510,193 @@ def test_status_pings_the_server_with_the_installed_key(server: LiveServer, tmp_
     assert wrong.returncode == 1 and "the key was refused: unknown API key" in wrong.stdout
     down = run_cli(tmp_path, "hooks", "status", HOME=str(home), COMPANION_MEMORY_URL=closed_port_url())
     assert down.returncode == 1 and "does not answer" in down.stdout
+
+
+# ------------------------------------------------------------------------ the Codex installer
+
+CODEX_THEIRS = """\
+# my Codex settings
+model = "gpt-5.5-codex"   # the default
+notify = [
+  "notify-send",
+  "Codex",  # a desktop ping
+]
+approval_policy = "on-request"
+
+# where the model is
+[model_providers.local]
+name = "local"
+base_url = "http://127.0.0.1:1/v1"
+
+[mcp_servers.docs]
+command = "docs-server"
+"""
+
+
+def codex_env(home: Path, **extra: str) -> dict[str, str]:
+    return {"HOME": str(home), "CODEX_HOME": str(home / ".codex"), **extra}
+
+
+def test_codex_install_chains_their_notify_and_uninstall_puts_the_file_back(server: LiveServer, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(CODEX_THEIRS, encoding="utf-8")
+    env = codex_env(home, COMPANION_MEMORY_KEY=MCP_KEY)
+
+    installed = run_cli(tmp_path, "hooks", "install", "codex", "--url", server.url, **env)
+    assert installed.returncode == 0, installed.stderr
+    assert "the key may read and write memories" in installed.stdout
+    assert "Codex reads COMPANION_MEMORY_KEY from the environment it starts in" in installed.stdout
+    script = home / ".codex" / "companion-memory" / "companion_memory_hook.py"
+    assert script.read_bytes() == hook.__loader__.get_data(hook.__file__)  # type: ignore[attr-defined]
+    python = agent_hooks.python_command()
+    notify = [python, "-S", str(script), "--url", server.url, "--then", "notify-send", "Codex"]
+    block = (
+        '[mcp_servers.companion-memory]\nurl = "'
+        + server.url
+        + '/mcp"\nbearer_token_env_var = "COMPANION_MEMORY_KEY"\n'
+    )
+    # Their lines as they were, but notify (now ours, theirs chained) and our table at the end.
+    their_notify = 'notify = [\n  "notify-send",\n  "Codex",  # a desktop ping\n]\n'
+    ours = "notify = " + json.dumps(notify, ensure_ascii=False).replace('","', '", "') + "\n"
+    assert config.read_text(encoding="utf-8") == CODEX_THEIRS.replace(their_notify, ours) + "\n" + block
+    document = tomllib.loads(config.read_text(encoding="utf-8"))
+    assert document["notify"] == notify
+    assert document["mcp_servers"] == {
+        "docs": {"command": "docs-server"},
+        "companion-memory": {"url": server.url + "/mcp", "bearer_token_env_var": "COMPANION_MEMORY_KEY"},
+    }
+    backups = list(config.parent.glob("config.toml.bak-*"))
+    assert [b.read_text(encoding="utf-8") for b in backups] == [CODEX_THEIRS]
+
+    written = config.read_bytes()
+    again = run_cli(tmp_path, "hooks", "install", "codex", "--url", server.url, **env)
+    assert again.returncode == 0 and "nothing changed" in again.stdout
+    assert config.read_bytes() == written and len(list(config.parent.glob("config.toml.bak-*"))) == 1
+
+    status = run_cli(tmp_path, "hooks", "status", **env)
+    assert status.returncode == 0, status.stdout + status.stderr
+    assert "codex: installed: notify and [mcp_servers.companion-memory]" in status.stdout
+    assert "hook program up to date" in status.stdout
+    unset = run_cli(tmp_path, "hooks", "status", **codex_env(home, COMPANION_MEMORY_KEY=""))
+    assert "$COMPANION_MEMORY_KEY is not set here" in unset.stdout
+
+    removed = run_cli(tmp_path, "hooks", "uninstall", "codex", **env)
+    assert removed.returncode == 0, removed.stderr
+    assert config.read_text(encoding="utf-8") == CODEX_THEIRS
+    assert not script.parent.exists()
+    assert "nothing changed" in run_cli(tmp_path, "hooks", "uninstall", "codex", **env).stdout
+
+
+def test_codex_install_without_a_config_and_back(server: LiveServer, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    env = codex_env(home, COMPANION_MEMORY_URL=server.url)
+    assert run_cli(tmp_path, "hooks", "install", "codex", **env).returncode == 0
+    config = home / ".codex" / "config.toml"
+    document = tomllib.loads(config.read_text(encoding="utf-8"))
+    assert document["notify"][3:] == ["--url", server.url]  # nothing to chain
+    assert document["mcp_servers"]["companion-memory"]["url"] == server.url + "/mcp"
+    assert run_cli(tmp_path, "hooks", "uninstall", "codex", **env).returncode == 0
+    assert not config.exists()
+
+
+def test_codex_keeps_a_memory_server_the_user_set_up_and_their_line_ends(server: LiveServer, tmp_path: Path) -> None:
+    """Set up by hand from the MCP section (its own key variable), in a file with CRLF line
+    ends and no notify: the table is left alone, notify is added beside their keys."""
+    home = tmp_path / "home"
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    theirs = (
+        b'model = "o5"\r\n\r\n[mcp_servers.companion-memory]\r\nurl = "http://127.0.0.1:8787/mcp"\r\n'
+        b'bearer_token_env_var = "MEMORY_MCP_API_KEY"\r\n'
+    )
+    config.write_bytes(theirs)
+    env = codex_env(home)
+    installed = run_cli(tmp_path, "hooks", "install", "codex", "--url", server.url, **env)
+    assert installed.returncode == 0, installed.stderr
+    assert "[mcp_servers.companion-memory] is already in" in installed.stdout
+    text = config.read_bytes()
+    assert text.startswith(b'model = "o5"\r\nnotify = [') and text.endswith(theirs[len(b'model = "o5"\r\n') :])
+    assert b"\n" not in text.replace(b"\r\n", b"")
+    assert tomllib.loads(text.decode())["mcp_servers"]["companion-memory"]["bearer_token_env_var"] == (
+        "MEMORY_MCP_API_KEY"
+    )
+    assert run_cli(tmp_path, "hooks", "uninstall", "codex", **env).returncode == 0
+    assert config.read_bytes() == theirs
+
+
+def test_codex_install_refuses_a_config_it_cannot_read(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('model = "o5"\nnotify = "say done"\n', encoding="utf-8")
+    refused = run_cli(tmp_path, "hooks", "install", "codex", "--url", closed_port_url(), **codex_env(home))
+    assert refused.returncode == 1 and "notify is not a list of strings" in refused.stderr
+    config.write_text("model = \n", encoding="utf-8")
+    refused = run_cli(tmp_path, "hooks", "install", "codex", "--url", closed_port_url(), **codex_env(home))
+    assert refused.returncode == 1 and "is not valid TOML" in refused.stderr
+    assert config.read_text(encoding="utf-8") == "model = \n"
+    assert not (home / ".codex" / "companion-memory").exists()
+
+
+def test_codex_notify_starts_their_program_first_and_writes_to_its_url(server: LiveServer, tmp_path: Path) -> None:
+    payload = {
+        "type": "agent-turn-complete",
+        "thread-id": "codex-thread-2",
+        "turn-id": "turn-1",
+        "input-messages": ["Rename the module"],
+        "last-assistant-message": "Renamed it.",
+    }
+    seen = tmp_path / "their-notify.json"
+    theirs = [sys.executable, "-c", "import pathlib, sys; pathlib.Path(sys.argv[1]).write_text(sys.argv[2])", str(seen)]
+    env = hook_env(tmp_path, closed_port_url())  # the line's --url wins over the environment
+    result = run_hook("", env=env, argv=("--url", server.url, "--then", *theirs, json.dumps(payload)))
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    mine = [
+        (role, content)
+        for role, content, conversation, _ in stored_messages(server.data_dir)
+        if conversation == "codex-thread-2"
+    ]
+    assert mine == [("user", "Rename the module"), ("assistant", "Renamed it.")]
+    deadline = time.monotonic() + 10
+    while not seen.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert json.loads(seen.read_text(encoding="utf-8")) == payload
+
+
+@pytest.mark.parametrize(
+    "theirs",
+    [
+        "",
+        'model = "o5"',  # no line end at the end, no tables
+        '# only a comment\n[mcp_servers.docs]\ncommand = "docs"',
+        'paths = [\n  ["a", "b"],\n  ["[not a table]"],\n]\n\n[profiles.x]\nmodel = "o5"\n',
+        'instructions = """\n[not a table]\nnotify = ["inside", "a string"]\n"""\n[tui]\nnotifications = true\n',
+        "notify = ['say', \"done\"] # theirs\r\n[mcp_servers]\r\n",
+        '"notify" = []\nmodel = "o5"\n\n# the providers\n[model_providers.x]\nname = "x"\n\n',
+    ],
+)
+def test_codex_install_and_uninstall_keep_every_other_byte(theirs: str, tmp_path: Path) -> None:
+    target = codex_hooks.CodexTarget(
+        tmp_path / "config.toml", tmp_path / "companion-memory" / "companion_memory_hook.py"
+    )
+    target.config.write_bytes(theirs.encode())
+    said: list[str] = []
+    before = tomllib.loads(theirs)
+    assert codex_hooks.install(target, url="http://127.0.0.1:9", say=said.append)
+    after = tomllib.loads(target.config.read_text(encoding="utf-8"))
+    chained = before.get("notify") or []
+    assert after["notify"][2:] == [
+        str(target.script),
+        "--url",
+        "http://127.0.0.1:9",
+        *(["--then", *chained] if chained else []),
+    ]
+    assert after["mcp_servers"]["companion-memory"]["url"] == "http://127.0.0.1:9/mcp"
+    assert {k: v for k, v in after.items() if k not in ("notify", "mcp_servers")} == {
+        k: v for k, v in before.items() if k not in ("notify", "mcp_servers")
+    }
+    assert not codex_hooks.install(target, url="http://127.0.0.1:9", say=said.append)
+    assert codex_hooks.uninstall(target, say=said.append)
+    assert (target.config.read_bytes() if target.config.exists() else b"") == theirs.encode()

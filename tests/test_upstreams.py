@@ -109,6 +109,44 @@ def test_openai_tool_calls_plain_and_streamed(upstream: RecordingUpstream) -> No
     assert chunks[-1].choices[0].finish_reason == "tool_calls"
 
 
+# -- OpenAI Responses (Codex's wire format), through the official SDK ---------------------------------
+
+
+def test_openai_sdk_responses_plain_and_streamed(upstream: RecordingUpstream) -> None:
+    upstream.reply_text = "Miso is nine years old."
+    upstream.chunk_size = 5
+    client = sync_client(upstream)
+
+    reply = client.responses.create(model="gpt-test", input=USER)
+    assert reply.status == "completed" and reply.output_text == "Miso is nine years old."
+    assert reply.usage and (reply.usage.input_tokens, reply.usage.output_tokens) == (25, 10)
+    with client.responses.stream(model="gpt-test", input=[{"role": "user", "content": USER}]) as stream:
+        kinds = [event.type for event in stream]
+        final = stream.get_final_response()
+    assert kinds[:2] == ["response.created", "response.in_progress"] and kinds[-1] == "response.completed"
+    assert kinds.count("response.output_text.delta") == 5 and final.output_text == "Miso is nine years old."
+    [seen] = [r for r in upstream.requests if r.json.get("stream")]
+    assert (seen.path, seen.provider, seen.completed) == ("/v1/responses", "responses", True)
+
+
+def test_responses_tool_calls_come_first_then_the_text(upstream: RecordingUpstream) -> None:
+    upstream.tool_calls = [{"name": "memory_recall", "namespace": "mcp__memory", "arguments": {"query": "cat"}}]
+    client = sync_client(upstream)
+
+    with client.responses.stream(model="m", input=USER) as stream:
+        first = stream.get_final_response()
+    [call] = first.output
+    assert call.type == "function_call" and call.name == "memory_recall"
+    assert json.loads(call.arguments) == {"query": "cat"} and call.to_dict()["namespace"] == "mcp__memory"
+    answered = [
+        {"role": "user", "content": USER},
+        call.to_dict(),
+        {"type": "function_call_output", "call_id": call.call_id, "output": "Miso"},
+    ]
+    second = client.responses.create(model="m", input=answered)  # type: ignore[arg-type]
+    assert [item.type for item in second.output] == ["message"] and second.output_text == ECHO
+
+
 # -- Anthropic wire format -------------------------------------------------------------------------
 
 

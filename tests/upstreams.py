@@ -1,15 +1,17 @@
 """Fake model providers for end-to-end tests: one local uvicorn server (127.0.0.1, a free port,
-a background thread) that speaks two real wire formats and records every request.
+a background thread) that speaks three real wire formats and records every request.
 
 * OpenAI chat completions: any POST path ending in ``/chat/completions``
   (``/v1/chat/completions``, AI Gateway's ``/compat/chat/completions``).
 * Anthropic Messages: any POST path ending in ``/messages``
   (``/anthropic/v1/messages``, ``/custom-provider/messages``).
+* OpenAI Responses (what Codex speaks): any POST path ending in ``/responses``. A turn is
+  the tool calls alone, then (once the input holds a ``function_call_output``) the text.
 
     with RecordingUpstream() as upstream:
         upstream.reply_text = "Hi!"                 # default: "echo: " + first 40 chars of the last user message
         upstream.usage = {"input_tokens": 10, "cache_read_input_tokens": 90}
-        upstream.tool_calls = [{"name": "recall", "arguments": {"query": "cat"}}]
+        upstream.tool_calls = [{"name": "recall", "arguments": {"query": "cat"}}]  # "namespace": on Responses
         upstream.chunk_size, upstream.chunk_delay = 4, 0.05   # streamed pieces, pause between SSE events
         upstream.hold_stream(after=1)               # then one more SSE event per upstream.release()
         upstream.fail_with(529)                     # or .malformed() / .delay(5) / .disconnect_mid_stream()
@@ -23,6 +25,10 @@ OpenAI: ``chat.completion`` / ``chat.completion.chunk`` objects, ``data: [DONE]`
 Anthropic: ``event: message_start`` / ``content_block_start`` / ``ping`` / ``content_block_delta``
 (``text_delta``, ``input_json_delta``) / ``content_block_stop`` / ``message_delta`` (stop_reason, cumulative
 usage) / ``message_stop``; errors ``{"type": "error", "error": {type, message}, "request_id"}``.
+Responses: a ``response`` object; streamed, ``response.created`` / ``response.in_progress``, then per
+output item ``response.output_item.added``, its deltas (``response.output_text.delta`` within a
+content part, or ``response.function_call_arguments.delta``) and ``response.output_item.done``,
+last ``response.completed`` with the whole response and its usage; errors as OpenAI's.
 """
 
 from __future__ import annotations
@@ -67,6 +73,7 @@ _ANTHROPIC_ERRORS = {
     500: "api_error",
     529: "overloaded_error",
 }
+_PROVIDERS = (("/messages", "anthropic"), ("/chat/completions", "openai"), ("/responses", "responses"))
 _SSE_HEADERS = {"cache-control": "no-cache", "content-type": "text/event-stream; charset=utf-8"}
 _CUT = b"<drop the connection here>"  # marker yielded by a body iterator (never sent)
 HOLD_TIMEOUT = 10.0  # seconds a held stream waits for release() before it sends the rest anyway
@@ -81,7 +88,7 @@ class RecordedRequest:
     body: bytes
     json: Any  # parsed body, None when it is not JSON
     at: float  # time.monotonic() on arrival
-    provider: str | None  # "openai", "anthropic", or None (unknown path)
+    provider: str | None  # "openai", "anthropic", "responses", or None (unknown path)
     completed: bool | None = None  # True: the last byte was handed over; False: cut (fault, or the client hung up)
     sent: int = 0  # SSE events handed over so far
 
@@ -134,6 +141,21 @@ def _text_of(content: Any) -> str:
     return ""
 
 
+def _last_input_text(body: dict[str, Any]) -> str:
+    """The last user text of a Responses request (its ``input``: a string or a list of items)."""
+    given = body.get("input")
+    if isinstance(given, str):
+        return given
+    for item in reversed(given if isinstance(given, list) else []):
+        if isinstance(item, dict) and item.get("role") == "user":
+            content = item.get("content")
+            if isinstance(content, str):
+                return content
+            parts = content if isinstance(content, list) else []
+            return " ".join(p.get("text", "") for p in parts if isinstance(p, dict) and p.get("type") == "input_text")
+    return ""
+
+
 def _last_user_text(body: dict[str, Any]) -> str:
     for message in reversed(body.get("messages") or []):
         if isinstance(message, dict) and message.get("role") == "user":
@@ -162,6 +184,11 @@ class RecordingUpstream:
         self._hold_after: int | None = None
         self._releases = threading.Semaphore(0)
         self._released_all = threading.Event()
+        self._replies = {
+            "openai": (self._openai_completion, self._openai_events),
+            "anthropic": (self._anthropic_message, self._anthropic_events),
+            "responses": (self._responses_object, self._responses_events),
+        }
         self._app = Starlette(routes=[Route("/{path:path}", self._handle, methods=["GET", "POST", "PUT", "DELETE"])])
 
     # -- lifecycle ---------------------------------------------------------------------------------
@@ -277,9 +304,7 @@ class RecordingUpstream:
         except ValueError:
             body = None
         path = request.url.path
-        provider = (
-            "anthropic" if path.endswith("/messages") else "openai" if path.endswith("/chat/completions") else None
-        )
+        provider = next((name for suffix, name in _PROVIDERS if path.endswith(suffix)), None)
         record = RecordedRequest(
             request.method, path, request.url.query, dict(request.headers), raw, body, at, provider
         )
@@ -297,10 +322,10 @@ class RecordingUpstream:
             return self._error(provider, 400, "request body is not a JSON object")
 
         n = next(self._seq)
-        headers = {"x-request-id" if provider == "openai" else "request-id": f"req_fake{n}"}
+        headers = {"request-id" if provider == "anthropic" else "x-request-id": f"req_fake{n}"}
         kind = fault.kind if fault else None
         if not body.get("stream"):
-            payload = (self._openai_completion if provider == "openai" else self._anthropic_message)(body, n)
+            payload = self._replies[provider][0](body, n)
             data = _dumps(payload).encode()
             if kind == "malformed":
                 data = b'<html><body>502 Bad Gateway</body></html> {"id": '
@@ -308,13 +333,13 @@ class RecordingUpstream:
             cut = len(data) // 2 if kind == "disconnect" else None
             return _CuttableStream(self._send_body(data, cut, record), headers=headers)
 
-        events = (self._openai_events if provider == "openai" else self._anthropic_events)(body, n)
+        events = self._replies[provider][1](body, n)
         if kind == "malformed":
-            broken = (
-                b'data: {"id":"chatcmpl-broken","choices":[{"index":0,"delta":{"content":"tru\n\n'
-                if provider == "openai"
-                else b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"ty\n\n'
-            )
+            broken = {
+                "openai": b'data: {"id":"chatcmpl-broken","choices":[{"index":0,"delta":{"content":"tru\n\n',
+                "anthropic": b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"ty\n\n',
+                "responses": b'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","del\n\n',
+            }[provider]
             events = [events[0], (broken, False)]
         cut_after = fault.after if kind == "disconnect" else None
         return _CuttableStream(self._send_events(events, cut_after, record), headers=headers | _SSE_HEADERS)
@@ -358,7 +383,7 @@ class RecordingUpstream:
             return Response(body, status, headers=headers, media_type="text/plain")
         if body is None:
             message = message or f"fake upstream error {status}"
-            if provider == "openai":
+            if provider != "anthropic":
                 kind, code = _OPENAI_ERRORS.get(
                     status, ("invalid_request_error" if status < 500 else "server_error", None)
                 )
@@ -500,4 +525,104 @@ class RecordingUpstream:
         delta = {"stop_reason": message["stop_reason"], "stop_sequence": None}
         events.append((_event({"type": "message_delta", "delta": delta, "usage": usage}), False))
         events.append((_event({"type": "message_stop"}), False))
+        return events
+
+    def _responses_reply(self, body: dict[str, Any], n: int) -> tuple[str, list[tuple[str, str, str]]]:
+        """The tool calls alone first; once the tools have answered, the turn ends with text."""
+        items = body.get("input") if isinstance(body.get("input"), list) else []
+        answered = any(isinstance(i, dict) and i.get("type") == "function_call_output" for i in items)
+        _, tools = self._reply(body, n, "call_fake")
+        if tools and not answered:
+            return "", tools
+        text = self.reply_text if self.reply_text is not None else f"echo: {_last_input_text(body)[:40]}"
+        return text, []
+
+    def _responses_output(self, body: dict[str, Any], n: int) -> list[dict[str, Any]]:
+        text, tools = self._responses_reply(body, n)
+        output: list[dict[str, Any]] = []
+        if text:
+            part = {"type": "output_text", "text": text, "annotations": []}
+            output.append(
+                {"id": f"msg_fake{n}", "type": "message", "status": "completed", "role": "assistant", "content": [part]}
+            )
+        for i, ((id_, name, args), call) in enumerate(zip(tools, self.tool_calls, strict=False)):
+            item = {"id": f"fc_fake{n}_{i}", "type": "function_call", "status": "completed", "call_id": id_}
+            # A tool of a namespace (Codex puts each MCP server's tools in one) is called by both names.
+            namespace = {"namespace": call["namespace"]} if call.get("namespace") else {}
+            output.append(item | namespace | {"name": name, "arguments": args})
+        return output
+
+    def _responses_usage(self) -> dict[str, Any]:
+        u = self._usage()
+        prompt = u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"]
+        return {
+            "input_tokens": prompt,
+            "input_tokens_details": {"cached_tokens": u["cache_read_input_tokens"]},
+            "output_tokens": u["output_tokens"],
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": prompt + u["output_tokens"],
+        }
+
+    def _responses_object(
+        self, body: dict[str, Any], n: int, output: list[dict[str, Any]] | None = None, status: str = "completed"
+    ) -> dict[str, Any]:
+        return {
+            "id": f"resp_fake{n}",
+            "object": "response",
+            "created_at": int(time.time()),
+            "status": status,
+            "model": body.get("model") or "fake-model",
+            "output": self._responses_output(body, n) if output is None else output,
+            "parallel_tool_calls": True,
+            "tool_choice": body.get("tool_choice") or "auto",
+            "tools": [],
+            "error": None,
+            "incomplete_details": None,
+            "usage": self._responses_usage() if status == "completed" else None,
+        }
+
+    def _responses_events(self, body: dict[str, Any], n: int) -> list[tuple[bytes, bool]]:
+        output = self._responses_output(body, n)
+        sequence = itertools.count()
+
+        def event(kind: str, is_delta: bool = False, **fields: Any) -> tuple[bytes, bool]:
+            return _event({"type": kind, "sequence_number": next(sequence), **fields}), is_delta
+
+        pending = self._responses_object(body, n, [], "in_progress")
+        events = [event("response.created", response=pending), event("response.in_progress", response=pending)]
+        for index, item in enumerate(output):
+            at = {"item_id": item["id"], "output_index": index}
+            if item["type"] == "message":
+                text = item["content"][0]["text"]
+                events.append(
+                    event(
+                        "response.output_item.added",
+                        output_index=index,
+                        item={**item, "content": [], "status": "in_progress"},
+                    )
+                )
+                empty = {"type": "output_text", "text": "", "annotations": []}
+                events.append(event("response.content_part.added", **at, content_index=0, part=empty))
+                events += [
+                    event("response.output_text.delta", True, **at, content_index=0, delta=piece, logprobs=[])
+                    for piece in _pieces(text, self.chunk_size)
+                ]
+                events.append(event("response.output_text.done", **at, content_index=0, text=text, logprobs=[]))
+                events.append(event("response.content_part.done", **at, content_index=0, part=item["content"][0]))
+            else:
+                args = item["arguments"]
+                events.append(
+                    event(
+                        "response.output_item.added",
+                        output_index=index,
+                        item={**item, "arguments": "", "status": "in_progress"},
+                    )
+                )
+                events += [
+                    event("response.function_call_arguments.delta", True, **at, delta=piece)
+                    for piece in _pieces(args, self.chunk_size)
+                ]
+                events.append(event("response.function_call_arguments.done", **at, arguments=args))
+            events.append(event("response.output_item.done", output_index=index, item=item))
+        events.append(event("response.completed", response=self._responses_object(body, n, output)))
         return events

@@ -20,7 +20,9 @@ Claude Code runs it with one JSON object on stdin; ``hook_event_name`` says what
                     is unfinished, before Claude Code compacts the conversation away.
 
 Codex runs it as its ``notify`` program with the JSON as the last argument
-(``agent-turn-complete``): the turn's prompts and answer are ingested.
+(``agent-turn-complete``): the turn's prompts and answer are ingested. Before the JSON,
+``--url URL`` names the server (over COMPANION_MEMORY_URL), and ``--then PROGRAM ARGS...``
+a notify program of the user's, which is started first with the same JSON.
 
 It fails open: each call to the server has 2 s; a server that is down, a wrong key or a bad
 answer costs one line on stderr, exit status 0, and the agent carries on. After a call that
@@ -62,6 +64,9 @@ _NOT_TYPED = ("<command-name>", "<command-message>", "<local-command-", "<bash-s
 _TASK_CREATED = re.compile(r"^Task #(\S+) created successfully")
 # The argument most telling of what a tool call did, in order of preference.
 _TOOL_ARGS = ("command", "file_path", "path", "pattern", "url", "query", "description", "prompt", "skill")
+
+# Run as Codex's notify program: its state lives in Codex's home, not Claude Code's.
+_CODEX = False
 
 if TYPE_CHECKING:  # annotations only: the module itself runs on Pythons without dict[...]
     Message = dict[str, Any]
@@ -313,6 +318,8 @@ def _message(role: str, parts: list[str], entry: dict[str, Any]) -> Message:
 
 
 def _home() -> str:
+    if _CODEX:
+        return os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
     return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
 
 
@@ -555,12 +562,31 @@ def handle(event: dict[str, Any]) -> str | None:
     return json.dumps({"hookSpecificOutput": {"hookEventName": name, "additionalContext": context}}, ensure_ascii=False)
 
 
+def codex_notify(options: list[str], payload: str) -> None:
+    """Codex's notify line: ``--url URL`` and ``--then PROGRAM ARGS...`` before the JSON."""
+    global _CODEX
+    _CODEX = True
+    if "--then" in options:
+        at = options.index("--then")
+        options, chained = options[:at], options[at + 1 :]
+        if chained:
+            import subprocess  # here: the Claude Code hooks start without it
+
+            try:  # theirs first, and not waited for: Codex does not wait for its notify either
+                subprocess.Popen([*chained, payload], stdin=subprocess.DEVNULL, start_new_session=True)
+            except OSError as error:
+                _warn("codex notify", f"could not start {chained[0]}: {error}")
+    if len(options) >= 2 and options[0] == "--url":
+        os.environ["COMPANION_MEMORY_URL"] = options[1]
+    codex_turn(json.loads(payload))
+
+
 def main(argv: list[str]) -> int:
     what = "hook"
     try:
         if len(argv) > 1 and argv[-1].lstrip().startswith("{"):  # Codex: the JSON is the last argument
             what = "codex notify"
-            codex_turn(json.loads(argv[-1]))
+            codex_notify(argv[1:-1], argv[-1])
             return 0
         event = json.loads(sys.stdin.buffer.read().decode("utf-8", "replace") or "{}")
         what = str(event.get("hook_event_name") or what)

@@ -126,16 +126,21 @@ def _parser() -> argparse.ArgumentParser:
     hooks = commands.add_parser("hooks", help="coding-agent hooks: recall before each prompt, write the session back")
     actions = hooks.add_subparsers(dest="action", required=True)
     for action, what in (
-        ("install", "merge the hook into Claude Code's settings (a backup first; running it again changes nothing)"),
+        (
+            "install",
+            "merge the hook into Claude Code's settings or Codex's config.toml (a backup first; running it "
+            "again changes nothing)",
+        ),
         ("uninstall", "take out exactly what install added"),
     ):
         command = actions.add_parser(action, help=what)
-        command.add_argument("agent", choices=("claude-code",))
+        command.add_argument("agent", choices=("claude-code", "codex"))
         command.add_argument(
             "--scope",
             choices=("user", "project"),
             default="user",
-            help="user: ~/.claude/settings.json (default); project: .claude/settings.json here",
+            help="claude-code: user: ~/.claude/settings.json (default); project: .claude/settings.json here. "
+            "codex: user only ($CODEX_HOME/config.toml, default ~/.codex)",
         )
         if action == "install":
             command.add_argument(
@@ -175,19 +180,34 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _hooks(args: argparse.Namespace) -> int:
-    from .adapters.local import agent_hooks
+    from .adapters.local import agent_hooks, codex_hooks
 
     if args.action == "status":
-        targets = [agent_hooks.claude_target("user"), agent_hooks.claude_target("project")]
-        return 0 if agent_hooks.status(targets) else 1
-    target = agent_hooks.claude_target(args.scope)
-    if args.action == "uninstall":
-        agent_hooks.uninstall(target)
-        return 0
-    url = args.url or os.environ.get(agent_hooks.URL_VARIABLE) or agent_hooks.DEFAULT_URL
-    agent_hooks.install(target, url=url, key=os.environ.get(agent_hooks.KEY_VARIABLE) or None)
-    answer = agent_hooks.ping(url, os.environ.get(agent_hooks.KEY_VARIABLE))
-    print(f"server {url}: {answer.detail}")
+        found = [agent_hooks.claude_installation(agent_hooks.claude_target(scope)) for scope in ("user", "project")]
+        found.append(codex_hooks.installation(codex_hooks.codex_target()))
+        return 0 if agent_hooks.status(found) else 1
+    key = os.environ.get(agent_hooks.KEY_VARIABLE) or None
+    url = getattr(args, "url", None) or os.environ.get(agent_hooks.URL_VARIABLE) or agent_hooks.DEFAULT_URL
+    if args.agent == "codex":
+        if args.scope != "user":
+            raise SystemExit("companion-memory hooks: codex is installed for the user only (--scope user)")
+        target = codex_hooks.codex_target()
+        if args.action == "uninstall":
+            codex_hooks.uninstall(target)
+            return 0
+        codex_hooks.install(target, url=url)
+        print(
+            f"Codex reads {agent_hooks.KEY_VARIABLE} from the environment it starts in (the MCP server and the "
+            f"notify program both): export it in your shell's profile"
+            + ("" if key else " (it is not set in this shell)")
+        )
+    else:
+        claude = agent_hooks.claude_target(args.scope)
+        if args.action == "uninstall":
+            agent_hooks.uninstall(claude)
+            return 0
+        agent_hooks.install(claude, url=url, key=key)
+    print(f"server {url}: {agent_hooks.ping(url, key).detail}")
     return 0
 
 

@@ -21,6 +21,7 @@ router = APIRouter(tags=["ingest"], route_class=JsonRoute)
 async def ingest_messages(
     body: IngestRequest, runtime: RuntimeDep, principal: Annotated[Principal, allowed(use_cases.ingest)]
 ) -> IngestAnswer:
-    """Idempotent: a message already stored (same client id, or same conversation,
-    role, content and timestamp) is reported as a duplicate, not stored again."""
+    """Idempotent: a message already stored (same client id; or same conversation, role,
+    content, timestamp and rank in its request; without an id or a timestamp, only within
+    10 minutes of storing it) is reported as a duplicate, not stored again."""
     return await use_cases.ingest(runtime, principal, body)

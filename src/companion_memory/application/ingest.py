@@ -65,8 +65,9 @@ class IngestAnswer(Output):
 
 @use_case("messages.ingest", MEMORY_WRITE)
 async def ingest(runtime: Runtime, _: Principal, request: IngestRequest) -> IngestAnswer:
-    """Idempotent: a message already stored (same client id, or same conversation, role,
-    content and timestamp) is reported as a duplicate, not stored again."""
+    """Idempotent: a message already stored (same client id; or same conversation, role,
+    content, timestamp and rank in its request; without an id or a timestamp, only within
+    10 minutes of storing it) is reported as a duplicate, not stored again."""
     outcomes = await runtime.ingestor.ingest(
         request.namespace,
         [m.incoming() for m in request.messages],

@@ -18,7 +18,8 @@ def message_text(message: Mapping[str, Any]) -> str:
 
 
 def turn_id(messages: Sequence[Mapping[str, Any]]) -> str:
-    """The id the gateway stores a turn's user message under (its reply: the id and
-    ":reply"): the whole conversation as sent, so a client's retry is stored once."""
+    """The key the gateway stores a turn's user message under (its reply: the key and
+    ":reply"): the whole conversation as sent, so a client's retry (within the ingest's
+    retry window) is stored once."""
     canonical = json.dumps(list(messages), sort_keys=True, ensure_ascii=False)
     return "chat:" + hashlib.sha256(canonical.encode()).hexdigest()

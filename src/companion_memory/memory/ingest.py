@@ -1,10 +1,23 @@
-"""Store raw chat messages, once each. Extraction into memories happens in the dream."""
+"""Store raw chat messages, once each. Extraction into memories happens in the dream.
+
+A message's identity (what a retry repeats) is, in order of strength:
+- the client's own ``id``: the same id is the same message for as long as it is kept;
+- else what it says and where: the conversation, the role, the content, ``created_at`` if
+  the client said when, and its rank among the identical messages of its request (a batch
+  ``[ok, fine, ok]`` holds two messages ``ok``), or the caller's ``retry_key`` instead.
+
+A client that said when (an id, or a ``created_at``) can send the same message again at any
+time. Without either, the same message again within ``RETRY_WINDOW`` of storing it is a
+retry of that request; after it, it was said again (the second "ok" of a conversation, an
+hour later) and is kept.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import uuid
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from ..clock import iso, parse_iso
@@ -12,6 +25,10 @@ from ..errors import InvalidInput
 from ..ports import Clock, Database
 from ..store.messages import MessageRow, MessageStore
 from ..store.sql import to_json
+
+# Long enough for a client's retries after a lost answer (an SDK's backoff, a queue's next
+# attempt), short enough that the same short reply in a conversation is rarely this close.
+RETRY_WINDOW = timedelta(minutes=10)
 
 
 @dataclass(frozen=True)
@@ -23,6 +40,15 @@ class IncomingMessage:
     created_at: str | None = None
     model: str | None = None
     metadata: dict[str, Any] | None = None
+    # The caller's own name for the message within the retry window, in place of what it
+    # says and its rank (the gateway: the conversation as sent, so a retried turn whose
+    # provider answered differently keeps its first reply).
+    retry_key: str | None = None
+
+    @property
+    def dated(self) -> bool:
+        """Whether the client said which message this is for good: by an id or a time."""
+        return bool(self.id or self.created_at)
 
 
 @dataclass(frozen=True)
@@ -31,14 +57,31 @@ class IngestOutcome:
     duplicate: bool
 
 
-def client_hash(message: IncomingMessage, conversation_id: str | None) -> str:
-    """The identity of a message for idempotency: the client's id if it sent one, else
-    what the message says, where, and when (if the client said when)."""
+def client_hash(message: IncomingMessage, conversation_id: str | None, rank: int = 0) -> str:
+    """The identity of a message for idempotency (see the module's docstring); ``rank``
+    counts the identical messages before it in its request."""
     if message.id:
         key = f"id\x00{message.id}"
+    elif message.retry_key:
+        key = "\x00".join(("retry", conversation_id or "", message.role, message.retry_key))
     else:
-        key = "\x00".join(("msg", conversation_id or "", message.role, message.content, message.created_at or ""))
+        parts = ["msg", conversation_id or "", message.role, message.content, message.created_at or ""]
+        # The first of its kind keeps the key it had before ranks were counted.
+        key = "\x00".join([*parts, str(rank)] if rank else parts)
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def _ranked_hashes(messages: list[IncomingMessage], conversation_id: str | None) -> list[str]:
+    """Each message's identity in the request: an id (or a retry key) sent twice is one
+    message; the same words twice without one are two, told apart by their rank."""
+    hashes: list[str] = []
+    seen: dict[str, int] = {}
+    for message in messages:
+        first = client_hash(message, conversation_id)
+        rank = 0 if message.id or message.retry_key else seen.get(first, 0)
+        seen[first] = rank + 1
+        hashes.append(client_hash(message, conversation_id, rank))
+    return hashes
 
 
 class MessageIngestor:
@@ -55,9 +98,11 @@ class MessageIngestor:
         conversation_id: str | None = None,
         source: str = "ingest",
     ) -> list[IngestOutcome]:
-        now = iso(self.clock.now())
+        moment = self.clock.now()
+        now = iso(moment)
         rows: list[MessageRow] = []
-        for index, message in enumerate(messages):
+        hashes = _ranked_hashes(messages, conversation_id)
+        for index, (message, hashed) in enumerate(zip(messages, hashes, strict=True)):
             created_at = now
             if message.created_at:
                 try:
@@ -74,7 +119,7 @@ class MessageIngestor:
                     conversation_id=conversation_id,
                     role=message.role,
                     content=message.content,
-                    client_hash=client_hash(message, conversation_id),
+                    client_hash=hashed,
                     source=source,
                     model=message.model,
                     metadata=to_json(message.metadata, what=f"messages[{index}].metadata")
@@ -84,13 +129,18 @@ class MessageIngestor:
                     stored_at=now,
                 )
             )
-        # Within one request, a repeated message is a duplicate of its first occurrence.
+        # Within one request, a message sent twice (the same id) is a duplicate of its first occurrence.
         first_of: dict[str, MessageRow] = {}
         for row in rows:
             first_of.setdefault(row.client_hash, row)
         unique = list(first_of.values())
-        results = await self.db.batch([MessageStore.insert_if_new(r) for r in unique]) if unique else []
-        inserted = {row.client_hash for row, result in zip(unique, results, strict=False) if result.changes}
+        # An undated message stored before the retry window is not what this request retries:
+        # its identity is handed to the new one (the old row keeps a unique key of its own).
+        undated = dict.fromkeys(h for h, message in zip(hashes, messages, strict=True) if not message.dated)
+        retired = MessageStore.retire(namespace, list(undated), stored_before=iso(moment - RETRY_WINDOW))
+        inserts = [MessageStore.insert_if_new(r) for r in unique]
+        results = (await self.db.batch([*retired, *inserts]))[len(retired) :] if unique else []
+        inserted = {row.client_hash for row, result in zip(unique, results, strict=True) if result.changes}
         existing = await self.store.ids_by_hash(namespace, [h for h in first_of if h not in inserted])
         outcomes: list[IngestOutcome] = []
         for row in rows:

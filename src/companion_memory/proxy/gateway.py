@@ -121,7 +121,7 @@ class ChatGateway:
 
     async def keep(self, turn: Turn, *, failed: bool = False) -> None:
         """Store the user's message (always) and the reply (when there is one), once
-        each however often the client retries, plus a usage row."""
+        each however often the client retries within the retry window, plus a usage row."""
         if not turn.remember:
             return
         try:
@@ -129,12 +129,15 @@ class ChatGateway:
             last_user = next((m for m in reversed(messages) if m.get("role") == "user"), None)
             if last_user is None:
                 return
-            stored_id = turn_id(messages)
-            stored = [IncomingMessage(role="user", content=message_text(last_user), id=stored_id)]
+            # Known by the conversation as sent, for the retry window only (as any message
+            # ingested without an id): the same conversation again later, a new chat opened
+            # with the same "good morning", is a new turn.
+            key = turn_id(messages)
+            stored = [IncomingMessage(role="user", content=message_text(last_user), retry_key=key)]
             reply = "".join(turn.reply)
             if reply and not failed:
                 stored.append(
-                    IncomingMessage(role="assistant", content=reply, id=stored_id + ":reply", model=turn.route.label)
+                    IncomingMessage(role="assistant", content=reply, retry_key=key + ":reply", model=turn.route.label)
                 )
             await self.ingestor.ingest(NAMESPACE, stored, source="chat")
             if not failed:

@@ -40,6 +40,19 @@ class MessageStore:
             tuple(getattr(row, c) for c in _COLUMNS),
         )
 
+    @staticmethod
+    def retire(namespace: str, hashes: Sequence[str], *, stored_before: str) -> list[Statement]:
+        """Give the messages of these identities stored before ``stored_before`` a key of
+        their own (the identity and the row's id), so a new message may take the identity."""
+        return [
+            Statement(
+                "UPDATE messages SET client_hash = client_hash || ':' || id "
+                f"WHERE namespace = ? AND stored_at < ? AND client_hash IN ({placeholders(len(part))})",
+                (namespace, stored_before, *part),
+            )
+            for part in chunks(list(hashes))
+        ]
+
     async def ids_by_hash(self, namespace: str, hashes: Sequence[str]) -> dict[str, str]:
         found: dict[str, str] = {}
         for part in chunks(list(hashes)):

@@ -98,7 +98,7 @@ def _digest(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def read_json(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
@@ -110,18 +110,43 @@ def _read_json(path: Path) -> dict[str, Any]:
     return document
 
 
-def _write_settings(target: Target, settings: dict[str, Any], say: Callable[[str], None]) -> None:
-    """Write the settings, after a copy of what was there (the backup is taken on every
-    change, so it is always the state just before this command)."""
-    target.settings.parent.mkdir(parents=True, exist_ok=True)
-    if target.settings.exists():
+def write_with_backup(path: Path, text: str, say: Callable[[str], None]) -> None:
+    """Write an agent's settings file, after a copy of what was there (the backup is taken
+    on every change, so it is always the state just before this command)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-        backup = target.settings.with_name(f"{target.settings.name}.bak-{stamp}")
-        shutil.copy2(target.settings, backup)
+        backup = path.with_name(f"{path.name}.bak-{stamp}")
+        shutil.copy2(path, backup)
         say(f"backup of the previous settings: {backup}")
-    temporary = target.settings.with_name(target.settings.name + ".tmp")
-    temporary.write_text(json.dumps(settings, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(temporary, target.settings)
+    temporary = path.with_name(path.name + ".tmp")
+    # Bytes, not text: a file with CRLF line ends keeps them.
+    temporary.write_bytes(text.encode("utf-8"))
+    os.replace(temporary, path)
+
+
+def _write_settings(target: Target, settings: dict[str, Any], say: Callable[[str], None]) -> None:
+    write_with_backup(target.settings, json.dumps(settings, indent=2, ensure_ascii=False) + "\n", say)
+
+
+def copy_hook(script: Path, say: Callable[[str], None]) -> bool:
+    """Put the hook program at ``script``; True when it was missing or outdated."""
+    source = hook_source().read_bytes()
+    if script.exists() and script.read_bytes() == source:
+        return False
+    script.parent.mkdir(parents=True, exist_ok=True)
+    script.write_bytes(source)
+    script.chmod(0o755)
+    say(f"hook program: {script}")
+    return True
+
+
+def program_state(script: Path) -> str:
+    if not script.exists():
+        return "missing: install again"
+    if script.read_bytes() != hook_source().read_bytes():
+        return "outdated: install again"
+    return "up to date"
 
 
 def _is_ours(hook: Any) -> bool:
@@ -131,9 +156,9 @@ def _is_ours(hook: Any) -> bool:
 def install(target: Target, *, url: str, key: str | None, say: Callable[[str], None] = print) -> bool:
     """Copy the hook, register it for each event and set its environment; True when
     anything changed. Running it again changes nothing."""
-    original = _read_json(target.settings)
+    original = read_json(target.settings)
     settings = json.loads(json.dumps(original))
-    manifest = _read_json(target.manifest)
+    manifest = read_json(target.manifest)
     hooks = settings.setdefault("hooks", {})
     for event, timeout in EVENTS.items():
         groups = hooks.setdefault(event, [])
@@ -156,17 +181,11 @@ def install(target: Target, *, url: str, key: str | None, say: Callable[[str], N
     manifest["added_sections"] = sorted(
         set(manifest.get("added_sections", [])) | {s for s in ("hooks", "env") if s not in original}
     )
-    source = hook_source().read_bytes()
-    current = target.script.exists() and target.script.read_bytes() == source
-    if not current:
-        target.script.parent.mkdir(parents=True, exist_ok=True)
-        target.script.write_bytes(source)
-        target.script.chmod(0o755)
-        say(f"hook program: {target.script}")
+    copied = copy_hook(target.script, say)
     target.manifest.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     if settings == original:
         say(f"already installed in {target.settings}; nothing changed")
-        return not current
+        return copied
     _write_settings(target, settings, say)
     say(f"installed for {', '.join(EVENTS)} in {target.settings}")
     if key is None:
@@ -180,9 +199,9 @@ def install(target: Target, *, url: str, key: str | None, say: Callable[[str], N
 def uninstall(target: Target, *, say: Callable[[str], None] = print) -> bool:
     """Take out what install added: our hook entries, the environment values it set (when
     they are still the ones it set; a value it replaced comes back), the hook copy."""
-    original = _read_json(target.settings)
+    original = read_json(target.settings)
     settings = json.loads(json.dumps(original))
-    manifest = _read_json(target.manifest)
+    manifest = read_json(target.manifest)
     hooks = settings.get("hooks")
     if isinstance(hooks, dict):
         for event in list(hooks):
@@ -259,35 +278,59 @@ def _message(response: Any) -> str:
         return response.text[:200]
 
 
-def status(targets: list[Target], say: Callable[[str], None] = print) -> bool:
+@dataclass(frozen=True)
+class Installation:
+    """What one agent's settings hold of ours, as ``hooks status`` tells it."""
+
+    name: str
+    settings: Path
+    what: str | None  # None: not installed
+    program: str = ""
+    url: str | None = None
+    key: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+def claude_installation(target: Target) -> Installation:
+    name = f"claude-code {target.scope}"
+    settings = read_json(target.settings)
+    ours = {
+        event: [h for g in groups if isinstance(g, dict) for h in g.get("hooks", []) if _is_ours(h)]
+        for event, groups in (settings.get("hooks") or {}).items()
+        if isinstance(groups, list)
+    }
+    events = [event for event, hooks in ours.items() if hooks]
+    if not events:
+        return Installation(name, target.settings, None)
+    program = program_state(target.script)
+    if program == "up to date" and any(h.get("command") != target.command for hooks in ours.values() for h in hooks):
+        # e.g. the Python it ran under was removed, or the hook was edited by hand
+        program = f"run by another command than install writes now ({target.command}): install again"
+    env = settings.get("env") or {}
+    return Installation(
+        name,
+        target.settings,
+        f"installed for {', '.join(events)}",
+        program,
+        env.get(URL_VARIABLE),
+        env.get(KEY_VARIABLE),
+    )
+
+
+def status(installations: list[Installation], say: Callable[[str], None] = print) -> bool:
     """What is installed where, and a ping of the server the installed hook would call;
     True when it is installed somewhere and the server takes the key for reads and writes."""
     url, key, installed = os.environ.get(URL_VARIABLE), os.environ.get(KEY_VARIABLE), False
-    for target in targets:
-        settings = _read_json(target.settings)
-        ours = {
-            event: [h for g in groups if isinstance(g, dict) for h in g.get("hooks", []) if _is_ours(h)]
-            for event, groups in (settings.get("hooks") or {}).items()
-            if isinstance(groups, list)
-        }
-        events = [event for event, hooks in ours.items() if hooks]
-        if not events:
-            say(f"{target.scope}: not installed ({target.settings})")
+    for found in installations:
+        if found.what is None:
+            say(f"{found.name}: not installed ({found.settings})")
             continue
         installed = True
-        if not target.script.exists():
-            program = "missing: install again"
-        elif target.script.read_bytes() != hook_source().read_bytes():
-            program = "outdated: install again"
-        elif any(h.get("command") != target.command for hooks in ours.values() for h in hooks):
-            # e.g. the Python it ran under was removed, or the hook was edited by hand
-            program = f"run by another command than install writes now ({target.command}): install again"
-        else:
-            program = "up to date"
-        say(f"{target.scope}: installed for {', '.join(events)} ({target.settings}); hook program {program}")
-        env = settings.get("env") or {}
-        url = url or env.get(URL_VARIABLE)
-        key = key or env.get(KEY_VARIABLE)
+        say(f"{found.name}: {found.what} ({found.settings}); hook program {found.program}")
+        for note in found.notes:
+            say(f"  {note}")
+        url = url or found.url
+        key = key or found.key
     url = url or DEFAULT_URL
     answer = ping(url, key)
     say(f"server {url}: {answer.detail}" + ("" if key else f" (no {KEY_VARIABLE} set)"))

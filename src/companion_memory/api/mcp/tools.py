@@ -432,7 +432,8 @@ TOOLS: dict[str, Tool] = {
         Tool(
             "memory_ingest",
             "Store raw chat messages (they become memories in the nightly dream). Sending the same "
-            "messages again stores nothing twice.",
+            "messages again stores nothing twice: for good when each has an id or created_at, "
+            "else within 10 minutes (later, the same words are a new message).",
             Ingest,
             (ingest.ingest,),
             lambda a: (ingest.ingest, ingest.IngestRequest(**a.model_dump(), source="mcp")),
