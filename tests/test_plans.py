@@ -146,7 +146,8 @@ async def test_what_a_plan_end_may_be(client: httpx.AsyncClient) -> None:
     bad = await client.post(
         "/v1/memories", json={"fact_key": "p", "content": "x", "type": "plan", "valid_to": "soon"}, headers=auth()
     )
-    assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_valid_to"
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_time"
+    assert bad.json()["error"]["message"].startswith("valid_to: 'soon' is neither a day")
     too_far = await client.post(
         "/v1/memories", json={"fact_key": "p", "content": "x", "type": "plan", "valid_days": 5000}, headers=auth()
     )

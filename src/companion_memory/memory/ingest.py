@@ -7,8 +7,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from ..clock import iso, parse_iso
-from ..errors import InvalidInput
+from ..clock import iso, read_time
 from ..ports import Clock, Database
 from ..store.messages import MessageRow, MessageStore
 from ..store.sql import to_json
@@ -58,15 +57,7 @@ class MessageIngestor:
         now = iso(self.clock.now())
         rows: list[MessageRow] = []
         for index, message in enumerate(messages):
-            created_at = now
-            if message.created_at:
-                try:
-                    created_at = iso(parse_iso(message.created_at))
-                except ValueError:
-                    raise InvalidInput(
-                        f"messages[{index}].created_at is not an ISO-8601 timestamp within range",
-                        code="invalid_timestamp",
-                    ) from None
+            created_at = read_time(message.created_at, f"messages[{index}].created_at") if message.created_at else now
             rows.append(
                 MessageRow(
                     id=str(uuid.uuid4()),
