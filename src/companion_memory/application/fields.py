@@ -6,7 +6,7 @@ import datetime
 from collections.abc import Sequence
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, Field, StringConstraints
+from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints
 from pydantic_core import PydanticCustomError
 
 from ..clock import DAY_RANGE, TIME_RANGE, TimeError, parse_day, parse_time
@@ -47,7 +47,7 @@ def _time(text: str) -> str:
     return text.strip()
 
 
-def _day(day: datetime.date) -> datetime.date:
+def _day(day: object) -> datetime.date:
     try:
         return parse_day(day)
     except TimeError as error:
@@ -67,7 +67,8 @@ TIME_FORMAT = f"ISO-8601 with Z or an offset, from {TIME_RANGE}"
 Moment = Annotated[
     str, StringConstraints(max_length=40), AfterValidator(_time), Field(json_schema_extra={"format": "date-time"})
 ]
-Day = Annotated[datetime.date, AfterValidator(_day), Field(description=f"YYYY-MM-DD, {DAY_RANGE}.")]
+# Read before pydantic's own date parsing, so that every day it refuses is refused alike.
+Day = Annotated[datetime.date, BeforeValidator(_day), Field(description=f"YYYY-MM-DD, {DAY_RANGE}.")]
 # A plan's end (type 'plan' only).
 ValidTo = Annotated[
     str,

@@ -14,7 +14,6 @@ what it may do. None of the tools offers what REST keeps for the owner (hard del
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -102,9 +101,7 @@ class Scope(Arguments):
 
 
 class Diary(Arguments):
-    date: Annotated[
-        datetime.date | None, Field(description="YYYY-MM-DD; omit for today's and yesterday's entries.")
-    ] = None
+    date: Annotated[Day | None, Field(description="The day; omit for today's and yesterday's entries.")] = None
     namespace: Namespace = "default"
 
 
