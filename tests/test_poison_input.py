@@ -13,6 +13,8 @@ import pytest
 
 from companion_memory import cli
 from companion_memory.adapters.local.sqlite import SqliteDatabase
+from companion_memory.application import dream
+from companion_memory.application.principal import SYSTEM
 from companion_memory.clock import FixedClock, iso
 from companion_memory.domain.counts import MAX_COUNT
 from companion_memory.domain.json_value import MAX_DEPTH, json_problem
@@ -407,6 +409,9 @@ async def test_a_namespace_with_unreadable_times_and_counts_still_answers(
     ]:
         await tool_result(client, name, arguments)
     assert [p["id"] for p in (await tool_result(client, "plan_list", r1))["plans"]] == [ids["plan"]]
+    # The nightly job runs over them too (its people step failed on the familiarity).
+    night = await dream.nightly(runtime, SYSTEM, dream.NightlyTrigger(trigger="test"))
+    assert [step.name for step in night.steps if not step.ok] == []
 
 
 async def test_the_health_report_finds_unreadable_values_and_the_repair_rewrites_them(

@@ -10,8 +10,9 @@ them. Both lie within ``EARLIEST`` .. ``LATEST`` (1900-01-01 to 9999-12-31, UTC)
   floor far from year 1 keeps every time zone's view of a stored time on the calendar
   (0001-01-01T00:00+14:00 is no moment in UTC);
 
-``read_time`` and ``read_day`` are the only readers of a time or day someone gives (a
-request, an import, a model's answer); ``iso`` writes the stored form. A year below 1000
+``parse_time`` and ``parse_day`` are the only readers of a time or day someone gives (a
+request, an import, a model's answer); ``read_time`` and ``read_day`` are the same as an
+``InvalidInput`` naming the field, and ``iso`` writes the stored form. A year below 1000
 once reached the stores as "5-01-01T…" (``%Y`` does not pad) and broke every read of its
 namespace.
 """

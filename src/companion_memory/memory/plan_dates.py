@@ -13,21 +13,20 @@ from ..errors import InvalidInput
 MAX_VALID_DAYS = 3650
 
 
-def plan_end(text: str, time_zone: str) -> str:
+def plan_end(text: object, time_zone: str) -> str:
     """The one spelling of a plan's end: a day stays "YYYY-MM-DD"; a moment becomes UTC
     (one without an offset is read in ``time_zone``). ``TimeError`` when it is neither."""
-    value = text.strip()
-    if STORED_DAY.fullmatch(value):
-        return parse_day(value).isoformat()
+    if isinstance(text, str) and STORED_DAY.fullmatch(text.strip()):
+        return parse_day(text).isoformat()
     try:
-        return iso(parse_time(value, time_zone=time_zone))
+        return iso(parse_time(text, time_zone=time_zone))
     except OutOfRange:
         raise
     except TimeError:
         raise TimeError(f"{shown(text)} is neither a day (YYYY-MM-DD) nor an ISO-8601 time") from None
 
 
-def parse_valid_to(text: str, time_zone: str, field: str = "valid_to") -> str:
+def parse_valid_to(text: object, time_zone: str, field: str = "valid_to") -> str:
     """``plan_end``, or an ``InvalidInput`` (invalid_time) naming ``field``."""
     try:
         return plan_end(text, time_zone)

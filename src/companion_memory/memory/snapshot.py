@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from ..clock import iso, read_day, read_time
@@ -122,31 +123,35 @@ def _validate(document: Any) -> list[tuple[TableSpec, list[dict[str, Any]]]]:
     return tables
 
 
+def _flag(value: object, where: str) -> int:
+    if isinstance(value, float) or value not in (True, False, 0, 1):
+        raise InvalidInput(f"{where}: must be true or false", code="invalid_snapshot")
+    return int(value)
+
+
+# How an import reads each kind of column (store/stored_values.py): as every writer does.
+_READERS: dict[str, Callable[[object, str], object]] = {
+    "time": read_time,
+    "day": read_day,
+    "plan_end": lambda value, where: parse_valid_to(value, "UTC", where),
+    "count": read_count,
+    "flag": _flag,
+}
+
+
 def _stored_values(table: TableSpec, index: int, row: dict[str, Any]) -> dict[str, Any]:
     """The row with its times in the stored form; a time, day, count or flag that cannot
     be stored, or any other integer past the bound, is refused naming the row and column."""
-    columns = {column.name: column for column in STORED_COLUMNS[table.name].columns}
+    kinds = {column.name: column.kind for column in STORED_COLUMNS[table.name].columns}
     checked = dict(row)
     for name in set(table.columns).intersection(row).difference(table.json_columns):
         value, where = row[name], f"{table.name}[{index}].{name}"
-        column = columns.get(name)
-        if column is None or value is None:
-            if type(value) is int and abs(value) > MAX_COUNT:
-                raise InvalidInput(
-                    f"{where}: {value} is past the largest number kept, {MAX_COUNT}", code="invalid_count"
-                )
-        elif column.kind == "time":
-            checked[name] = read_time(value, where)
-        elif column.kind == "day":
-            checked[name] = read_day(value, where)
-        elif column.kind == "plan_end":
-            checked[name] = parse_valid_to(value, "UTC", where) if isinstance(value, str) else read_time(value, where)
-        elif column.kind == "flag":
-            if value not in (True, False, 0, 1) or isinstance(value, float):
-                raise InvalidInput(f"{where}: must be true or false", code="invalid_snapshot")
-            checked[name] = int(value)
-        else:
-            checked[name] = read_count(value, where)
+        if value is None:
+            continue
+        if name in kinds:
+            checked[name] = _READERS[kinds[name]](value, where)
+        elif type(value) is int and abs(value) > MAX_COUNT:
+            raise InvalidInput(f"{where}: {value} is past the largest number kept, {MAX_COUNT}", code="invalid_count")
     return checked
 
 
