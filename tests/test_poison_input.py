@@ -412,6 +412,15 @@ async def test_a_namespace_with_unreadable_times_and_counts_still_answers(
     # The nightly job runs over them too (its people step failed on the familiarity).
     night = await dream.nightly(runtime, SYSTEM, dream.NightlyTrigger(trigger="test"))
     assert [step.name for step in night.steps if not step.ok] == []
+    # Opened by its id, such a row is the owner's to correct.
+    edited = await client.patch(f"/v1/memories/{ids['bad_plan']}", json={"valid_to": "2026-12-10"}, headers=auth())
+    assert edited.status_code == 200 and edited.json()["memory"]["valid_to"] == "2026-12-10"
+    plans = (await client.get("/v1/plans", params=r1, headers=auth())).json()["plans"]
+    assert [p["id"] for p in plans] == [ids["plan"], ids["bad_plan"]]
+    renamed = await client.patch(
+        f"/v1/people/{ids['person']}", json={"namespace": "r1", "name": "Ana", "relation": "sister"}, headers=auth()
+    )
+    assert renamed.status_code == 200, renamed.text
 
 
 async def test_the_health_report_finds_unreadable_values_and_the_repair_rewrites_them(

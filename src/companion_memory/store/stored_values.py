@@ -272,7 +272,7 @@ def day_sql(column: str) -> str:
 # -- repairing -------------------------------------------------------------------------
 
 # A year written with fewer than four digits ("5-01-01T…", as %Y once wrote year 5).
-_SHORT_YEAR = re.compile(r"^(\d{1,3})(-\d{2}-\d{2})")
+_SHORT_YEAR = re.compile(r"^([0-9]{1,3})(-[0-9]{2}-[0-9]{2})")
 
 
 def _lenient_time(value: object) -> datetime | None:
