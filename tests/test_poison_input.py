@@ -383,6 +383,10 @@ async def test_a_namespace_with_unreadable_times_and_counts_still_answers(
         ("GET", "/v1/candidates", r1),
         ("GET", "/v1/people", r1),
         ("GET", "/v1/memories", r1),
+        ("GET", "/v1/admin/graph", r1),
+        ("GET", "/v1/admin/starmap", {**r1, "format": "svg"}),
+        ("GET", "/v1/admin/diary", r1),
+        ("GET", "/v1/todos/stats", r1),
         ("GET", f"/v1/memories/{ids['bad_plan']}", {}),  # still there to open and edit
         ("GET", f"/v1/people/{ids['person']}", {}),
         ("POST", "/v1/memory/recall", {**r1, "query": "a plan to read, jasmine tea, Ana"}),
