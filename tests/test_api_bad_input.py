@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import typing
+from collections.abc import Iterator
+
 import httpx
 import pytest
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic.fields import FieldInfo
 
-from tests.conftest import auth
+from tests.conftest import MCP_KEY, auth
+from tests.test_mcp_scopes import mcp_call
 
 
 async def count_memories(client: httpx.AsyncClient) -> int:
@@ -149,3 +157,125 @@ async def test_browsers_on_other_origins_may_call_the_api_with_a_key(client: htt
     assert listed.status_code == 200 and listed.headers["access-control-allow-origin"] == "*"
     refused = await client.get("/v1/memories", headers=origin)  # still no way in without the key
     assert refused.status_code == 401
+
+
+# -- times: one reader for every writer ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "path, body, field",
+    [
+        ("/v1/memories", {"fact_key": "p", "type": "plan", "content": "a plan", "valid_to": "{time}"}, "valid_to"),
+        ("/v1/memories", {"fact_key": "p", "type": "plan", "content": "a plan", "valid_to": "{day}"}, "valid_to"),
+        ("/v1/moods", {"label": "happy", "felt_at": "{time}"}, "felt_at"),
+        ("/v1/ingest/messages", {"messages": [{"role": "user", "content": "x", "created_at": "{time}"}]}, "created_at"),
+        ("/v1/todos", {"text": "call the bank", "due": "{day}"}, "due"),
+        ("/v1/dream/run", {"date": "{day}"}, "date"),
+    ],
+)
+@pytest.mark.parametrize(
+    "time, day",
+    [
+        ("0005-01-01T00:00:00Z", "0005-01-01"),  # a year below 1000 (once stored as "5-01-01T…")
+        ("1899-12-31T23:59:59Z", "1899-12-31"),
+        ("1900-01-01T07:00:00+08:00", "2026-02-30"),  # 1899 in UTC; a day the calendar lacks
+        ("garbage", "soon"),
+    ],
+)
+async def test_a_time_outside_the_form_or_range_kept_is_a_400_naming_the_field(
+    client: httpx.AsyncClient, path: str, body: dict[str, object], field: str, time: str, day: str
+) -> None:
+    sent = json.loads(json.dumps(body).replace("{time}", time).replace("{day}", day))
+    response = await client.post(path, json=sent, headers=auth())
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["code"] == "invalid_time" and field in error["message"], error
+    exported = (await client.get("/api/memories/export", params={"all": "true"}, headers=auth())).json()
+    assert all(exported[table] == [] for table in ("memories", "moods", "messages", "todos"))
+
+
+async def test_a_plan_ending_in_year_5_is_refused_for_the_mcp_key(client: httpx.AsyncClient) -> None:
+    """The issue's repro: with the MCP key this was stored as "5-01-01T00:00:00.000Z", and
+    plans, boot, recall and search of the namespace answered 500 from then on."""
+    body = {"namespace": "r1", "fact_key": "p", "type": "plan", "content": "a plan", "valid_to": "0005-01-01T00:00:00Z"}
+    response = await client.post("/v1/memories", json=body, headers=auth(MCP_KEY))
+    assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_time"
+    assert response.json()["error"]["message"].startswith("valid_to: '0005-01-01T00:00:00Z' is outside")
+    plans = await client.get("/v1/plans", params={"namespace": "r1"}, headers=auth(MCP_KEY))
+    assert plans.status_code == 200 and plans.json()["count"] == 0
+
+
+@pytest.mark.parametrize(
+    "tool, arguments, field",
+    [
+        ("memory_upsert", {"fact_key": "p", "type": "plan", "content": "a plan", "valid_to": "0005-01-01"}, "valid_to"),
+        ("mood_log", {"label": "happy", "felt_at": "0005-01-01T00:00:00Z"}, "felt_at"),
+        ("todo_add", {"text": "call the bank", "due": "0005-01-01"}, "due"),
+        ("memory_ingest", {"messages": [{"role": "user", "content": "x", "created_at": "5-01-01"}]}, "created_at"),
+    ],
+)
+async def test_mcp_refuses_the_same_times_with_the_same_code(
+    client: httpx.AsyncClient, tool: str, arguments: dict[str, object], field: str
+) -> None:
+    answer = (await mcp_call(client, MCP_KEY, tool, arguments)).json()["result"]
+    assert answer["isError"] is True
+    error = answer["structuredContent"]["error"]
+    assert error["code"] == "invalid_time" and field in error["message"], error
+
+
+async def test_times_are_stored_in_one_form(client: httpx.AsyncClient) -> None:
+    mood = await client.post(
+        "/v1/moods", json={"label": "calm", "felt_at": "2026-11-30T20:00:00+08:00"}, headers=auth()
+    )
+    assert mood.json()["mood"]["felt_at"] == "2026-11-30T12:00:00.000Z"
+    plan = await client.post(
+        "/v1/memories",
+        json={"fact_key": "p", "type": "plan", "content": "a plan", "valid_to": "1900-01-01T00:00:00Z"},
+        headers=auth(),
+    )
+    assert plan.status_code == 201 and plan.json()["memory"]["valid_to"] == "1900-01-01T00:00:00.000Z"
+    message = {"role": "user", "content": "x", "created_at": "9999-12-31T23:59:59.999999Z"}
+    assert (await client.post("/v1/ingest/messages", json={"messages": [message]}, headers=auth())).status_code == 200
+    exported = (await client.get("/api/memories/export", headers=auth())).json()
+    assert exported["messages"][0]["created_at"] == "9999-12-31T23:59:59.999Z"
+
+
+ARBITRARY = ConfigDict(arbitrary_types_allowed=True)
+
+
+def test_every_time_and_integer_an_input_takes_is_bounded() -> None:
+    """Each input model's time fields (named *_at, valid_to, due, date) go through the one
+    reader, and each integer has an upper bound a stored integer can hold."""
+    import companion_memory.application.tasks  # noqa: F401  # the Worker's queue use case, registered on import
+    from companion_memory.api.mcp.tools import TOOLS
+    from companion_memory.application.use_case import USE_CASES
+    from companion_memory.domain.counts import MAX_COUNT
+
+    def fields(model: type[BaseModel], seen: set[type[BaseModel]]) -> Iterator[tuple[str, FieldInfo]]:
+        if model in seen:
+            return
+        seen.add(model)
+        for name, info in model.model_fields.items():
+            yield f"{model.__name__}.{name}", info
+            for part in (info.annotation, *typing.get_args(info.annotation)):
+                for inner in typing.get_args(part) or (part,):
+                    if isinstance(inner, type) and issubclass(inner, BaseModel):
+                        yield from fields(inner, seen)
+
+    models = [case.input for case in USE_CASES.values()] + [tool.arguments for tool in TOOLS.values()]
+    seen: set[type[BaseModel]] = set()
+    unbounded, unread = [], []
+    for model in models:
+        for name, info in fields(model, seen):
+            field = name.split(".")[-1]
+            adapter: TypeAdapter[object] = TypeAdapter(info.rebuild_annotation(), config=ARBITRARY)
+            if field.endswith("_at") or field in ("valid_to", "due", "date"):
+                for value in ("0005-01-01T00:00:00Z", "0005-01-01"):
+                    with contextlib.suppress(ValidationError):
+                        adapter.validate_python(value)
+                        unread.append(name)
+            if "int" in str(info.annotation) and "bool" not in str(info.annotation):
+                with contextlib.suppress(ValidationError):
+                    adapter.validate_python(MAX_COUNT + 1)
+                    unbounded.append(name)
+    assert (unread, unbounded) == ([], [])

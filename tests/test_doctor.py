@@ -37,6 +37,7 @@ CHECKS = [
     "vector_index",
     "backlog",
     "nightly",
+    "unreadable_values",
     "database",
     "size",
 ]
@@ -112,6 +113,7 @@ async def test_damage_is_reported_then_repaired(client: httpx.AsyncClient, runti
     assert repaired["backup"]["path"] is None and "Time Travel" in repaired["backup"]["note"]
     done = {a["name"]: a["count"] for a in repaired["actions"]}
     assert done == {
+        "rewrite_unreadable_values": 0,
         "expire_plans": 1,
         "delete_orphaned_vectors": 1,
         "requeue_missing_vectors": 1,
@@ -202,7 +204,7 @@ def test_the_doctor_on_a_fresh_install(
     cli_clock: FixedClock, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out = doctor(tmp_path, capsys)
-    assert code == 0 and out.splitlines()[-1] == "ok: 0 failed, 0 to look at, of 14 checks", out
+    assert code == 0 and out.splitlines()[-1] == "ok: 0 failed, 0 to look at, of 15 checks", out
     code, out = doctor(tmp_path, capsys, "--json")
     assert code == 0 and json.loads(out)["status"] == "ok"
 

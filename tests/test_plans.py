@@ -146,7 +146,8 @@ async def test_what_a_plan_end_may_be(client: httpx.AsyncClient) -> None:
     bad = await client.post(
         "/v1/memories", json={"fact_key": "p", "content": "x", "type": "plan", "valid_to": "soon"}, headers=auth()
     )
-    assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_valid_to"
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_time"
+    assert bad.json()["error"]["message"].startswith("valid_to: 'soon' is neither a day")
     too_far = await client.post(
         "/v1/memories", json={"fact_key": "p", "content": "x", "type": "plan", "valid_days": 5000}, headers=auth()
     )
@@ -222,6 +223,7 @@ async def test_the_dream_with_a_model_gets_plan_days_from_it_or_from_the_words(
         add=[
             {"content": "和小林吃饭", "type": "plan", "valid_to": "2026-12-04", "evidence": ["下周五和小林吃饭"]},
             {"content": "去看海", "type": "plan", "valid_to": "this weekend", "evidence": ["周末去看海"]},
+            {"content": "看海", "type": "plan", "valid_to": "0005-12-06", "evidence": ["周末去看海"]},
             {"content": "Dentist appointment", "type": "plan", "evidence": ["Tomorrow I'm seeing the dentist"]},
             {"content": "Repaint the fence", "type": "plan", "evidence": ["I'll repaint the fence today"]},
         ]
@@ -236,6 +238,7 @@ async def test_the_dream_with_a_model_gets_plan_days_from_it_or_from_the_words(
         ("Dentist appointment", "2026-11-30"),  # the day after it was said
         ("去看海", "2026-12-06"),  # the model's "this weekend" is no date: the words say which
         ("和小林吃饭", "2026-12-04"),
+        ("看海", "2026-12-06"),  # nor is a year outside the range kept (it was a plan long over)
     ]
 
 

@@ -5,13 +5,27 @@ from __future__ import annotations
 
 import base64
 import json
+from datetime import UTC, datetime
+from typing import Any
 
 import httpx
 import pytest
 
+from companion_memory import cli
+from companion_memory.adapters.local.sqlite import SqliteDatabase
+from companion_memory.application import dream
+from companion_memory.application.principal import SYSTEM
+from companion_memory.clock import FixedClock, iso
+from companion_memory.domain.counts import MAX_COUNT
 from companion_memory.domain.json_value import MAX_DEPTH, json_problem
+from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
+from companion_memory.ports import ChatUsage, Database, Statement
 from companion_memory.runtime import Runtime
-from tests.conftest import OWNER_KEY, auth
+from companion_memory.store.stored_values import TABLES as STORED_TABLES
+from companion_memory.store.stored_values import StoredColumn, StoredTable, problem_sql, row_problem
+from companion_memory.store.usage import UsageStore
+from tests.conftest import DEBUG_KEY, OWNER_KEY, auth
+from tests.test_mcp_scopes import mcp_call
 
 
 def nested(depth: int) -> object:
@@ -311,3 +325,316 @@ async def test_superseding_onto_a_key_another_memory_holds_is_a_409(client: http
 async def test_a_message_time_utc_cannot_hold_is_a_400(client: httpx.AsyncClient, stamp: str) -> None:
     body = {"conversation_id": "c", "messages": [{"role": "user", "content": "x", "created_at": stamp}]}
     assert "created_at" in await error(await client.post("/v1/ingest/messages", json=body, headers=auth()))
+
+
+# -- times and counts stored before they were checked -----------------------------------
+
+
+def test_a_stored_time_always_has_four_year_digits() -> None:
+    assert iso(datetime(5, 1, 1, tzinfo=UTC)) == "0005-01-01T00:00:00.000Z"  # %Y wrote "5-01-01T…"
+
+
+async def poison_namespace(client: httpx.AsyncClient, runtime: Runtime) -> dict[str, str]:
+    """Rows of namespace r1 as older versions could store them, beside sound ones: a plan
+    ending "5-01-01T00:00:00.000Z" (what %Y made of year 5), a mood felt then, a person
+    familiar since "garbage" and a memory seen 2^63 - 1 times. Their ids by what they are."""
+
+    async def created(path: str, body: dict[str, object], key: str) -> str:
+        response = await client.post(path, json={"namespace": "r1", **body}, headers=auth())
+        assert response.status_code in (200, 201), response.text
+        return str(response.json()[key]["id"])
+
+    plan = {"type": "plan", "content": "a plan to go to the seaside", "valid_to": "2026-12-06"}
+    ids = {
+        "bad_plan": await created("/v1/memories", {"fact_key": "plan.bad", **plan}, "memory"),
+        "plan": await created("/v1/memories", {**plan, "fact_key": "plan.good", "content": "a plan to read"}, "memory"),
+        "seen": await created("/v1/memories", {"fact_key": "tea", "content": "Likes jasmine tea"}, "memory"),
+        "bad_mood": await created("/v1/moods", {"whose": "companion", "label": "sad"}, "mood"),
+        "mood": await created("/v1/moods", {"whose": "owner", "label": "calm"}, "mood"),
+        "person": await created("/v1/people", {"name": "Ana"}, "person"),
+    }
+    for sql, id_ in (
+        ("UPDATE memories SET valid_to = '5-01-01T00:00:00.000Z' WHERE id = ?", ids["bad_plan"]),
+        ("UPDATE memories SET seen_count = 9223372036854775807 WHERE id = ?", ids["seen"]),
+        ("UPDATE moods SET felt_at = '5-01-01T00:00:00.000Z' WHERE id = ?", ids["bad_mood"]),
+        ("UPDATE people SET familiarity_at = 'garbage' WHERE id = ?", ids["person"]),
+    ):
+        assert (await runtime.db.run(sql, (id_,))).changes == 1
+    return ids
+
+
+async def tool_result(client: httpx.AsyncClient, name: str, arguments: dict[str, object]) -> dict[str, Any]:
+    result: dict[str, Any] = (await mcp_call(client, OWNER_KEY, name, arguments)).json()["result"]
+    assert result["isError"] is False, result
+    return result["structuredContent"]
+
+
+async def test_a_namespace_with_unreadable_times_and_counts_still_answers(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    """Every read of r1 answered 500 (MCP: internal_error) once such a row was stored."""
+    ids = await poison_namespace(client, runtime)
+    r1 = {"namespace": "r1"}
+    for method, path, params in [
+        ("GET", "/v1/plans", r1),
+        ("GET", "/v1/memory_boot", r1),
+        ("GET", "/v1/moods", r1),
+        ("GET", "/v1/todos", r1),
+        ("GET", "/v1/candidates", r1),
+        ("GET", "/v1/people", r1),
+        ("GET", "/v1/memories", r1),
+        ("GET", "/v1/admin/graph", r1),
+        ("GET", "/v1/admin/starmap", {**r1, "format": "svg"}),
+        ("GET", "/v1/admin/diary", r1),
+        ("GET", "/v1/todos/stats", r1),
+        ("GET", f"/v1/memories/{ids['bad_plan']}", {}),  # still there to open and edit
+        ("GET", f"/v1/people/{ids['person']}", {}),
+        ("POST", "/v1/memory/recall", {**r1, "query": "a plan to read, jasmine tea, Ana"}),
+        ("POST", "/v1/memory/search", {**r1, "query": "plan"}),
+    ]:
+        kwargs = {"json": params} if method == "POST" else {"params": params}
+        response = await client.request(method, path, headers=auth(), **kwargs)  # type: ignore[arg-type]
+        assert response.status_code == 200, (path, response.text)
+
+    plans = (await client.get("/v1/plans", params=r1, headers=auth())).json()["plans"]
+    assert [p["id"] for p in plans] == [ids["plan"]]
+    boot = (await client.get("/v1/memory_boot", params=r1, headers=auth())).json()
+    assert [p["id"] for p in boot["plans"]] == [ids["plan"]]
+    # "5-01-01T…" sorts after every real time: it was today's mood, and the newest.
+    assert boot["moods"]["today"]["companion"] is None and boot["moods"]["today"]["owner"]["id"] == ids["mood"]
+    recalled = (await client.post("/v1/memory/recall", json={**r1, "query": "a plan to read"}, headers=auth())).json()
+    assert ids["plan"] in [h["id"] for h in recalled["hits"]]
+    for name, arguments in [
+        ("memory_boot", r1),
+        ("memory_recall", {**r1, "query": "a plan to read"}),
+        ("plan_list", r1),
+        ("mood_recent", r1),
+        ("person_list", r1),
+    ]:
+        await tool_result(client, name, arguments)
+    assert [p["id"] for p in (await tool_result(client, "plan_list", r1))["plans"]] == [ids["plan"]]
+    # The nightly job runs over them too (its people step failed on the familiarity).
+    night = await dream.nightly(runtime, SYSTEM, dream.NightlyTrigger(trigger="test"))
+    assert [step.name for step in night.steps if not step.ok] == []
+    # Opened by its id, such a row is the owner's to correct.
+    edited = await client.patch(f"/v1/memories/{ids['bad_plan']}", json={"valid_to": "2026-12-10"}, headers=auth())
+    assert edited.status_code == 200 and edited.json()["memory"]["valid_to"] == "2026-12-10"
+    plans = (await client.get("/v1/plans", params=r1, headers=auth())).json()["plans"]
+    assert [p["id"] for p in plans] == [ids["plan"], ids["bad_plan"]]
+    renamed = await client.patch(
+        f"/v1/people/{ids['person']}", json={"namespace": "r1", "name": "Ana", "relation": "sister"}, headers=auth()
+    )
+    assert renamed.status_code == 200, renamed.text
+
+
+async def test_the_health_report_finds_unreadable_values_and_the_repair_rewrites_them(
+    client: httpx.AsyncClient, runtime: Runtime, clock: FixedClock
+) -> None:
+    ids = await poison_namespace(client, runtime)
+    report = (await client.get("/v1/health/report", headers=auth(DEBUG_KEY))).json()
+    check = next(c for c in report["checks"] if c["name"] == "unreadable_values")
+    assert check["status"] == "warn" and check["value"] == 4, check
+    assert check["detail"]["tables"] == {"memories": 2, "moods": 1, "people": 1}
+    assert sorted((r["table"], r["id"], r["column"]) for r in check["detail"]["rows"]) == sorted(
+        [
+            ("memories", ids["bad_plan"], "valid_to"),
+            ("memories", ids["seen"], "seen_count"),
+            ("moods", ids["bad_mood"], "felt_at"),
+            ("people", ids["person"], "familiarity_at"),
+        ]
+    )
+
+    repaired = (await client.post("/v1/health/repair", json={"backup": False}, headers=auth())).json()
+    done = {a["name"]: a["count"] for a in repaired["actions"]}
+    assert done["rewrite_unreadable_values"] == 4 and done["expire_plans"] == 1
+    after = next(c for c in repaired["report"]["checks"] if c["name"] == "unreadable_values")
+    assert after["status"] == "ok" and after["value"] == 0
+    plan = await runtime.db.first("SELECT valid_to, plan_status FROM memories WHERE id = ?", (ids["bad_plan"],))
+    assert plan == {"valid_to": "1900-01-01T00:00:00.000Z", "plan_status": "expired"}  # year 5, clamped: long over
+    seen = await runtime.db.first("SELECT seen_count FROM memories WHERE id = ?", (ids["seen"],))
+    assert seen == {"seen_count": MAX_COUNT}
+    person = await runtime.db.first("SELECT familiarity_at, created_at FROM people WHERE id = ?", (ids["person"],))
+    assert person is not None and person["familiarity_at"] == person["created_at"]  # unreadable: when she was added
+    mood = await runtime.db.first("SELECT felt_at FROM moods WHERE id = ?", (ids["bad_mood"],))
+    assert mood == {"felt_at": "1900-01-01T00:00:00.000Z"}
+
+    # Retention compares times as text: the mood, readable now, is as old as it says.
+    assert (await runtime.retention.run(force=True))["moods"] == 1
+    assert await runtime.db.first("SELECT id FROM moods WHERE id = ?", (ids["bad_mood"],)) is None
+    done_plans = (await client.get("/v1/plans", params={"namespace": "r1", "status": "expired"}, headers=auth())).json()
+    assert [p["id"] for p in done_plans["plans"]] == [ids["bad_plan"]]
+
+
+async def test_export_leaves_out_a_row_with_an_unreadable_time_and_imports_back(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    ids = await poison_namespace(client, runtime)
+    document = (await client.get("/api/memories/export", params={"namespace": "r1"}, headers=auth())).json()
+    assert sorted((s["table"], s["id"]) for s in document["skipped"]) == sorted(
+        [
+            ("memories", ids["bad_plan"]),
+            ("memories", ids["seen"]),
+            ("moods", ids["bad_mood"]),
+            ("people", ids["person"]),
+        ]
+    )
+    assert next(s for s in document["skipped"] if s["id"] == ids["bad_plan"])["problem"].startswith("valid_to ")
+    imported = await client.post("/api/memories/import", json=document, headers=auth())
+    assert imported.status_code == 200, imported.text
+
+
+@pytest.mark.parametrize(
+    "table, row, field, code",
+    [
+        ("people", {"name": "Ana", "familiarity_at": "garbage"}, "people[0].familiarity_at", "invalid_time"),
+        ("memories", {"type": "note", "content": "x", "seen_count": 2**63}, "memories[0].seen_count", "invalid_count"),
+        (
+            "memories",
+            {"type": "plan", "content": "x", "valid_to": "5-01-01T00:00:00.000Z"},
+            "memories[0].valid_to",
+            "invalid_time",
+        ),
+        (
+            "moods",
+            {"whose": "owner", "label": "sad", "felt_at": "0005-01-01T00:00:00Z"},
+            "moods[0].felt_at",
+            "invalid_time",
+        ),
+        ("todos", {"text": "x", "due": "0005-01-01"}, "todos[0].due", "invalid_time"),
+        ("daily_log", {"date": "2026-11-30", "message_count": -1}, "daily_log[0].message_count", "invalid_count"),
+        (
+            "memory_candidates",
+            {"content": "x", "importance": 2**63},
+            "memory_candidates[0].importance",
+            "invalid_count",
+        ),
+        (
+            "messages",
+            {"role": "user", "content": "x", "client_hash": "h", "stored_at": "soon"},
+            "stored_at",
+            "invalid_time",
+        ),
+    ],
+)
+async def test_an_import_with_a_time_or_count_that_cannot_be_stored_is_refused_naming_it(
+    client: httpx.AsyncClient, table: str, row: dict[str, object], field: str, code: str
+) -> None:
+    stamp = "2026-11-30T10:00:00.000Z"
+    full = {"id": "r1", "namespace": "default", "created_at": stamp, "updated_at": stamp, **row}
+    response = await import_(client, **{table: [full]})
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["code"] == code and field in await error(response)
+    exported = (await client.get("/api/memories/export", headers=auth())).json()
+    assert exported[table] == []
+
+
+async def test_an_import_stores_its_times_in_the_one_form(client: httpx.AsyncClient) -> None:
+    stamp = "2026-11-30T20:00:00+08:00"
+    row = {"id": "m1", "namespace": "default", "role": "user", "content": "x", "client_hash": "h"}
+    response = await import_(client, messages=[{**row, "created_at": stamp, "stored_at": "2026-11-30T12:00:00Z"}])
+    assert response.status_code == 200, response.text
+    exported = (await client.get("/api/memories/export", headers=auth())).json()["messages"][0]
+    assert (exported["created_at"], exported["stored_at"]) == ("2026-11-30T12:00:00.000Z",) * 2
+
+
+async def test_a_providers_token_count_is_kept_within_the_bound(db: Database) -> None:
+    """A provider answering usage of 2^63 tokens failed the write (sqlite3 overflows; D1
+    refuses the BigInt Pyodide makes of it)."""
+    usage = ChatUsage(input_tokens=2**63, output_tokens=3)
+    await UsageStore(db).add("default", "m", "p", usage, 12, "2026-11-30T10:00:00.000Z")
+    row = await db.first("SELECT input_tokens, output_tokens FROM usage_logs")
+    assert row == {"input_tokens": MAX_COUNT, "output_tokens": 3}
+
+
+def test_a_dream_date_outside_the_range_kept_is_refused_by_the_cli(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["dream", "--date", "0005-01-01"])
+    assert stopped.value.code == 2 and "'0005-01-01' is outside the days kept" in capsys.readouterr().err
+
+
+# Values on both sides of every rule: shape, range, calendar, clock, type.
+STORED_VALUES: dict[str, list[object]] = {
+    "time": [
+        "2026-11-30T12:00:00.000Z",
+        "1900-01-01T00:00:00.000Z",
+        "9999-12-31T23:59:59.999Z",
+        "2024-02-29T00:00:00.000Z",
+        "2000-02-29T23:59:59.999Z",
+        "5-01-01T00:00:00.000Z",
+        "0005-01-01T00:00:00.000Z",
+        "1899-12-31T23:59:59.999Z",
+        "2026-02-29T00:00:00.000Z",
+        "1900-02-29T00:00:00.000Z",
+        "2026-04-31T00:00:00.000Z",
+        "2026-13-01T00:00:00.000Z",
+        "2026-00-10T00:00:00.000Z",
+        "2026-01-00T00:00:00.000Z",
+        "2026-01-01T24:00:00.000Z",
+        "2026-01-01T23:60:00.000Z",
+        "2026-01-01T23:59:60.000Z",
+        "2026-11-30T12:00:00Z",
+        "2026-11-30T12:00:00.000z",
+        "2026-11-30T12:00:00.000+00:00",
+        "٢٠٢٦-11-30T12:00:00.000Z",
+        "2026-11-30 12:00:00.000Z",
+        "garbage",
+        "",
+        5,
+        2.5,
+    ],
+    "day": [
+        "2026-11-30",
+        "1900-01-01",
+        "9999-12-31",
+        "2024-02-29",
+        "2026-02-29",
+        "1899-12-31",
+        "5-01-01",
+        "0005-01-01",
+        "2026-11-30T00:00:00.000Z",
+        "2026-1-301",
+        20261130,
+    ],
+    "count": [0, 1, MAX_COUNT, MAX_COUNT + 1, -1, 2**53 - 2, 1.5, "3", 2.0],
+    "flag": [0, 1, 2, -1, 0.5, "1"],
+}
+
+
+@pytest.mark.parametrize("kind", ["time", "day", "plan_end", "count", "flag"])
+async def test_the_health_report_and_the_readers_agree_on_what_is_unreadable(db: Database, kind: str) -> None:
+    """problem_sql (the report, the repair) and row_problem (every listing) judge alike,
+    on each engine: a row one of them skips, the other names."""
+    values = STORED_VALUES["time"] + STORED_VALUES["day"] if kind == "plan_end" else STORED_VALUES[kind]
+    # Declared as the real columns are: a number bound on D1 arrives as a REAL, which only
+    # an INTEGER column's affinity stores as an integer.
+    declared = "INTEGER" if kind in ("count", "flag") else "TEXT"
+    await db.run(f"CREATE TABLE kept_values (id INTEGER PRIMARY KEY, required {declared}, optional {declared})")
+    await db.batch([Statement("INSERT INTO kept_values (required, optional) VALUES (?, ?)", (v, v)) for v in values])
+    await db.run("INSERT INTO kept_values (required, optional) VALUES (NULL, NULL)")
+    table = StoredTable("kept_values", (StoredColumn("required", kind), StoredColumn("optional", kind, False)))
+    for column in table.columns:
+        alone = StoredTable(table.name, (column,))
+        in_sql = {r["id"] for r in await db.all(f"SELECT id FROM kept_values WHERE {problem_sql(alone)}")}
+        rows = await db.all(f"SELECT id, {column.name} FROM kept_values")
+        in_python = {r["id"] for r in rows if row_problem(alone, r)}
+        assert in_sql == in_python, (column, [r[column.name] for r in rows if r["id"] in in_sql ^ in_python])
+        assert len(in_sql) < len(rows) - 1  # some are fine
+
+
+async def test_every_time_and_integer_column_is_checked() -> None:
+    """The catalogue the readers, the report and the repair use holds every such column
+    of the migrations."""
+    db = SqliteDatabase.open(":memory:")
+    await apply_migrations(db, load_migrations(default_migrations_dir()))
+    tables = [r["name"] for r in await db.all("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    found = set()
+    for name in tables:
+        if name in ("d1_migrations", "sqlite_sequence") or "_fts" in name or "_substring" in name:
+            continue
+        for column in await db.all(f"PRAGMA table_info({name})"):
+            timeish = column["name"].endswith(("_at", "date", "_to", "due")) and column["type"] == "TEXT"
+            if timeish or (column["type"] == "INTEGER" and not column["pk"]):
+                found.add((name, column["name"]))
+    catalogued = {(t.name, c.name) for t in STORED_TABLES for c in t.columns}
+    assert found - catalogued == set()
+    assert catalogued - found == set()

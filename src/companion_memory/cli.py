@@ -11,6 +11,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .clock import TimeError, parse_day
 from .settings import Settings
 
 if TYPE_CHECKING:  # the CLI starts without importing the whole runtime
@@ -154,9 +155,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def _day(text: str) -> date:
     try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
+        return parse_day(text)
+    except TimeError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def main(argv: list[str] | None = None) -> int:

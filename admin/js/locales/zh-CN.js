@@ -344,11 +344,12 @@ export default {
     checkNames: {
       layers: "层级", types: "类型", long_term_share: "长期记忆占比", instant_share: "瞬时记忆占比", anchor_coverage: "出处覆盖",
       backlog: "积压", contradictions: "矛盾", duplicates: "重复", expired_plans: "过期计划", stale: "陈旧", vector_index: "向量索引",
+      unreadable_values: "无法读取的值",
     },
     repair: "修复",
     repairing: "先做备份，再修复…",
     backup: "备份：",
-    repairHint: "修复会先导出一份备份，然后把索引中缺少的记忆排队、删除已删记忆的向量、让过期的计划失效，并重建词索引。重复和矛盾留给你决定。",
+    repairHint: "修复会先导出一份备份，然后改写无法读取的时间和数字、把索引中缺少的记忆排队、删除已删记忆的向量、让过期的计划失效，并重建词索引。重复和矛盾留给你决定。",
     showMore: "显示更多",
     allCited: "一天前的每条消息都有记忆引用。",
     unanchored: "没有记忆引用的消息",

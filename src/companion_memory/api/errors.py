@@ -13,6 +13,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
+from ..application.fields import error_code
 from ..errors import (
     Conflict,
     InvalidInput,
@@ -122,10 +123,12 @@ def install(app: FastAPI) -> None:
 
     async def validation_error(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, RequestValidationError | ValidationError)
-        problems = "; ".join([_describe(dict(e)) for e in error.errors()][:5])
+        errors = error.errors()
+        problems = "; ".join([_describe(dict(e)) for e in errors][:5])
         if request.url.path == OAUTH_PREFIX + "register":
             return oauth_error_response(400, "invalid_client_metadata", problems)
-        return _answer(request, 400, problems, type_="invalid_request_error", code="invalid_request")
+        code = error_code(errors, "invalid_request")
+        return _answer(request, 400, problems, type_="invalid_request_error", code=code)
 
     app.add_exception_handler(RequestValidationError, validation_error)
     # A route's path or query values that the use case's input model refuses.

@@ -19,6 +19,7 @@ from ..application.memories import (
 )
 from ..application.principal import Principal
 from ..application.records import Deleted, WriteAnswer
+from ..domain.counts import MAX_COUNT
 from .auth import allowed
 from .deps import NamespaceQuery, RuntimeDep
 from .json_body import JsonRoute
@@ -157,7 +158,7 @@ async def unrelate_memory(
 @router.post("/v1/memory/{memory_id}/events/{event_id}/undo", include_in_schema=False)
 async def undo_consolidation(
     memory_id: str,
-    event_id: Annotated[int, Path(ge=1, le=memories.EVENT_ID_MAX)],
+    event_id: Annotated[int, Path(ge=1, le=MAX_COUNT)],
     runtime: RuntimeDep,
     principal: Annotated[Principal, allowed(memories.undo_consolidation)],
 ) -> ConsolidationUndone:

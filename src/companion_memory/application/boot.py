@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import datetime
-from typing import Annotated
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import NotFound
 from ..runtime import Runtime
-from .fields import Namespace
+from .fields import Day, Namespace
 from .moods import MoodOverview
 from .principal import MEMORY_READ, Principal
 from .records import ContextBlock, GlossaryEntry, PlanRecord, PreciousRecord
@@ -77,7 +74,7 @@ class Scope(Input):
 
 
 class DiaryDay(Scope):
-    date: Annotated[datetime.date, Field(description="YYYY-MM-DD")]
+    date: Day
 
 
 class DiaryAnswer(Output):

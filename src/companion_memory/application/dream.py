@@ -3,14 +3,13 @@ job it is the first step of."""
 
 from __future__ import annotations
 
-import datetime
 import json
 from typing import Annotated
 
 from pydantic import BaseModel, Field, JsonValue
 
 from ..runtime import Runtime
-from .fields import Namespace, ShortText
+from .fields import Day, Namespace, ShortText
 from .principal import MEMORY_READ, OWNER, Principal
 from .records import EvidenceRecord
 from .use_case import Input, Output, use_case
@@ -63,9 +62,9 @@ class DreamReport(BaseModel):
 
 
 class DreamRun(Input):
-    date: Annotated[
-        datetime.date | None, Field(description="YYYY-MM-DD; without it, every recent day not dreamt yet.")
-    ] = None
+    date: Annotated[Day | None, Field(description="The day to dream; without it, every recent day not dreamt yet.")] = (
+        None
+    )
     dry_run: Annotated[bool, Field(description="Write nothing; say what would be written.")] = False
 
 

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import datetime
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import Field, StringConstraints
+from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints
+from pydantic_core import PydanticCustomError
 
+from ..clock import DAY_RANGE, TIME_RANGE, TimeError, parse_day, parse_time
 from ..domain.layers import ChosenLayer
 from ..domain.types import MEMORY_TYPES, NAMESPACE_PATTERN
+from ..memory.plan_dates import plan_end
 from ..store.places import Table
 
 
@@ -54,15 +59,66 @@ Cursor = Annotated[str, StringConstraints(max_length=500), Field(description="ne
 # A type filter: the document offers the known types, and the use case answers
 # ``invalid_type`` for any other (the same on every surface), naming the known ones.
 TypeFilter = Annotated[ShortText, Field(json_schema_extra={"enum": list(MEMORY_TYPES)})]
-# A plan's end (type 'plan' only); the writer reads it and answers invalid_valid_to for
-# anything that is neither a date nor a time.
+# -- times: every one someone gives is read by clock.parse_time / parse_day, the readers the
+# core's own writers (import, the dream) use too; the use case then stores the normalised
+# form. A refusal is code invalid_time (error_code), its message naming the field.
+
+
+def _refused(error: TimeError) -> PydanticCustomError:
+    return PydanticCustomError("invalid_time", str(error))
+
+
+def _time(text: str) -> str:
+    try:
+        parse_time(text)
+    except TimeError as error:
+        raise _refused(error) from None
+    return text.strip()
+
+
+def _day(day: object) -> datetime.date:
+    try:
+        return parse_day(day)
+    except TimeError as error:
+        raise _refused(error) from None
+
+
+def _plan_end(text: str) -> str:
+    try:
+        plan_end(text, "UTC")
+    except TimeError as error:
+        raise _refused(error) from None
+    return text.strip()
+
+
+TIME_FORMAT = f"ISO-8601 with Z or an offset, from {TIME_RANGE}"
+# A time someone gives; the field's description says how one without an offset is read.
+Moment = Annotated[
+    str, StringConstraints(max_length=40), AfterValidator(_time), Field(json_schema_extra={"format": "date-time"})
+]
+# Read before pydantic's own date parsing, so that every day it refuses is refused alike.
+Day = Annotated[datetime.date, BeforeValidator(_day), Field(description=f"YYYY-MM-DD, {DAY_RANGE}.")]
+# A plan's end (type 'plan' only).
 ValidTo = Annotated[
     str,
     StringConstraints(max_length=40),
+    AfterValidator(_plan_end),
     Field(
-        description="Plans: the last day (YYYY-MM-DD, in DREAM_TIME_ZONE) or an ISO-8601 time the plan is good until."
+        description="Plans: the last day (YYYY-MM-DD, in DREAM_TIME_ZONE) or an ISO-8601 time the plan is good "
+        f"until (without an offset: in DREAM_TIME_ZONE); from {DAY_RANGE}."
     ),
 ]
+# The codes of the refusals above: a validation error made of one of them alone is
+# answered with that code (REST and MCP alike), not the generic one.
+FIELD_CODES = frozenset({"invalid_time"})
+
+
+def error_code(errors: Sequence[Any], default: str) -> str:
+    """The code to answer a pydantic validation error with."""
+    kinds = {error.get("type") for error in errors}
+    return str(kinds.pop()) if len(kinds) == 1 and kinds <= FIELD_CODES else default
+
+
 ValidDays = Annotated[
     int, Field(ge=0, le=3650, description="Plans: good until this many days from today (0: today); or give valid_to.")
 ]

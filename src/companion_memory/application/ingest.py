@@ -8,9 +8,11 @@ from pydantic import Field
 
 from ..memory.ingest import IncomingMessage
 from ..runtime import Runtime
-from .fields import Id, Namespace, ShortText
+from .fields import TIME_FORMAT, Id, Moment, Namespace, ShortText
 from .principal import MEMORY_WRITE, Principal
 from .use_case import Input, Output, use_case
+
+SAID_AT = f"When it was said, {TIME_FORMAT} (without an offset: UTC); default now."
 
 
 class ContentPart(Input):
@@ -22,9 +24,7 @@ class IngestMessage(Input):
     role: Literal["system", "user", "assistant", "tool"]
     content: Annotated[str, Field(max_length=200_000)] | Annotated[list[ContentPart], Field(max_length=100)]
     id: Id | None = None
-    created_at: Annotated[
-        str | None, Field(max_length=40, description="When it was said.", json_schema_extra={"format": "date-time"})
-    ] = None
+    created_at: Annotated[Moment | None, Field(description=SAID_AT)] = None
     model: ShortText | None = None
     metadata: dict[str, Any] | None = None
 

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
 
+from ..domain.counts import MAX_COUNT
 from ..domain.layers import Layer
 from ..domain.memory import Evidence
 from ..domain.types import MEMORY_TYPES, RELATIONS, STATUSES, normalise_type
@@ -158,13 +159,9 @@ class RelationRemove(Input):
     relation_id: Id
 
 
-# Event ids are SQLite integers.
-EVENT_ID_MAX = 2**63 - 1
-
-
 class ConsolidationUndo(Input):
     memory_id: Annotated[MemoryRef, Field(description="The memory whose history holds the event.")]
-    event_id: Annotated[int, Field(ge=1, le=EVENT_ID_MAX, description="A consolidation_* event of that memory.")]
+    event_id: Annotated[int, Field(ge=1, le=MAX_COUNT, description="A consolidation_* event of that memory.")]
 
 
 class MemoryPage(Output):

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from ..memory.moods import MOOD_LABELS, distribution
 from ..runtime import Runtime
-from .fields import Namespace, Score, ShortText
+from .fields import TIME_FORMAT, Moment, Namespace, Score, ShortText
 from .principal import MEMORY_READ, MEMORY_WRITE, Principal
 from .use_case import Input, Output, use_case
 
@@ -26,6 +26,9 @@ MoodLabel = Annotated[
         json_schema_extra={"examples": list(MOOD_LABELS)},
     ),
 ]
+
+
+FELT_AT = f"When it was felt, {TIME_FORMAT} (without an offset: in DREAM_TIME_ZONE); default now."
 
 
 class MoodRecord(BaseModel):
@@ -68,7 +71,7 @@ class MoodWrite(Input):
     label: MoodLabel
     reason: Annotated[str, Field(max_length=500, description="Why, in a few words.")] = ""
     intensity: Annotated[Score, Field(description="0 barely, 1 overwhelming.")] = 0.5
-    felt_at: Annotated[str | None, Field(max_length=40, description="ISO-8601 time it was felt; default now.")] = None
+    felt_at: Annotated[Moment | None, Field(description=FELT_AT)] = None
     source: ShortText = "api"
 
 

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import Field
 
+from ..domain.counts import MAX_COUNT
 from ..runtime import Runtime
 from .fields import ExtraNamespaces, Namespace, Score, TypeFilter
 from .memories import known_types
@@ -19,8 +20,8 @@ class RecallQuery(Input):
     query: Annotated[str, Field(description="The user's message, or what to look for, in their words.")] = ""
     namespace: Namespace = "default"
     namespaces: ExtraNamespaces
-    k: Annotated[int | None, Field(description="How many memories to return (1–100).")] = None
-    top_k: Annotated[int | None, Field(description="Another name for k.")] = None
+    k: Annotated[int | None, Field(le=MAX_COUNT, description="How many memories to return (1–100).")] = None
+    top_k: Annotated[int | None, Field(le=MAX_COUNT, description="Another name for k.")] = None
     min_score: Annotated[Score | None, Field(description="Relevance floor, 0–1.")] = None
     types: Annotated[
         list[TypeFilter], Field(default_factory=list, max_length=20, description="Only these memory types.")

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import datetime
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
 from ..memory.todos import DEFAULT_PRIORITY, TODO_STATUSES
 from ..runtime import Runtime
-from .fields import Namespace, ShortText, TodoRef
+from .fields import Day, Namespace, ShortText, TodoRef
 from .principal import MEMORY_READ, MEMORY_WRITE, Principal
 from .use_case import Input, Output, use_case
 
@@ -34,7 +33,7 @@ class TodoWrite(Input):
     namespace: Namespace = "default"
     text: Annotated[str, Field(min_length=1, max_length=500, description="What she means to do.")]
     priority: Annotated[int, Field(ge=1, le=5, description="1 whenever … 5 urgent.")] = DEFAULT_PRIORITY
-    due: Annotated[datetime.date | None, Field(description="YYYY-MM-DD, optional.")] = None
+    due: Annotated[Day | None, Field(description="The day it is due, optional.")] = None
     note: Annotated[str | None, Field(max_length=2000)] = None
     source: ShortText = "api"
 

@@ -25,6 +25,7 @@ from ..ports import Clock, Database, InfrastructureError, Statement
 from ..store.consolidation import ConsolidationStore
 from ..store.memories import MemoryStore
 from ..store.outbox import OutboxStore
+from ..store.stored_values import readable
 from .config import MemoryConfig
 from .vector_mirror import VectorMirror
 from .writes import Actor, MemoryDraft, MemoryWriter
@@ -273,7 +274,7 @@ class Consolidation:
         while edges := await self.store.decaying_relations(after, _EDGES_PER_PAGE):
             after = edges[-1]["id"]
             statements: list[Statement] = []
-            for edge in edges:
+            for edge in readable("memory_relations", edges):
                 days = (now - parse_iso(edge["weighed_at"])).total_seconds() / 86_400
                 if days <= 0:
                     continue

@@ -7,9 +7,11 @@ contradictions the owner has not settled, the outbox and the task queue), whethe
 vector index mirrors the database, when the nightly job last ran, and the database file
 itself. Only a broken mirror or a damaged database fails; the rest asks for a look.
 
-``repair`` does what needs no judgement: queue the memories the index lacks, drop the
-vectors of rows it must not hold, expire plans past their end, rebuild the full-text
-indexes. Duplicates and contradictions are the owner's to settle (the review queue).
+``repair`` does what needs no judgement: rewrite the times and counts no reader can use
+(``store/stored_values.py``: normalised where they can be read, else NULL or the row's
+own creation time), queue the memories the index lacks, drop the vectors of rows it must
+not hold, expire plans past their end, rebuild the full-text indexes. Duplicates and
+contradictions are the owner's to settle (the review queue).
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Literal
 
-from ..clock import iso, parse_iso
-from ..ports import Database
+from ..clock import iso, parse_iso, shown
+from ..ports import ConstraintError, Database
 from ..store.doctor import REBUILD_FULL_TEXT, DoctorStore
 from ..store.memories import MemoryStore
+from ..store.stored_values import TABLES as STORED_TABLES
+from ..store.stored_values import repaired, row_problem, value_problem
 from .nightly import Nightly
 from .plans import Plans
 from .vector_mirror import VectorMirror
@@ -42,6 +46,9 @@ NIGHTLY_WARN_HOURS = 36
 OUTBOX_LATE = timedelta(hours=1)
 # Memories embedded by one repair; the rest follow from the queue (or the next call).
 REPAIR_EMBED_BATCH = 500
+# Rows with a time or count no reader can use: listed in the report, rewritten per batch.
+UNREADABLE_SHOWN = 20
+REPAIR_ROWS_BATCH = 200
 
 
 @dataclass(frozen=True)
@@ -101,6 +108,7 @@ class Doctor:
                 self._vectors,
                 self._backlog,
                 self._nightly,
+                self._unreadable,
                 self._database,
             )
         ]
@@ -277,6 +285,33 @@ class Doctor:
             )
         ]
 
+    async def _unreadable(self) -> list[Check]:
+        counts = await self.store.unreadable_counts()
+        total = sum(counts.values())
+        shown_rows: list[dict[str, Any]] = []
+        for table in STORED_TABLES:
+            if counts.get(table.name) and len(shown_rows) < UNREADABLE_SHOWN:
+                for row in await self.store.unreadable_rows(table, UNREADABLE_SHOWN - len(shown_rows)):
+                    column, problem = row_problem(table, row) or ("?", "")
+                    shown_rows.append(
+                        {
+                            "table": table.name,
+                            "id": row["key"],
+                            "row_id": row["row_id"],
+                            "column": column,
+                            "value": shown(row.get(column)),
+                            "problem": problem,
+                        }
+                    )
+        summary = f"{total} rows hold a time or a number that cannot be read"
+        if total:
+            summary += "; reads leave them out until a repair rewrites them"
+        return [
+            Check(
+                "unreadable_values", "warn" if total else "ok", total, summary, {"tables": counts, "rows": shown_rows}
+            )
+        ]
+
     async def _database(self) -> list[Check]:
         storage = await self.db.storage_check()
         problems = list(storage.problems)
@@ -298,6 +333,42 @@ class Doctor:
             ),
         ]
 
+    async def _rewrite_unreadable(self) -> RepairAction:
+        """Every row the ``unreadable_values`` check finds, rewritten by ``stored_values.repaired``."""
+        now = self.clock.now()
+        counts = await self.store.unreadable_counts()
+        fixed = refused = 0
+        for table in (t for t in STORED_TABLES if counts.get(t.name)):
+            after = 0
+            while rows := await self.store.unreadable_rows(table, REPAIR_ROWS_BATCH, after):
+                after = rows[-1]["row_id"]
+                statements = [
+                    DoctorStore.rewrite(
+                        table,
+                        row["row_id"],
+                        {
+                            c.name: repaired(c, row[c.name], row, now)
+                            for c in table.columns
+                            if value_problem(c, row[c.name])
+                        },
+                    )
+                    for row in rows
+                ]
+                try:
+                    await self.db.batch(statements)
+                    fixed += len(statements)
+                except ConstraintError:  # one clashes (a diary day the namespace has): the others still go
+                    for statement in statements:
+                        try:
+                            await self.db.run(statement.sql, statement.params)
+                            fixed += 1
+                        except ConstraintError:
+                            refused += 1
+        summary = f"{fixed} rows with a time or number that could not be read rewritten"
+        if refused:
+            summary += f"; {refused} would clash with another row and were left for a look"
+        return RepairAction("rewrite_unreadable_values", fixed, summary)
+
     async def unanchored(
         self, namespace: str, *, older_than: timedelta, limit: int, cursor: str | None
     ) -> tuple[list[dict[str, Any]], str | None]:
@@ -307,8 +378,10 @@ class Doctor:
 
     async def repair(self) -> list[RepairAction]:
         """Fix what needs no judgement; each action says what it did."""
+        # First: what follows (plans past their end) reads the rewritten times.
+        actions = [await self._rewrite_unreadable()]
         expired = (await self.plans.expire())["plans_expired"]
-        actions = [RepairAction("expire_plans", expired, f"{expired} plans past their end marked expired")]
+        actions.append(RepairAction("expire_plans", expired, f"{expired} plans past their end marked expired"))
         orphaned, complete = await self.mirror.orphans(SCAN_LIMIT)
         if orphaned:
             await self.mirror.vectors.delete(orphaned)

@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from ..clock import iso, parse_iso
-from ..errors import InvalidInput
+from ..clock import iso, read_time
 from ..ports import Clock, Database
 from ..store.messages import MessageRow, MessageStore
 from ..store.sql import to_json
@@ -103,15 +102,7 @@ class MessageIngestor:
         rows: list[MessageRow] = []
         hashes = _ranked_hashes(messages, conversation_id)
         for index, (message, hashed) in enumerate(zip(messages, hashes, strict=True)):
-            created_at = now
-            if message.created_at:
-                try:
-                    created_at = iso(parse_iso(message.created_at))
-                except ValueError:
-                    raise InvalidInput(
-                        f"messages[{index}].created_at is not an ISO-8601 timestamp within range",
-                        code="invalid_timestamp",
-                    ) from None
+            created_at = read_time(message.created_at, f"messages[{index}].created_at") if message.created_at else now
             rows.append(
                 MessageRow(
                     id=str(uuid.uuid4()),

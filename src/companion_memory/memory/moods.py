@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
-from ..clock import day_bounds, iso, local_date, zone
+from ..clock import day_bounds, iso, local_date, read_time
 from ..errors import InvalidInput
 from ..ports import Clock, Database
 from ..store.moods import MoodStore, mood_row
@@ -228,19 +228,10 @@ class Moods:
         source: str,
     ) -> dict[str, Any]:
         now = iso(self.clock.now())
-        when = self._felt_at(felt_at) if felt_at else now
+        # A time without an offset is read in DREAM_TIME_ZONE, as the owner's day is.
+        when = read_time(felt_at, "felt_at", time_zone=self.config.dream_time_zone) if felt_at else now
         row = mood_row(namespace, whose, read_label(label), reason.strip(), intensity, when, source, None, now)
         return await self.store.add(row)
-
-    def _felt_at(self, text: str) -> str:
-        """UTC, as stored; a time without an offset is read in DREAM_TIME_ZONE, as the owner's day is."""
-        try:
-            moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-            if moment.tzinfo is None:
-                moment = moment.replace(tzinfo=zone(self.config.dream_time_zone))
-            return iso(moment)
-        except (ValueError, OverflowError):
-            raise InvalidInput(f"felt_at {text!r} is not an ISO-8601 time", code="invalid_time") from None
 
     def _days_back(self, days: int) -> str:
         """Where the last ``days`` local days (today included) start, as stored."""

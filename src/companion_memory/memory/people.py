@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..clock import iso, parse_iso
+from ..clock import iso, parse_iso, stored_moment
 from ..domain.search_text import mentions, query_terms
 from ..errors import Conflict, InvalidInput, NotFound, ServiceError
 from ..ports import Clock, Database, Statement
@@ -55,8 +55,10 @@ def names_of(person: Mapping[str, Any]) -> list[str]:
 
 
 def familiarity_at(person: Mapping[str, Any], now: datetime, half_life_days: float) -> float:
-    """The stored familiarity decayed from when it was set to ``now``."""
-    days = max(0.0, (now - parse_iso(person["familiarity_at"])).total_seconds() / 86400)
+    """The stored familiarity decayed from when it was set to ``now``; not decayed when
+    that time cannot be read (a row stored before times were checked, reached by its id)."""
+    since = stored_moment(person["familiarity_at"]) or now
+    days = max(0.0, (now - since).total_seconds() / 86400)
     return float(person["familiarity"]) * 0.5 ** (days / half_life_days)
 
 

@@ -6,44 +6,51 @@ import re
 from collections.abc import Callable
 from datetime import date, datetime, timedelta
 
-from ..clock import iso, local_date, parse_iso, zone
+from ..clock import STORED_DAY, OutOfRange, TimeError, iso, local_date, parse_day, parse_time, shown, stored_moment
 from ..domain.memory import Memory
 from ..errors import InvalidInput
 
-_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 MAX_VALID_DAYS = 3650
 
 
-def parse_valid_to(text: str, time_zone: str) -> str:
+def plan_end(text: object, time_zone: str) -> str:
     """The one spelling of a plan's end: a day stays "YYYY-MM-DD"; a moment becomes UTC
-    (one without an offset is read in ``time_zone``)."""
-    value = text.strip()
+    (one without an offset is read in ``time_zone``). ``TimeError`` when it is neither."""
+    if isinstance(text, str) and STORED_DAY.fullmatch(text.strip()):
+        return parse_day(text).isoformat()
     try:
-        if _DAY.match(value):
-            return date.fromisoformat(value).isoformat()
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=zone(time_zone))
-        return iso(moment)
-    except (ValueError, OverflowError):
-        raise InvalidInput(
-            f"valid_to {text!r} is neither a date (YYYY-MM-DD) nor an ISO-8601 time", code="invalid_valid_to"
-        ) from None
+        return iso(parse_time(text, time_zone=time_zone))
+    except OutOfRange:
+        raise
+    except TimeError:
+        raise TimeError(f"{shown(text)} is neither a day (YYYY-MM-DD) nor an ISO-8601 time") from None
+
+
+def parse_valid_to(text: object, time_zone: str, field: str = "valid_to") -> str:
+    """``plan_end``, or an ``InvalidInput`` (invalid_time) naming ``field``."""
+    try:
+        return plan_end(text, time_zone)
+    except TimeError as error:
+        raise InvalidInput(f"{field}: {error}", code="invalid_time") from None
 
 
 def valid_for(days: int, now: datetime, time_zone: str) -> str:
     """The day ``days`` days from today in ``time_zone``: valid_days=0 is today."""
     if not 0 <= days <= MAX_VALID_DAYS:
-        raise InvalidInput(f"valid_days must be between 0 and {MAX_VALID_DAYS}", code="invalid_valid_to")
+        raise InvalidInput(f"valid_days must be between 0 and {MAX_VALID_DAYS}", code="invalid_time")
     return (local_date(now, time_zone) + timedelta(days=days)).isoformat()
 
 
 def has_passed(valid_to: str | None, now: datetime, time_zone: str) -> bool:
+    """Whether a stored end has passed. An end that cannot be read (a row stored before
+    ends were checked, which listings leave out) has not: the plan stays until the owner
+    edits it or a repair reads it."""
     if valid_to is None:
         return False
-    if _DAY.match(valid_to):
+    if STORED_DAY.fullmatch(valid_to):
         return local_date(now, time_zone).isoformat() > valid_to
-    return parse_iso(valid_to) <= now
+    end = stored_moment(valid_to)
+    return end is not None and end <= now
 
 
 def plan_status(memory: Memory, now: datetime, time_zone: str) -> str | None:
@@ -162,5 +169,8 @@ def resolve_when(text: str, said_on: date) -> tuple[date, str] | None:
     for pattern, resolve in _PHRASES:
         match = pattern.search(text)
         if match and (found is None or match.start() < found[0]):
-            found = (match.start(), resolve(said_on, match), match.group(0))
+            try:
+                found = (match.start(), resolve(said_on, match), match.group(0))
+            except (OverflowError, ValueError):  # a day past the end of the calendar
+                continue
     return None if found is None else (found[1], found[2])

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
-from ..clock import iso
+from ..clock import iso, read_day, read_time
+from ..domain.counts import MAX_COUNT, read_count
 from ..domain.json_value import MAX_DEPTH, json_problem
 from ..domain.layers import LAYERS
 from ..domain.types import MEMORY_TYPES, PLAN_STATUSES, STATUSES
@@ -13,7 +15,9 @@ from ..errors import InvalidInput
 from ..ports import Clock, Database
 from ..store.outbox import OutboxStore
 from ..store.snapshot import TABLES, TABLES_BY_NAME, SnapshotStore, TableSpec
+from ..store.stored_values import TABLES_BY_NAME as STORED_COLUMNS
 from .moods import MOOD_LABELS
+from .plan_dates import parse_valid_to
 from .vector_mirror import VectorMirror
 
 log = logging.getLogger("companion_memory.snapshot")
@@ -84,6 +88,7 @@ def _validate(document: Any) -> list[tuple[TableSpec, list[dict[str, Any]]]]:
         if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
             raise InvalidInput(f"{table.name} must be a list of objects", code="invalid_snapshot")
         required = set(table.key) | {"namespace", "created_at"} & set(table.columns)
+        checked: list[dict[str, Any]] = []
         for index, row in enumerate(rows):
             missing = sorted(c for c in required if row.get(c) in (None, ""))
             if missing:
@@ -99,6 +104,7 @@ def _validate(document: Any) -> list[tuple[TableSpec, list[dict[str, Any]]]]:
                 raise InvalidInput(
                     f"{table.name}[{index}].{nested} must be a string, number, boolean or null", code="invalid_snapshot"
                 )
+            row = _stored_values(table, index, row)
             if table.name == "memories":
                 problem = _memory_problem(row)
                 if problem:
@@ -109,26 +115,49 @@ def _validate(document: Any) -> list[tuple[TableSpec, list[dict[str, Any]]]]:
                     f"moods[{index}].label: {row.get('label')!r} is not one of {', '.join(MOOD_LABELS)}",
                     code="invalid_snapshot",
                 )
-        tables.append((table, rows))
+            checked.append(row)
+        tables.append((table, checked))
     unknown = set(document) - set(TABLES_BY_NAME) - {"format", "version", "exported_at", "namespace", "skipped"}
     if unknown:
         raise InvalidInput(f"unknown sections in export: {', '.join(sorted(unknown))}", code="invalid_snapshot")
     return tables
 
 
-_TEXT = ("id", "namespace", "type", "content", "created_at", "updated_at")
-_OPTIONAL_TEXT = (
-    "fact_key",
-    "version_status",
-    "superseded_by",
-    "source",
-    "authored_by",
-    "last_injected_at",
-    "last_seen_at",
-    "valid_to",
-    "layer_reason",
-    "layer_at",
-)
+def _flag(value: object, where: str) -> int:
+    if isinstance(value, float) or value not in (True, False, 0, 1):
+        raise InvalidInput(f"{where}: must be true or false", code="invalid_snapshot")
+    return int(value)
+
+
+# How an import reads each kind of column (store/stored_values.py): as every writer does.
+_READERS: dict[str, Callable[[object, str], object]] = {
+    "time": read_time,
+    "day": read_day,
+    "plan_end": lambda value, where: parse_valid_to(value, "UTC", where),
+    "count": read_count,
+    "flag": _flag,
+}
+
+
+def _stored_values(table: TableSpec, index: int, row: dict[str, Any]) -> dict[str, Any]:
+    """The row with its times in the stored form; a time, day, count or flag that cannot
+    be stored, or any other integer past the bound, is refused naming the row and column."""
+    kinds = {column.name: column.kind for column in STORED_COLUMNS[table.name].columns}
+    checked = dict(row)
+    for name in set(table.columns).intersection(row).difference(table.json_columns):
+        value, where = row[name], f"{table.name}[{index}].{name}"
+        if value is None:
+            continue
+        if name in kinds:
+            checked[name] = _READERS[kinds[name]](value, where)
+        elif type(value) is int and abs(value) > MAX_COUNT:
+            raise InvalidInput(f"{where}: {value} is past the largest number kept, {MAX_COUNT}", code="invalid_count")
+    return checked
+
+
+# Checked above: the times and counts.
+_TEXT = ("id", "namespace", "type", "content")
+_OPTIONAL_TEXT = ("fact_key", "version_status", "superseded_by", "source", "authored_by", "layer_reason")
 
 
 def _memory_problem(row: dict[str, Any]) -> str | None:
@@ -152,12 +181,6 @@ def _memory_problem(row: dict[str, Any]) -> str | None:
         value = row.get(name, 0.5)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
             return f"{name}: {value!r} is not a number between 0 and 1"
-    for name in ("seen_count", "recall_count", "revivals"):
-        value = row.get(name, 0)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            return f"{name}: {value!r} is not a count"
-    if row.get("pinned", False) not in (True, False, 0, 1):
-        return "pinned: must be true or false"
     for name in ("tags", "source_message_ids"):
         value = row.get(name) or []
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, timedelta
 from typing import Any, TypeVar
 
-from ..clock import iso, local_date
+from ..clock import iso, local_date, read_day
 from ..errors import Conflict, NotFound
 from ..ports import Clock, Database
 from ..store.todos import TodoStore
@@ -105,7 +105,8 @@ class Todos:
         self, namespace: str, text: str, priority: int, due: date | None, note: str | None, source: str
     ) -> dict[str, Any]:
         at = iso(self.clock.now())
-        return await self.store.add(namespace, text, priority, due.isoformat() if due else None, note, source, at)
+        day = read_day(due, "due") if due else None
+        return await self.store.add(namespace, text, priority, day, note, source, at)
 
     async def close(self, todo_id: str, status: str) -> dict[str, Any]:
         """Done or abandoned; only an open todo can be closed."""

@@ -8,7 +8,7 @@ from typing import Any
 from ..domain.memory import Memory
 from ..ports import Database, Statement
 from .cursors import CursorStore
-from .memories import _SELECT, memory_from_row
+from .memories import _SELECT, memories_from_rows
 from .sql import from_json
 
 # Version history is not an association that fades, and an open contradiction waits for
@@ -28,7 +28,7 @@ class ConsolidationStore:
             "AND (updated_at > ? OR (updated_at = ? AND id > ?)) ORDER BY updated_at, id LIMIT ?",
             (updated_at, updated_at, after_id, limit),
         )
-        return [memory_from_row(r) for r in rows]
+        return memories_from_rows(rows)
 
     async def live_of_type(self, namespace: str, memory_type: str, limit: int) -> list[Memory]:
         rows = await self.db.all(
@@ -36,7 +36,7 @@ class ConsolidationStore:
             "ORDER BY id LIMIT ?",
             (namespace, memory_type, limit),
         )
-        return [memory_from_row(r) for r in rows]
+        return memories_from_rows(rows)
 
     async def decaying_relations(self, after: str, limit: int) -> list[dict[str, Any]]:
         """Edges that fade, in id order after ``after``, with when their weight was last set."""

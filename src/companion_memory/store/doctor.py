@@ -7,6 +7,8 @@ from typing import Any
 
 from ..ports import Database, Statement
 from .pagination import decode_cursor, page_of
+from .stored_values import TABLES as STORED_TABLES
+from .stored_values import StoredTable, problem_sql, time_sql
 
 _LIVE = "status = 'active' AND version_status = 'current'"
 # Duplicate groups listed in the report; the rate counts them all.
@@ -80,10 +82,36 @@ class DoctorStore:
     async def oldest_record(self) -> str | None:
         """When the first memory or message was written: the nightly job is due a day after."""
         row = await self.db.first(
-            "SELECT MIN(at) AS at FROM (SELECT MIN(created_at) AS at FROM memories "
-            "UNION ALL SELECT MIN(stored_at) FROM messages)"
+            f"SELECT MIN(at) AS at FROM (SELECT MIN(created_at) AS at FROM memories WHERE {time_sql('created_at')} "
+            f"UNION ALL SELECT MIN(stored_at) FROM messages WHERE {time_sql('stored_at')})"
         )
         return row["at"] if row else None
+
+    async def unreadable_counts(self) -> dict[str, int]:
+        """Table → rows holding a time or count no reader can use (``stored_values``), in one
+        round trip."""
+        results = await self.db.batch(
+            [Statement(f"SELECT COUNT(*) AS n FROM {t.name} WHERE {problem_sql(t)}") for t in STORED_TABLES]
+        )
+        counts = {t.name: int(r.rows[0]["n"]) if r.rows else 0 for t, r in zip(STORED_TABLES, results, strict=True)}
+        return {name: n for name, n in counts.items() if n}
+
+    async def unreadable_rows(self, table: StoredTable, limit: int, after: int = 0) -> list[dict[str, Any]]:
+        """Up to ``limit`` of them after rowid ``after``: ``row_id`` (the rowid), ``key``
+        (the row's id, where it has one) and the checked columns (``created_at`` among
+        them, where the table has one)."""
+        key = f", {table.key} AS key" if table.key else ", NULL AS key"
+        columns = ", ".join(c.name for c in table.columns)
+        return await self.db.all(
+            f"SELECT rowid AS row_id{key}, {columns} FROM {table.name} WHERE rowid > ? AND {problem_sql(table)} "
+            "ORDER BY rowid LIMIT ?",
+            (after, limit),
+        )
+
+    @staticmethod
+    def rewrite(table: StoredTable, row_id: int, changes: dict[str, Any]) -> Statement:
+        sets = ", ".join(f"{column} = ?" for column in changes)
+        return Statement(f"UPDATE {table.name} SET {sets} WHERE rowid = ?", (*changes.values(), row_id))
 
     async def unanchored(
         self, namespace: str, *, before: str, limit: int, cursor: str | None

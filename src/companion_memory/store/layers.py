@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..domain.layers import PERMANENT_TYPES
 from ..domain.memory import Memory
 from ..ports import Database
-from .memories import _SELECT, memory_from_row
+from .memories import _SELECT, memories_from_rows
 from .sql import placeholders
 
 _PERMANENT = f"(type IN ({placeholders(len(PERMANENT_TYPES))}) OR pinned = 1)"
@@ -22,9 +22,8 @@ class LayerStore:
         """Live memories (open plans only: a closed one stays where it ended) that may move: instant ones past their sleep, short or long ones
         unused since ``cold_before``, short ones used often enough over long enough, and
         ones whose type or pinning no longer matches 'permanent'. domain/layers.py decides."""
-        return [
-            memory_from_row(row)
-            for row in await self.db.all(
+        return memories_from_rows(
+            await self.db.all(
                 f"{_SELECT} WHERE status = 'active' AND version_status = 'current' "
                 "AND COALESCE(plan_status, 'active') = 'active' AND ("
                 "(layer = 'instant' AND COALESCE(layer_at, created_at) < ?)"
@@ -44,4 +43,4 @@ class LayerStore:
                     limit,
                 ),
             )
-        ]
+        )

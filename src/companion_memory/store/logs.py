@@ -7,6 +7,7 @@ from typing import Any
 
 from ..ports import Database, Statement
 from .sql import placeholders
+from .stored_values import day_sql, readable
 
 _DAILY = "SELECT id, namespace, date, title, summary, message_count, created_at, updated_at FROM daily_log"
 
@@ -39,7 +40,8 @@ class LogStore:
     async def first_daily_dates(self) -> dict[str, str]:
         """namespace → its earliest diary day."""
         rows = await self.db.all(
-            "SELECT namespace, MIN(date) AS first FROM daily_log GROUP BY namespace ORDER BY namespace"
+            f"SELECT namespace, MIN(date) AS first FROM daily_log WHERE {day_sql('date')} "
+            "GROUP BY namespace ORDER BY namespace"
         )
         return {r["namespace"]: r["first"] for r in rows}
 
@@ -81,11 +83,12 @@ class LogStore:
         )
 
     async def weeklies_to_roll(self, namespace: str, day: str) -> list[dict[str, Any]]:
-        return await self.db.all(
+        rows = await self.db.all(
             "SELECT id, week, start_date, end_date, title, summary FROM weekly_log WHERE namespace = ? AND end_date < ? "
             "AND rolled_up_at IS NULL ORDER BY week",
             (namespace, day),
         )
+        return readable("weekly_log", rows)
 
     async def monthly(self, namespace: str, month: str) -> dict[str, Any] | None:
         return await self.db.first(

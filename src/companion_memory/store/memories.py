@@ -14,6 +14,7 @@ from ..ports import Database, Statement
 from .pagination import decode_cursor, page_of
 from .shares import visible_in
 from .sql import chunks, from_json, placeholders, read_stored_json, to_json
+from .stored_values import readable
 
 log = logging.getLogger("companion_memory.store")
 
@@ -61,6 +62,12 @@ def memory_from_row(row: dict[str, Any]) -> Memory:
     )
 
 
+def memories_from_rows(rows: Sequence[dict[str, Any]]) -> list[Memory]:
+    """A listing's memories: a row whose times or counts cannot be read is left out
+    (logged, and listed by the health report) instead of failing every reader of it."""
+    return [memory_from_row(r) for r in readable("memories", rows)]
+
+
 def _list_column(row: dict[str, Any], column: str) -> list[Any]:
     """A JSON list column. One written unreadable (by hand, or an older version) reads as
     empty with a warning: the memory itself stays readable, recallable and editable."""
@@ -97,7 +104,7 @@ class MemoryStore:
         found: list[Memory] = []
         for part in chunks(list(ids)):
             rows = await self.db.all(f"{_SELECT} WHERE id IN ({placeholders(len(part))})", tuple(part))
-            found.extend(memory_from_row(r) for r in rows)
+            found.extend(memories_from_rows(rows))
         return found
 
     async def current_by_fact_key(self, namespace: str, fact_key: str) -> Memory | None:
@@ -179,7 +186,7 @@ class MemoryStore:
             f"{_SELECT} WHERE {' AND '.join(where)} ORDER BY updated_at DESC, id DESC LIMIT ?", params
         )
         page, next_cursor = page_of(rows, limit, "updated_at")
-        return [memory_from_row(r) for r in page], next_cursor
+        return memories_from_rows(page), next_cursor
 
     async def lexical_search(
         self,
@@ -233,7 +240,7 @@ class MemoryStore:
             "ORDER BY valid_to IS NULL, valid_to, created_at LIMIT ?",
             (namespace, *plan_statuses, limit),
         )
-        return [memory_from_row(r) for r in rows]
+        return memories_from_rows(rows)
 
     async def plans_ending_before(self, at: str, limit: int) -> list[Memory]:
         """Active plans whose valid_to sorts before ``at``: a UTC moment before it, or a
@@ -243,7 +250,7 @@ class MemoryStore:
             "AND valid_to IS NOT NULL AND valid_to <= ? ORDER BY valid_to LIMIT ?",
             (at, limit),
         )
-        return [memory_from_row(r) for r in rows]
+        return memories_from_rows(rows)
 
     async def term_frequencies(
         self, terms: Sequence[str], vocabulary: Vocabulary = "memories_fts_vocab"

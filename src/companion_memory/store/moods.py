@@ -6,6 +6,7 @@ import uuid
 from typing import Any
 
 from ..ports import Database, Statement
+from .stored_values import readable
 
 MOOD_COLUMNS = (
     "id",
@@ -70,4 +71,6 @@ class MoodStore:
         if whose:
             where += " AND whose = ?"
             params.append(whose)
-        return await self.db.all(f"{_SELECT} WHERE {where} ORDER BY felt_at DESC, id DESC LIMIT ?", (*params, limit))
+        rows = await self.db.all(f"{_SELECT} WHERE {where} ORDER BY felt_at DESC, id DESC LIMIT ?", (*params, limit))
+        # "5-01-01T…" sorts after every stored time: read, it would be today's mood.
+        return readable("moods", rows)

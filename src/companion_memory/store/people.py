@@ -8,6 +8,7 @@ from typing import Any
 
 from ..ports import Database, Statement
 from .sql import chunks, from_json, placeholders, to_json
+from .stored_values import readable
 
 # Also the columns an export carries (store/snapshot.py).
 PERSON_COLUMNS = (
@@ -87,7 +88,7 @@ class PersonStore:
         rows = await self.db.all(
             f"{_PEOPLE} WHERE namespace = ? AND status = 'active' ORDER BY name, id LIMIT ?", (namespace, limit)
         )
-        return [_person(r) for r in rows]
+        return [_person(r) for r in readable("people", rows)]
 
     async def namespaces(self) -> list[str]:
         rows = await self.db.all("SELECT DISTINCT namespace FROM people WHERE status = 'active' ORDER BY namespace")

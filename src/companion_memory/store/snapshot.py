@@ -13,6 +13,8 @@ from .candidates import CANDIDATE_COLUMNS
 from .moods import MOOD_COLUMNS
 from .people import PERSON_COLUMNS, PROPOSAL_COLUMNS
 from .sql import placeholders, read_stored_json, to_json
+from .stored_values import TABLES_BY_NAME as STORED_TABLES
+from .stored_values import StoredTable, row_problem
 from .todos import TODO_COLUMNS
 
 
@@ -112,32 +114,37 @@ TABLES = (
 TABLES_BY_NAME = {t.name: t for t in TABLES}
 
 
+def _unreadable(table: TableSpec, stored: StoredTable, row: dict[str, Any]) -> str | None:
+    """Why the row cannot be exported; its JSON columns are decoded in place otherwise."""
+    for column in table.json_columns:
+        row[column], problem = read_stored_json(row[column])
+        if problem:
+            return f"{column} {problem}"
+    found = row_problem(stored, row)
+    return f"{found[0]} {found[1]}" if found else None
+
+
 class SnapshotStore:
     def __init__(self, db: Database) -> None:
         self.db = db
 
     async def read(self, table: TableSpec, namespace: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """The table's rows, and the rows left out because a JSON column cannot be read
-        back (each with its id and why), so one bad row never costs the whole export."""
+        """The table's rows, and the rows left out because a JSON column, a time or a count
+        cannot be read back (each with its id and why), so one bad row never costs the
+        whole export, and what is exported imports back."""
         where, params = ("WHERE namespace = ?", (namespace,)) if namespace else ("", ())
         rows = await self.db.all(
             f"SELECT {', '.join(table.columns)} FROM {table.name} {where} ORDER BY {table.order_by}", params
         )
         kept: list[dict[str, Any]] = []
         skipped: list[dict[str, Any]] = []
+        stored = STORED_TABLES[table.name]
         for row in rows:
-            for column in table.json_columns:
-                row[column], problem = read_stored_json(row[column])
-                if problem:
-                    skipped.append(
-                        {
-                            "table": table.name,
-                            "id": row.get("id"),
-                            "namespace": row.get("namespace"),
-                            "problem": f"{column} {problem}",
-                        }
-                    )
-                    break
+            problem = _unreadable(table, stored, row)
+            if problem:
+                skipped.append(
+                    {"table": table.name, "id": row.get("id"), "namespace": row.get("namespace"), "problem": problem}
+                )
             else:
                 kept.append(row)
         return kept, skipped

@@ -6,6 +6,7 @@ import uuid
 from typing import Any
 
 from ..ports import Database
+from .stored_values import readable
 
 TODO_COLUMNS = (
     "id",
@@ -56,9 +57,10 @@ class TodoStore:
         """Open ones oldest first (the caller orders them by the next-one rule); closed
         ones the most recently closed first."""
         order = "created_at, id" if status == "open" else "closed_at DESC, id DESC"
-        return await self.db.all(
+        rows = await self.db.all(
             f"{_SELECT} WHERE namespace = ? AND status = ? ORDER BY {order} LIMIT ?", (namespace, status, limit)
         )
+        return readable("todos", rows)
 
     async def close(self, todo_id: str, status: str, at: str) -> bool:
         """Done or abandoned, when it is still open; says whether it was."""

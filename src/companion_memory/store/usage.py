@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..domain.counts import clamped
 from ..ports import ChatUsage, Database
 
 
@@ -10,6 +11,7 @@ class UsageStore:
         self.db = db
 
     async def add(self, namespace: str, model: str, provider: str, usage: ChatUsage, latency_ms: int, at: str) -> None:
+        # The counts are the provider's word: kept within the bound every stored integer keeps.
         await self.db.run(
             "INSERT INTO usage_logs (namespace, model, provider, input_tokens, output_tokens, cache_read_tokens, "
             "cache_creation_tokens, latency_ms, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -17,11 +19,11 @@ class UsageStore:
                 namespace,
                 model,
                 provider,
-                usage.input_tokens,
-                usage.output_tokens,
-                usage.cache_read_tokens,
-                usage.cache_creation_tokens,
-                latency_ms,
+                clamped(usage.input_tokens),
+                clamped(usage.output_tokens),
+                clamped(usage.cache_read_tokens),
+                clamped(usage.cache_creation_tokens),
+                clamped(latency_ms),
                 at,
             ),
         )

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
 from ... import __version__
+from ...application.fields import error_code
 from ...application.principal import DEBUG, EXPORT, MEMORY_READ, Principal
 from ...errors import PermissionDenied, ServiceError
 from ...runtime import Runtime
@@ -366,12 +367,12 @@ async def _call_tool(call: Call, params: dict[str, Any]) -> dict[str, Any]:
         args = tool.arguments.model_validate(arguments)
     except ValidationError as invalid:
         # 2025-11-25 and later: input validation errors are tool execution errors.
-        return _failure("invalid_arguments", f"Invalid arguments for {name}: {_describe(invalid.errors())}")
+        return _invalid(name, invalid)
     try:
         return _success(await tool.call(call.runtime, call.principal, args))
     except ValidationError as invalid:
         # The arguments fit the tool but not its use case's input.
-        return _failure("invalid_arguments", f"Invalid arguments for {name}: {_describe(invalid.errors())}")
+        return _invalid(name, invalid)
     except ServiceError as refused:
         return _failure(refused.code, refused.message, refused.details)
     except Exception:  # broad on purpose: a tool that fails, however, answers as a failed tool
@@ -387,6 +388,11 @@ def _success(result: BaseModel) -> dict[str, Any]:
     structured = to_jsonable_python(result.model_dump(), inf_nan_mode="null")
     text = json.dumps(structured, ensure_ascii=False, allow_nan=False)
     return {"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": False}
+
+
+def _invalid(name: str, invalid: ValidationError) -> dict[str, Any]:
+    errors = invalid.errors()
+    return _failure(error_code(errors, "invalid_arguments"), f"Invalid arguments for {name}: {_describe(errors)}")
 
 
 def _failure(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -14,7 +14,6 @@ what it may do. None of the tools offers what REST keeps for the owner (hard del
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -38,12 +37,14 @@ from ...application import (
     todos,
 )
 from ...application.fields import (
+    Day,
     ExtraNamespaces,
     FactKey,
     GlossaryTerm,
     Id,
     LayerChoice,
     MemoryContent,
+    Moment,
     Namespace,
     Score,
     ShortText,
@@ -100,9 +101,7 @@ class Scope(Arguments):
 
 
 class Diary(Arguments):
-    date: Annotated[
-        datetime.date | None, Field(description="YYYY-MM-DD; omit for today's and yesterday's entries.")
-    ] = None
+    date: Annotated[Day | None, Field(description="The day; omit for today's and yesterday's entries.")] = None
     namespace: Namespace = "default"
 
 
@@ -110,7 +109,7 @@ class Message(Arguments):
     role: Literal["system", "user", "assistant", "tool"]
     content: Annotated[str, Field(max_length=200_000)]
     id: Id | None = None
-    created_at: Annotated[str | None, Field(max_length=40, description="ISO-8601 time the message was said.")] = None
+    created_at: Annotated[Moment | None, Field(description=ingest.SAID_AT)] = None
 
 
 class Ingest(Arguments):
@@ -203,7 +202,7 @@ class MoodLog(Arguments):
     whose: moods.Whose = "companion"
     reason: Annotated[str, Field(max_length=500, description="Why, in a few words.")] = ""
     intensity: Annotated[Score, Field(description="0 barely, 1 overwhelming.")] = 0.5
-    felt_at: Annotated[str | None, Field(max_length=40, description="ISO-8601 time it was felt; default now.")] = None
+    felt_at: Annotated[Moment | None, Field(description=moods.FELT_AT)] = None
     namespace: Namespace = "default"
 
 
@@ -217,7 +216,7 @@ class MoodRecent(Arguments):
 class TodoAdd(Arguments):
     text: Annotated[str, Field(min_length=1, max_length=500, description="What she means to do.")]
     priority: Annotated[int, Field(ge=1, le=5, description="1 whenever … 5 urgent.")] = 3
-    due: Annotated[datetime.date | None, Field(description="YYYY-MM-DD, optional.")] = None
+    due: Annotated[Day | None, Field(description="The day it is due, optional.")] = None
     note: Annotated[str | None, Field(max_length=2000)] = None
     namespace: Namespace = "default"
 
