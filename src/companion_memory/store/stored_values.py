@@ -137,6 +137,7 @@ TABLES = (
     StoredTable("oauth_grants", _times("created_at", optional=("last_used_at", "revoked_at"))),
     StoredTable("oauth_codes", _times("created_at", "expires_at", optional=("used_at",)), key=None),
     StoredTable("oauth_tokens", _times("created_at", "expires_at", optional=("used_at",)), key=None),
+    StoredTable("oauth_document_failures", _times("failed_at"), key="client_id"),
 )
 TABLES_BY_NAME = {table.name: table for table in TABLES}
 
