@@ -1,7 +1,7 @@
 """One rule for "which day is it": the server's DREAM_TIME_ZONE, on every surface. At 18:21
 UTC on 2 December it is already 3 December in Singapore (the reference's default), and the
-boot package, the <memories> block (a chat turn's and the boot package's), a plan for
-"today" and the star map's file all say 3 December. Locally, DREAM_TIME_ZONE defaults to
+boot package, the <memories> block (a chat turn's, the boot package's and the Claude Code
+hook's), a plan for "today" and the star map's file all say 3 December. Locally, DREAM_TIME_ZONE defaults to
 the machine's own zone; the Worker keeps the reference's."""
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from companion_memory.cli import load_settings
 from companion_memory.clock import FixedClock
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
+from tests.claude_code import load_hook
 from tests.conftest import auth
 from tests.test_plans import tool, write_plan
 
@@ -26,7 +27,9 @@ EVENING_UTC = datetime(2026, 12, 2, 18, 21, tzinfo=UTC)
 SINGAPORE_DAY = "2026-12-03"
 
 
-async def test_every_surface_says_the_same_day(client: httpx.AsyncClient, runtime: Runtime) -> None:
+async def test_every_surface_says_the_same_day(
+    client: httpx.AsyncClient, runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert isinstance(runtime.clock, FixedClock)
     runtime.clock.advance(seconds=(EVENING_UTC - runtime.clock.now()).total_seconds())
     assert runtime.settings.DREAM_TIME_ZONE == "Asia/Singapore"
@@ -48,6 +51,12 @@ async def test_every_surface_says_the_same_day(client: httpx.AsyncClient, runtim
     ):
         assert f"[identity, {SINGAPORE_DAY}] Her name is Mei" in answer["prompt"]
         assert "2026-12-02" not in answer["prompt"]
+        assert [hit["day"] for hit in answer["hits"]] == [SINGAPORE_DAY]
+
+    # The Claude Code hook writes its own block from the hits: it dates them as the server does.
+    hook = load_hook()
+    monkeypatch.setattr(hook, "call", lambda *_: answer)
+    assert f"1. [identity, {SINGAPORE_DAY}] Her name is Mei" in hook.recall_context("what is her name?")
 
     drawn = (await client.get("/v1/admin/starmap", params={"format": "mermaid"}, headers=auth())).json()
     assert drawn["filename"] == f"starmap-default-{SINGAPORE_DAY}.mmd"

@@ -495,7 +495,8 @@ def recall_context(prompt: str) -> str:
     for number, hit in enumerate(answer.get("hits") or [], start=1):
         until = f", until {hit['valid_to']}" if hit.get("valid_to") else ""
         lines.append(
-            f"{number}. [{hit.get('type')}, {str(hit.get('updated_at', ''))[:10]}{until}] {hit.get('content')}"
+            f"{number}. [{hit.get('type')}, {hit.get('day') or str(hit.get('updated_at', ''))[:10]}{until}] "
+            f"{hit.get('content')}"
         )
     glossary = answer.get("glossary_hits") or []
     if glossary:

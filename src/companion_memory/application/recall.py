@@ -50,7 +50,7 @@ async def recall(runtime: Runtime, _: Principal, query: RecallQuery) -> RecallAn
         account=True,
     )
     prompt = await runtime.context.for_turn(query.namespace, result) if query.include_prompt else None
-    return RecallAnswer.of(result, prompt=prompt)
+    return RecallAnswer.of(result, prompt=prompt, time_zone=runtime.settings.DREAM_TIME_ZONE)
 
 
 @use_case("recall.search", MEMORY_READ)
@@ -67,4 +67,4 @@ async def search(runtime: Runtime, _: Principal, query: SearchQuery) -> RecallAn
         resting=True,
     )
     prompt = await runtime.context.for_turn(query.namespace, result) if query.include_prompt else None
-    return RecallAnswer.of(result, prompt=prompt)
+    return RecallAnswer.of(result, prompt=prompt, time_zone=runtime.settings.DREAM_TIME_ZONE)

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..domain.memory import Memory
-from ..memory.context import Assembled
+from ..memory.context import Assembled, stored_day
 from ..memory.recall import Hit, RecallMeta, RecallResult
 from ..memory.writes import WriteResult
 
@@ -75,9 +75,10 @@ class HitRecord(MemoryFacts):
         description="Set when the memory lives in another namespace (its namespace field) and came in "
         "through this approved share."
     )
+    day: str = Field(description="The day it last changed in DREAM_TIME_ZONE, as the <memories> block dates it.")
 
     @classmethod
-    def of(cls, hit: Hit) -> HitRecord:
+    def of(cls, hit: Hit, time_zone: str) -> HitRecord:
         return cls.model_validate(
             {
                 **hit.memory.as_dict(exclude=frozenset({"evidence", "source_message_ids"})),
@@ -88,6 +89,7 @@ class HitRecord(MemoryFacts):
                 "via": hit.via,
                 "contradicted_by": hit.contradicted_by,
                 "share_id": hit.share_id,
+                "day": stored_day(hit.memory.updated_at, time_zone),
             }
         )
 
@@ -184,12 +186,12 @@ class RecallAnswer(BaseModel):
     meta: RecallMetaRecord
 
     @classmethod
-    def of(cls, result: RecallResult, *, prompt: Assembled | None) -> RecallAnswer:
+    def of(cls, result: RecallResult, *, prompt: Assembled | None, time_zone: str) -> RecallAnswer:
         meta = RecallMetaRecord.of(result.meta)
         if prompt is not None:
             meta.context = ContextBlock.of(prompt).sections
         return cls(
-            hits=[HitRecord.of(h) for h in result.hits],
+            hits=[HitRecord.of(h, time_zone) for h in result.hits],
             glossary_hits=[GlossaryHit.model_validate(g) for g in result.glossary_hits],
             prompt=None if prompt is None else prompt.text,
             meta=meta,

@@ -107,10 +107,10 @@ def memory_line(memory: Memory, time_zone: str) -> str:
 
 def _label(memory: Memory, origin: str, time_zone: str) -> str:
     until = f", until {memory.valid_to}" if memory.valid_to else ""
-    return f"[{memory.type}, {_day(memory.updated_at, time_zone)}{until}{origin}]"
+    return f"[{memory.type}, {stored_day(memory.updated_at, time_zone)}{until}{origin}]"
 
 
-def _day(stamp: str, time_zone: str) -> str:
+def stored_day(stamp: str, time_zone: str) -> str:
     """The day a stored UTC time falls on in DREAM_TIME_ZONE, as the boot package's date and
     the panel's days are; a time that does not parse shows as stored."""
     try:
