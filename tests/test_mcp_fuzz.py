@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict
 from companion_memory.api.json_body import MAX_BODY_DEPTH
 from companion_memory.api.mcp import jsonrpc, rpc
 from companion_memory.api.mcp.tools import TOOLS, Tool
+from companion_memory.application.bindings import Confinement
 from companion_memory.application.principal import MEMORY_READ
 from companion_memory.application.use_case import Input, UseCase
 from companion_memory.domain.json_value import json_problem
@@ -497,7 +498,14 @@ def answering(monkeypatch: pytest.MonkeyPatch, result: dict[str, Any]) -> None:
     async def run(*_: Any) -> Anything:
         return Anything.model_construct(**result)
 
-    case = UseCase(name="test.anything", scope=MEMORY_READ, input=Input, output=Anything, run=run)
+    case = UseCase(
+        name="test.anything",
+        scope=MEMORY_READ,
+        input=Input,
+        output=Anything,
+        run=run,
+        confinement=Confinement.of(Input),
+    )
     monkeypatch.setitem(
         TOOLS, "memory_list", dataclasses.replace(TOOLS["memory_list"], translate=lambda _: (case, Input()))
     )
