@@ -39,6 +39,7 @@ from .memory.tasks import TaskRunner
 from .memory.todos import Todos
 from .memory.vector_mirror import VectorMirror
 from .memory.writes import MemoryWriter
+from .pacing import HeavyReads
 from .ports import (
     BackupStore,
     ChatModel,
@@ -79,6 +80,11 @@ class Runtime:
         return self.settings.memory_config()
 
     @cached_property
+    def heavy_reads(self) -> HeavyReads:
+        """The turns the heavy reads (star map, export, health report) take (pacing.py)."""
+        return HeavyReads()
+
+    @cached_property
     def mirror(self) -> VectorMirror:
         return VectorMirror(self.db, self.vectors, self.embedder, self.clock, self.queue)
 
@@ -92,7 +98,7 @@ class Runtime:
 
     @cached_property
     def snapshots(self) -> Snapshots:
-        return Snapshots(self.db, self.clock, self.mirror)
+        return Snapshots(self.db, self.clock, self.mirror, self.heavy_reads)
 
     @cached_property
     def recall(self) -> Recall:
@@ -231,4 +237,4 @@ class Runtime:
 
     @cached_property
     def doctor(self) -> Doctor:
-        return Doctor(self.db, self.mirror, self.plans, self.nightly)
+        return Doctor(self.db, self.mirror, self.plans, self.nightly, self.heavy_reads)

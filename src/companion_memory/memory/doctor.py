@@ -19,6 +19,7 @@ from datetime import timedelta
 from typing import Any, Literal
 
 from ..clock import iso, parse_iso
+from ..pacing import HeavyReads
 from ..ports import Database
 from ..store.doctor import REBUILD_FULL_TEXT, DoctorStore
 from ..store.memories import MemoryStore
@@ -79,8 +80,9 @@ def _percent(share: float | None) -> str:
 
 
 class Doctor:
-    def __init__(self, db: Database, mirror: VectorMirror, plans: Plans, nightly: Nightly) -> None:
+    def __init__(self, db: Database, mirror: VectorMirror, plans: Plans, nightly: Nightly, heavy: HeavyReads) -> None:
         self.db = db
+        self.heavy = heavy
         self.mirror = mirror
         self.plans = plans
         self.nightly = nightly
@@ -89,6 +91,11 @@ class Doctor:
         self.memories = MemoryStore(db)
 
     async def report(self) -> HealthReport:
+        """One report at a time (``pacing``): each reads every live memory, some twice."""
+        async with self.heavy.turn():
+            return await self._report()
+
+    async def _report(self) -> HealthReport:
         groups = [
             await check()
             for check in (
