@@ -8,7 +8,6 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from ..memory.starmap import star_map_mermaid, star_map_svg
-from ..pacing import paced
 from ..runtime import Runtime
 from ..store.admin_views import AdminViews, Period
 from .fields import Namespace, TypeFilter
@@ -60,7 +59,9 @@ class Graph(Output):
 
 async def _graph(runtime: Runtime, query: GraphQuery) -> dict[str, Any]:
     """The graph's rows; the caller holds a heavy read's turn (``pacing``)."""
-    view = await AdminViews(runtime.db).graph(query.namespace, types=known_types(query.types), limit=query.limit)
+    view = await AdminViews(runtime.db, runtime.heavy_reads).graph(
+        query.namespace, types=known_types(query.types), limit=query.limit
+    )
     if query.people:
         people = await runtime.people.constellation(query.namespace, (n["id"] for n in view["nodes"]))
         view["nodes"] += people["nodes"]
@@ -68,8 +69,9 @@ async def _graph(runtime: Runtime, query: GraphQuery) -> dict[str, Any]:
     return view
 
 
-async def _validated(view: dict[str, Any]) -> Graph:
+async def _validated(runtime: Runtime, view: dict[str, Any]) -> Graph:
     """``Graph.model_validate(view)``, a slice of nodes and edges at a time."""
+    paced = runtime.heavy_reads.paced
     return Graph.model_construct(
         nodes=[GraphNode.model_validate(node) async for node in paced(view["nodes"])],
         edges=[GraphEdge.model_validate(edge) async for edge in paced(view["edges"])],
@@ -131,16 +133,16 @@ class DiaryPage(Output):
     next_before: str | None
 
 
-@use_case("admin.graph", MEMORY_READ)
+@use_case("admin.graph", MEMORY_READ, heavy=True)
 async def graph(runtime: Runtime, _: Principal, query: GraphQuery) -> Graph:
     """Live memories as nodes (pinned and most important first, at most ``limit``) and
     the relation edges between them, and the people with a line to each memory about
     them; ``truncated`` says whether more memories exist."""
     async with runtime.heavy_reads.turn():
-        return await _validated(await _graph(runtime, query))
+        return await _validated(runtime, await _graph(runtime, query))
 
 
-@use_case("admin.starmap", MEMORY_READ)
+@use_case("admin.starmap", MEMORY_READ, heavy=True)
 async def starmap(runtime: Runtime, _: Principal, query: StarMapQuery) -> StarMapFile:
     """The star map as a file: a standalone SVG or Mermaid text (stars coloured by type,
     relations as lines), of the same memories the graph shows."""
@@ -152,7 +154,7 @@ async def starmap(runtime: Runtime, _: Principal, query: StarMapQuery) -> StarMa
             lines, media_type, suffix = star_map_svg(view, title=title), "image/svg+xml", "svg"
         else:
             lines, media_type, suffix = star_map_mermaid(view), "text/vnd.mermaid", "mmd"
-        content = "\n".join([line async for line in paced(lines)]) + "\n"
+        content = "\n".join([line async for line in runtime.heavy_reads.paced(lines)]) + "\n"
     return StarMapFile(
         format=query.format,
         media_type=media_type,
@@ -167,7 +169,7 @@ async def starmap(runtime: Runtime, _: Principal, query: StarMapQuery) -> StarMa
 @use_case("admin.diary", MEMORY_READ)
 async def diary(runtime: Runtime, _: Principal, query: DiaryQuery) -> DiaryPage:
     """Diary entries newest first: days (``date``), ISO weeks (``week``) or months (``month``)."""
-    entries, next_before = await AdminViews(runtime.db).diary(
+    entries, next_before = await AdminViews(runtime.db, runtime.heavy_reads).diary(
         query.namespace, query.period, limit=query.limit, before=query.before
     )
     return DiaryPage.model_validate(

@@ -60,7 +60,7 @@ class ImportAnswer(Output):
     refused: dict[str, int] = Field(description="Rows refused, by table.")
 
 
-@use_case("export.namespace", EXPORT)
+@use_case("export.namespace", EXPORT, heavy=True)
 async def export(runtime: Runtime, _: Principal, scope: ExportScope) -> ExportDocument:
     """Everything in a namespace (or all of them): memories, history, precious, glossary,
     diary, her todos, moods, people, messages."""

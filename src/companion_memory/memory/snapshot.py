@@ -19,7 +19,7 @@ from ..domain.json_value import MAX_DEPTH, json_problem
 from ..domain.layers import LAYERS
 from ..domain.types import MEMORY_TYPES, PLAN_STATUSES, STATUSES
 from ..errors import InvalidInput
-from ..pacing import HeavyReads, paced
+from ..pacing import HeavyReads
 from ..ports import Clock, Database
 from ..store.outbox import OutboxStore
 from ..store.snapshot import TABLES, TABLES_BY_NAME, SnapshotStore, TableSpec
@@ -85,7 +85,7 @@ class Snapshots:
 
         async def render(page: _Page) -> str:
             skipped.extend(page.skipped)
-            rows = ",".join([_json(row) async for row in paced(page.rows)])
+            rows = ",".join([_json(row) async for row in self.heavy.paced(page.rows)])
             if page.first:  # closes the table before, opens its own
                 return ("]" if page.table is not TABLES[0] else "") + f",{_json(page.table.name)}:[" + rows
             return "," + rows if rows else ""
@@ -122,7 +122,7 @@ class Snapshots:
                 rows = await self.store.page(table, namespace, after=after, limit=EXPORT_PAGE)
                 kept: list[dict[str, Any]] = []
                 skipped: list[dict[str, Any]] = []
-                async for row in paced(rows):
+                async for row in self.heavy.paced(rows):
                     problem = SnapshotStore.readable(table, row)
                     if problem is None:
                         kept.append(row)
