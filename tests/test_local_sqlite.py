@@ -112,3 +112,5 @@ async def test_closing_stops_the_threads(tmp_path: Path) -> None:
     for db in databases:
         db.close()
     assert not [thread for thread in started if thread.is_alive()]
+    with pytest.raises(DatabaseError, match="closed"):  # and a closed database says so, it does not hang
+        await databases[0].all("SELECT x FROM t")

@@ -119,6 +119,14 @@ def _stop(jobs: queue.SimpleQueue[_Job | None], threads: list[threading.Thread])
     for thread in threads:
         if thread is not threading.current_thread():
             thread.join()
+    # What came in as it closed would wait for ever: its callers hear why instead.
+    while True:
+        try:
+            job = jobs.get_nowait()
+        except queue.Empty:
+            return
+        if job is not None and job[1].set_running_or_notify_cancel():
+            job[1].set_exception(DatabaseError("the database is closed"))
 
 
 class _Lane:
@@ -148,6 +156,8 @@ class _Lane:
         self._finalizer()
 
     async def run(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        if not self._finalizer.alive:
+            raise DatabaseError("the database is closed")
         future: Future[T] = Future()
         self._jobs.put((work, future))
         return await asyncio.wrap_future(future)
