@@ -10,8 +10,9 @@ step of the recall waited behind every heavy read in flight. So:
   holding nothing, so the loop never has more than one to interleave with the rest;
 - a heavy read goes through its rows a slice at a time (``HeavyReads.paced``), and while
   other work is in flight (any use case but the heavy reads', ``foreground``) it pauses
-  after each slice for twice as long as the slice took: it then takes at most a third
-  of the loop, and all of it when nothing else wants it. Only yielding (``sleep(0)``)
+  after each slice for twice as long as the slice took, its queries included: it then
+  takes at most a third of the loop (and of a core for its queries), and all of it when
+  nothing else wants it. Only yielding (``sleep(0)``)
   was not enough: a heavy read is always ready to go on, so each step of a recall still
   waited for a slice, and on 2 cores the read's CPU slowed the recall's query embedding
   to twice its time (recall p50 89 ms instead of 37 under four graph readers; paused,
@@ -60,13 +61,18 @@ class HeavyReads:
             self._foreground -= 1
 
     async def paced(self, items: Iterable[T], size: int = SLICE) -> AsyncIterator[T]:
-        """``items``, with a pass through the loop after every ``size`` of them: a pause
-        while foreground work is in flight (the caller's work on the slice counts in its
-        time)."""
+        """``items``, with a pass through the loop after every ``size`` of them and after
+        the last: a pause while foreground work is in flight. The caller's work on a
+        slice (its queries too) counts in the slice's time."""
         started = time.perf_counter()
+        index = -1
         for index, item in enumerate(items):
             if index and not index % size:
-                pause = PAUSE_PER_WORK * (time.perf_counter() - started) if self._foreground else 0
-                await asyncio.sleep(pause)
+                await self._pause(time.perf_counter() - started)
                 started = time.perf_counter()
             yield item
+        if index >= 0:
+            await self._pause(time.perf_counter() - started)
+
+    async def _pause(self, worked: float) -> None:
+        await asyncio.sleep(PAUSE_PER_WORK * worked if self._foreground else 0)

@@ -96,19 +96,23 @@ class Doctor:
             return await self._report()
 
     async def _report(self) -> HealthReport:
+        # A check at a time: each reads every live memory, or the whole file.
         groups = [
             await check()
-            for check in (
-                self._shape,
-                self._anchors,
-                self._duplicates,
-                self._stale,
-                self._plans,
-                self._contradictions,
-                self._vectors,
-                self._backlog,
-                self._nightly,
-                self._database,
+            async for check in self.heavy.paced(
+                (
+                    self._shape,
+                    self._anchors,
+                    self._duplicates,
+                    self._stale,
+                    self._plans,
+                    self._contradictions,
+                    self._vectors,
+                    self._backlog,
+                    self._nightly,
+                    self._database,
+                ),
+                size=1,
             )
         ]
         return HealthReport(iso(self.clock.now()), tuple(check for group in groups for check in group))
