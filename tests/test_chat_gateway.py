@@ -46,7 +46,7 @@ def client(server: LiveServer, key: str = OWNER_KEY) -> openai.OpenAI:
 def rows(server: LiveServer, sql: str) -> list[tuple]:
     """Read the server's database the way a person would, from outside."""
     deadline = time.monotonic() + 5
-    with sqlite3.connect(server.runtime.db._connection.execute("PRAGMA database_list").fetchone()["file"]) as db:  # type: ignore[attr-defined]
+    with sqlite3.connect(server.runtime.db.path) as db:  # type: ignore[attr-defined]
         while True:
             found = db.execute(sql).fetchall()
             if found or time.monotonic() > deadline:

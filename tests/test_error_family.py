@@ -123,9 +123,8 @@ async def test_the_queue_binding_failures_are_task_queue_errors() -> None:
 
 
 async def test_a_locked_sqlite_file_is_a_database_error(tmp_path: Path) -> None:
-    db = SqliteDatabase.open(tmp_path / "db.sqlite3")
+    db = SqliteDatabase.open(tmp_path / "db.sqlite3", busy_timeout=0)
     await db.run("CREATE TABLE t (x INTEGER)")
-    db._connection.execute("PRAGMA busy_timeout = 0")
     blocker = sqlite3.connect(tmp_path / "db.sqlite3", timeout=0)
     blocker.execute("BEGIN EXCLUSIVE")
     # BEGIN IMMEDIATE fails before any statement runs: once a bare sqlite3 error.

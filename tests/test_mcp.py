@@ -190,8 +190,7 @@ def valid_arguments(namespace: str, ids: dict[str, str]) -> dict[str, dict[str, 
 
 def seed_fold(server: LiveServer, fold_id: str) -> None:
     statement = FoldStore.insert(fold_row(fold_id))
-    path = server.runtime.db._connection.execute("PRAGMA database_list").fetchone()["file"]  # type: ignore[attr-defined]
-    with sqlite3.connect(path) as db:
+    with sqlite3.connect(server.runtime.db.path) as db:  # type: ignore[attr-defined]
         db.execute(statement.sql, statement.params)
 
 

@@ -105,10 +105,14 @@ def test_numpy_blas_loads_with_one_thread_after_the_cli_starts(tmp_path: Path) -
     """The CLI sets it before anything imports numpy, so OpenBLAS starts no idle workers
     (the vector index also limits it to one, for a process that imported numpy first)."""
     script = (
-        "import json, sys\n"
+        "import json, os, sys, time\n"
         "from companion_memory.cli import main\n"
         "main(['--data-dir', sys.argv[1], 'migrate'])\n"
-        "import numpy, os\n"
+        # The database's threads are joined when migrate returns; the system may reap them a moment later.
+        "deadline = time.monotonic() + 10\n"
+        "while len(os.listdir('/proc/self/task')) > 1 and time.monotonic() < deadline:\n"
+        "    time.sleep(0.01)\n"
+        "import numpy\n"
         "from threadpoolctl import threadpool_info\n"
         "blas = [p['num_threads'] for p in threadpool_info() if p['user_api'] == 'blas']\n"
         "print(json.dumps({'blas': blas, 'threads': len(os.listdir('/proc/self/task'))}))\n"

@@ -249,7 +249,10 @@ async def _migrate(settings: Settings, data_dir: Path, _: argparse.Namespace) ->
 
     data_dir.mkdir(parents=True, exist_ok=True)
     db = SqliteDatabase.open(data_dir / DATABASE_FILE)
-    applied = await apply_migrations(db, load_migrations(default_migrations_dir()))
+    try:
+        applied = await apply_migrations(db, load_migrations(default_migrations_dir()))
+    finally:
+        db.close()
     print("\n".join(f"applied {name}" for name in applied) or "database is up to date")
     return 0
 

@@ -39,6 +39,7 @@ from .memory.tasks import TaskRunner
 from .memory.todos import Todos
 from .memory.vector_mirror import VectorMirror
 from .memory.writes import MemoryWriter
+from .pacing import HeavyReads
 from .ports import (
     BackupStore,
     ChatModel,
@@ -88,6 +89,11 @@ class Runtime:
         return self.settings.memory_config()
 
     @cached_property
+    def heavy_reads(self) -> HeavyReads:
+        """The turns the heavy reads (star map, export, health report) take (pacing.py)."""
+        return HeavyReads()
+
+    @cached_property
     def mirror(self) -> VectorMirror:
         return VectorMirror(self.db, self.vectors, self.embedder, self.clock, self.queue)
 
@@ -101,7 +107,7 @@ class Runtime:
 
     @cached_property
     def snapshots(self) -> Snapshots:
-        return Snapshots(self.db, self.clock, self.mirror)
+        return Snapshots(self.db, self.clock, self.mirror, self.heavy_reads)
 
     @cached_property
     def recall(self) -> Recall:
@@ -246,4 +252,4 @@ class Runtime:
 
     @cached_property
     def doctor(self) -> Doctor:
-        return Doctor(self.db, self.mirror, self.plans, self.nightly)
+        return Doctor(self.db, self.mirror, self.plans, self.nightly, self.heavy_reads)

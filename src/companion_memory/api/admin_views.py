@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
 
 from ..application import admin_views
 from ..application.admin_views import (
@@ -22,11 +22,12 @@ from ..application.principal import Principal
 from .auth import allowed
 from .deps import NamespaceQuery, RuntimeDep
 from .json_body import JsonRoute
+from .paced_json import paced_json
 
 router = APIRouter(tags=["admin panel"], route_class=JsonRoute)
 
 
-@router.get("/v1/admin/graph")
+@router.get("/v1/admin/graph", response_model=Graph)
 async def graph(
     runtime: RuntimeDep,
     principal: Annotated[Principal, allowed(admin_views.graph)],
@@ -34,15 +35,14 @@ async def graph(
     type: Annotated[list[str] | None, Query(description="Type filter; repeat or comma-separate.")] = None,
     limit: Annotated[int, Query(ge=1, le=2000)] = 500,
     people: Annotated[bool, Query(description="Also the people, as stars of their own.")] = True,
-) -> Graph:
+) -> Response:
     """Live memories as nodes (pinned and most important first, at most ``limit``) and
     the relation edges between them; ``truncated`` says whether more memories exist."""
-    return await admin_views.graph(
-        runtime, principal, GraphQuery(namespace=namespace, types=_types(type), limit=limit, people=people)
-    )
+    query = GraphQuery(namespace=namespace, types=_types(type), limit=limit, people=people)
+    return await paced_json(await admin_views.graph(runtime, principal, query), runtime.heavy_reads)
 
 
-@router.get("/v1/admin/starmap")
+@router.get("/v1/admin/starmap", response_model=StarMapFile)
 async def starmap(
     runtime: RuntimeDep,
     principal: Annotated[Principal, allowed(admin_views.starmap)],
@@ -51,10 +51,10 @@ async def starmap(
     type: Annotated[list[str] | None, Query(description="Type filter; repeat or comma-separate.")] = None,
     limit: Annotated[int, Query(ge=1, le=2000)] = 500,
     people: Annotated[bool, Query(description="Also the people, as stars of their own.")] = True,
-) -> StarMapFile:
+) -> Response:
     """The star map as a file (``content``): a standalone SVG or Mermaid text."""
     query = StarMapQuery(format=format, namespace=namespace, types=_types(type), limit=limit, people=people)
-    return await admin_views.starmap(runtime, principal, query)
+    return await paced_json(await admin_views.starmap(runtime, principal, query), runtime.heavy_reads)
 
 
 def _types(values: list[str] | None) -> list[str]:

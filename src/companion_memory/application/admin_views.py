@@ -59,12 +59,25 @@ class Graph(Output):
 
 
 async def _graph(runtime: Runtime, query: GraphQuery) -> dict[str, Any]:
-    view = await AdminViews(runtime.db).graph(query.namespace, types=known_types(query.types), limit=query.limit)
+    """The graph's rows; the caller holds a heavy read's turn (``pacing``)."""
+    view = await AdminViews(runtime.db, runtime.heavy_reads).graph(
+        query.namespace, types=known_types(query.types), limit=query.limit
+    )
     if query.people:
         people = await runtime.people.constellation(query.namespace, (n["id"] for n in view["nodes"]))
         view["nodes"] += people["nodes"]
         view["edges"] += people["edges"]
     return view
+
+
+async def _validated(runtime: Runtime, view: dict[str, Any]) -> Graph:
+    """``Graph.model_validate(view)``, a slice of nodes and edges at a time."""
+    paced = runtime.heavy_reads.paced
+    return Graph.model_construct(
+        nodes=[GraphNode.model_validate(node) async for node in paced(view["nodes"])],
+        edges=[GraphEdge.model_validate(edge) async for edge in paced(view["edges"])],
+        truncated=view["truncated"],
+    )
 
 
 class StarMapQuery(GraphQuery):
@@ -121,25 +134,28 @@ class DiaryPage(Output):
     next_before: str | None
 
 
-@use_case("admin.graph", MEMORY_READ)
+@use_case("admin.graph", MEMORY_READ, heavy=True)
 async def graph(runtime: Runtime, _: Principal, query: GraphQuery) -> Graph:
     """Live memories as nodes (pinned and most important first, at most ``limit``) and
     the relation edges between them, and the people with a line to each memory about
     them; ``truncated`` says whether more memories exist."""
-    return Graph.model_validate(await _graph(runtime, query))
+    async with runtime.heavy_reads.turn():
+        return await _validated(runtime, await _graph(runtime, query))
 
 
-@use_case("admin.starmap", MEMORY_READ)
+@use_case("admin.starmap", MEMORY_READ, heavy=True)
 async def starmap(runtime: Runtime, _: Principal, query: StarMapQuery) -> StarMapFile:
     """The star map as a file: a standalone SVG or Mermaid text (stars coloured by type,
     relations as lines), of the same memories the graph shows."""
-    view = await _graph(runtime, query)
     day = local_date(runtime.clock.now(), runtime.settings.DREAM_TIME_ZONE).isoformat()
-    if query.format == "svg":
-        title = f"companion-memory · {query.namespace} · {day}"
-        content, media_type, suffix = star_map_svg(view, title=title), "image/svg+xml", "svg"
-    else:
-        content, media_type, suffix = star_map_mermaid(view), "text/vnd.mermaid", "mmd"
+    async with runtime.heavy_reads.turn():
+        view = await _graph(runtime, query)
+        if query.format == "svg":
+            title = f"companion-memory · {query.namespace} · {day}"
+            lines, media_type, suffix = star_map_svg(view, title=title), "image/svg+xml", "svg"
+        else:
+            lines, media_type, suffix = star_map_mermaid(view), "text/vnd.mermaid", "mmd"
+        content = "\n".join([line async for line in runtime.heavy_reads.paced(lines)]) + "\n"
     return StarMapFile(
         format=query.format,
         media_type=media_type,
@@ -154,7 +170,7 @@ async def starmap(runtime: Runtime, _: Principal, query: StarMapQuery) -> StarMa
 @use_case("admin.diary", MEMORY_READ)
 async def diary(runtime: Runtime, _: Principal, query: DiaryQuery) -> DiaryPage:
     """Diary entries newest first: days (``date``), ISO weeks (``week``) or months (``month``)."""
-    entries, next_before = await AdminViews(runtime.db).diary(
+    entries, next_before = await AdminViews(runtime.db, runtime.heavy_reads).diary(
         query.namespace, query.period, limit=query.limit, before=query.before
     )
     return DiaryPage.model_validate(

@@ -99,7 +99,7 @@ class UnanchoredPage(Output):
     next_cursor: str | None
 
 
-@use_case("health.report", DEBUG)
+@use_case("health.report", DEBUG, heavy=True)
 async def report(runtime: Runtime, _: Principal, __: Nothing) -> HealthReportAnswer:
     """The health report: each check ok, warn or fail with a number (layers, types, evidence
     coverage, duplicates, long-term and instant shares, memories unused for 90 days, plans
@@ -108,7 +108,7 @@ async def report(runtime: Runtime, _: Principal, __: Nothing) -> HealthReportAns
     return HealthReportAnswer.of(await runtime.doctor.report())
 
 
-@use_case("health.repair", OWNER)
+@use_case("health.repair", OWNER, heavy=True)
 async def repair(runtime: Runtime, _: Principal, request: RepairRequest) -> RepairAnswer:
     """Fix what needs no judgement, after keeping a backup: queue the memories the vector
     index lacks, drop vectors of dead rows, expire plans past their end, rebuild the

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field
@@ -59,11 +60,18 @@ class ImportAnswer(Output):
     refused: dict[str, int] = Field(description="Rows refused, by table.")
 
 
-@use_case("export.namespace", EXPORT)
+@use_case("export.namespace", EXPORT, heavy=True)
 async def export(runtime: Runtime, _: Principal, scope: ExportScope) -> ExportDocument:
     """Everything in a namespace (or all of them): memories, history, precious, glossary,
     diary, her todos, moods, people, messages."""
     return ExportDocument.model_validate(await runtime.snapshots.export(scope.namespace))
+
+
+def export_json(runtime: Runtime, principal: Principal, scope: ExportScope) -> AsyncIterator[str]:
+    """``export``'s document as JSON text, a page of rows at a time, for a surface that
+    sends it as it is made (REST): never the whole export in memory at once."""
+    export.authorize(principal)
+    return runtime.snapshots.export_json(scope.namespace)
 
 
 @use_case("export.import", OWNER)

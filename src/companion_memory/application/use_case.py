@@ -3,7 +3,9 @@
 ``@use_case("memories.upsert", MEMORY_WRITE)`` on ``async def upsert(runtime, principal,
 arguments: MemoryUpsert) -> WriteAnswer`` registers it in :data:`USE_CASES`; the input
 and output models are read from the annotations, so the surfaces (and the test that
-walks them) can see what each use case takes and answers.
+walks them) can see what each use case takes and answers. A use case marked ``heavy``
+(the star map, the export, the health report) gives way to all the others while they
+run (``pacing``).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ class UseCase(Generic[In, Out]):
     run: Callable[[Runtime, Principal, In], Awaitable[Out]]
     # The namespaces the input names, checked against the caller's bindings.
     confinement: Confinement
+    heavy: bool = False
 
     @property
     def summary(self) -> str:
@@ -63,19 +66,30 @@ class UseCase(Generic[In, Out]):
     async def __call__(self, runtime: Runtime, principal: Principal, arguments: In) -> Out:
         self.authorize(principal)
         await self.confinement.check(runtime.db, principal, self.scope, arguments)
-        return await self.run(runtime, principal, arguments)
+        if self.heavy:
+            return await self.run(runtime, principal, arguments)
+        with runtime.heavy_reads.foreground():
+            return await self.run(runtime, principal, arguments)
 
 
 USE_CASES: dict[str, UseCase[Any, Any]] = {}
 
 
-def use_case(name: str, scope: str) -> Callable[[Callable[[Runtime, Principal, In], Awaitable[Out]]], UseCase[In, Out]]:
+def use_case(
+    name: str, scope: str, *, heavy: bool = False
+) -> Callable[[Callable[[Runtime, Principal, In], Awaitable[Out]]], UseCase[In, Out]]:
     def register(run: Callable[[Runtime, Principal, In], Awaitable[Out]]) -> UseCase[In, Out]:
         hints = typing.get_type_hints(run)
         arguments = [hint for key, hint in hints.items() if key != "return"]
         model = arguments[-1]
         case = UseCase(
-            name=name, scope=scope, input=model, output=hints["return"], run=run, confinement=Confinement.of(model)
+            name=name,
+            scope=scope,
+            input=model,
+            output=hints["return"],
+            run=run,
+            confinement=Confinement.of(model),
+            heavy=heavy,
         )
         if name in USE_CASES:
             raise RuntimeError(f"use case {name} is defined twice")

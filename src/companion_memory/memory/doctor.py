@@ -21,6 +21,7 @@ from datetime import timedelta
 from typing import Any, Literal
 
 from ..clock import iso, parse_iso, shown
+from ..pacing import HeavyReads
 from ..ports import ConstraintError, Database
 from ..store.doctor import REBUILD_FULL_TEXT, DoctorStore
 from ..store.memories import MemoryStore
@@ -86,8 +87,9 @@ def _percent(share: float | None) -> str:
 
 
 class Doctor:
-    def __init__(self, db: Database, mirror: VectorMirror, plans: Plans, nightly: Nightly) -> None:
+    def __init__(self, db: Database, mirror: VectorMirror, plans: Plans, nightly: Nightly, heavy: HeavyReads) -> None:
         self.db = db
+        self.heavy = heavy
         self.mirror = mirror
         self.plans = plans
         self.nightly = nightly
@@ -96,20 +98,29 @@ class Doctor:
         self.memories = MemoryStore(db)
 
     async def report(self) -> HealthReport:
+        """One report at a time (``pacing``): each reads every live memory, some twice."""
+        async with self.heavy.turn():
+            return await self._report()
+
+    async def _report(self) -> HealthReport:
+        # A check at a time: each reads every live memory, or the whole file.
         groups = [
             await check()
-            for check in (
-                self._shape,
-                self._anchors,
-                self._duplicates,
-                self._stale,
-                self._plans,
-                self._contradictions,
-                self._vectors,
-                self._backlog,
-                self._nightly,
-                self._unreadable,
-                self._database,
+            async for check in self.heavy.paced(
+                (
+                    self._shape,
+                    self._anchors,
+                    self._duplicates,
+                    self._stale,
+                    self._plans,
+                    self._contradictions,
+                    self._vectors,
+                    self._backlog,
+                    self._nightly,
+                    self._unreadable,
+                    self._database,
+                ),
+                size=1,
             )
         ]
         return HealthReport(iso(self.clock.now()), tuple(check for group in groups for check in group))

@@ -1,10 +1,18 @@
-"""Export everything a namespace holds to one JSON document, and import it back."""
+"""Export everything a namespace holds to one JSON document, and import it back.
+
+An export is read a page of rows at a time, each page in a heavy read's turn (``pacing``),
+so that it never holds the event loop for long nor a whole table in memory: the REST
+route sends each page's JSON as it is made (``export_json``), and whoever needs the
+document whole (MCP, the CLI, a repair's backup) gathers the pages (``export``).
+"""
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Callable
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from ..clock import iso, read_day, read_time
 from ..domain.counts import MAX_COUNT, read_count
@@ -12,6 +20,7 @@ from ..domain.json_value import MAX_DEPTH, json_problem
 from ..domain.layers import LAYERS
 from ..domain.types import MEMORY_TYPES, PLAN_STATUSES, STATUSES
 from ..errors import InvalidInput
+from ..pacing import HeavyReads
 from ..ports import Clock, Database
 from ..store.outbox import OutboxStore
 from ..store.snapshot import TABLES, TABLES_BY_NAME, SnapshotStore, TableSpec
@@ -24,32 +33,116 @@ log = logging.getLogger("companion_memory.snapshot")
 FORMAT = "companion-memory-export"
 VERSION = 1
 _IMPORT_GROUP = 200
+# Rows read by one query of an export. On D1 each page is a query of the Worker's
+# invocation (which allows 1,000, 50 on the free plan), so pages are not small; the rows
+# of a page are gone through a slice at a time.
+EXPORT_PAGE = 1000
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class _Page:
+    """Rows of one table read back, and the rows left out; every table has a first page,
+    if only an empty one."""
+
+    table: TableSpec
+    rows: list[dict[str, Any]]
+    skipped: list[dict[str, Any]]
+    first: bool
+
+
+def _json(value: Any) -> str:
+    """As the API writes JSON: compact, UTF-8 as it is."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 class Snapshots:
-    def __init__(self, db: Database, clock: Clock, mirror: VectorMirror) -> None:
+    def __init__(self, db: Database, clock: Clock, mirror: VectorMirror, heavy: HeavyReads) -> None:
         self.db = db
         self.clock = clock
         self.mirror = mirror
+        self.heavy = heavy
         self.store = SnapshotStore(db)
 
     async def export(self, namespace: str | None) -> dict[str, Any]:
-        """``namespace=None`` exports every namespace."""
-        document: dict[str, Any] = {
-            "format": FORMAT,
-            "version": VERSION,
-            "exported_at": iso(self.clock.now()),
-            "namespace": namespace,
-        }
+        """The whole document; ``namespace=None`` exports every namespace."""
+        document = self._head(namespace)
         skipped: list[dict[str, Any]] = []
-        for table in TABLES:
-            document[table.name], unreadable = await self.store.read(table, namespace)
-            skipped.extend(unreadable)
+
+        async def gather(page: _Page) -> None:
+            document.setdefault(page.table.name, []).extend(page.rows)
+            skipped.extend(page.skipped)
+
+        async for _ in self._in_turns(namespace, gather):
+            pass
         if skipped:
-            for row in skipped:
-                log.warning("export left out %s %s: %s", row["table"], row["id"], row["problem"])
             document["skipped"] = skipped
         return document
+
+    async def export_json(self, namespace: str | None) -> AsyncIterator[str]:
+        """The same document as JSON text, in pieces: the first once the first page is
+        read, then one a page. A read failing midway ends it early (the text is then not
+        whole JSON, which any reader notices)."""
+        skipped: list[dict[str, Any]] = []
+
+        async def render(page: _Page) -> str:
+            skipped.extend(page.skipped)
+            rows = ",".join([_json(row) async for row in self.heavy.paced(page.rows)])
+            if page.first:  # closes the table before, opens its own
+                return ("]" if page.table is not TABLES[0] else "") + f",{_json(page.table.name)}:[" + rows
+            return "," + rows if rows else ""
+
+        pieces = self._in_turns(namespace, render)
+        yield _json(self._head(namespace))[:-1] + await anext(pieces)
+        async for piece in pieces:
+            if piece:
+                yield piece
+        yield f'],"skipped":{_json(skipped)}}}'
+
+    def _head(self, namespace: str | None) -> dict[str, Any]:
+        return {"format": FORMAT, "version": VERSION, "exported_at": iso(self.clock.now()), "namespace": namespace}
+
+    async def _in_turns(self, namespace: str | None, handle: Callable[[_Page], Awaitable[R]]) -> AsyncIterator[R]:
+        """``handle`` of each page, each page read and handled in a heavy read's turn;
+        what it made is handed on outside the turn (a slow client holds no turn)."""
+        pages = self._pages(namespace)
+        try:
+            while True:
+                async with self.heavy.turn():
+                    page = await anext(pages, None)
+                    if page is None:
+                        return
+                    made = await handle(page)
+                yield made
+        finally:
+            await pages.aclose()
+
+    async def _pages(self, namespace: str | None) -> AsyncGenerator[_Page, None]:
+        for table in TABLES:
+            after, first = "", True
+            while True:
+                rows = await self.store.page(table, namespace, after=after, limit=EXPORT_PAGE)
+                kept: list[dict[str, Any]] = []
+                skipped: list[dict[str, Any]] = []
+                async for row in self.heavy.paced(rows):
+                    problem = SnapshotStore.readable(table, row)
+                    if problem is None:
+                        kept.append(row)
+                        continue
+                    log.warning("export left out %s %s: %s", table.name, row.get("id"), problem)
+                    skipped.append(
+                        {
+                            "table": table.name,
+                            "id": row.get("id"),
+                            "namespace": row.get("namespace"),
+                            "problem": problem,
+                        }
+                    )
+                yield _Page(table, kept, skipped, first)
+                if len(rows) < EXPORT_PAGE:
+                    break
+                after, first = rows[-1]["id"], False
 
     async def import_(self, document: Any) -> dict[str, Any]:
         """Upsert every row by id; active memories are queued for the vector index, which

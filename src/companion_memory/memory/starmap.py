@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 # The panel's palette (admin/js/format.js), so a file looks like the page it came from.
@@ -101,8 +101,9 @@ def layout(nodes: Sequence[Mapping[str, Any]]) -> dict[str, tuple[float, float]]
     return placed
 
 
-def star_map_svg(graph: Graph, *, title: str) -> str:
-    """A standalone SVG (no script, no external reference): stars, lines, a legend."""
+def star_map_svg(graph: Graph, *, title: str) -> Iterator[str]:
+    """A standalone SVG (no script, no external reference): stars, lines, a legend; its
+    lines, to be joined with line breaks (a heavy read goes through them a slice at a time)."""
     nodes, edges = graph["nodes"], graph["edges"]
     at = layout(nodes)
     margin = 60.0
@@ -112,7 +113,7 @@ def star_map_svg(graph: Graph, *, title: str) -> str:
     width = max(xs) - min(xs) + 2 * margin + 220  # the labels to the right of the stars
     height = max(ys) - min(ys) + 2 * margin + 60
     label_all = len(nodes) <= LABEL_ALL_UP_TO
-    out = [
+    yield from [
         '<svg xmlns="http://www.w3.org/2000/svg" '
         f'viewBox="{left:.1f} {top:.1f} {width:.1f} {height:.1f}" '
         f'width="{width:.0f}" height="{height:.0f}" role="img" aria-label="{_xml(title)}">',
@@ -127,43 +128,42 @@ def star_map_svg(graph: Graph, *, title: str) -> str:
         if source is None or target is None:
             continue
         relation = str(edge["relation"])
-        out.append(
+        yield (
             f'<line x1="{source[0]:.1f}" y1="{source[1]:.1f}" x2="{target[0]:.1f}" y2="{target[1]:.1f}" '
             f'stroke="{_colour(RELATION_COLOURS, relation)}" '
             + ('stroke-dasharray="4 3" ' if relation == "about" else "")
             + f'stroke-width="{1 + float(edge.get("weight") or 0) * 1.5:.2f}"><title>{_xml(relation)}</title></line>'
         )
-    out.append('</g><g class="stars">')
+    yield '</g><g class="stars">'
     for node in nodes:
         x, y = at[str(node["id"])]
         kind, content = str(node["type"]), str(node["content"])
         tooltip = f"<title>{_xml(f'{kind} · {content}')}</title>"
         if node.get("kind") == "person":
-            out.append(
+            yield (
                 f'<polygon class="person" points="{_sparkle(x, y, _radius(node))}" '
                 f'fill="{_colour(TYPE_COLOURS, kind)}">{tooltip}</polygon>'
             )
         else:
-            out.append(
+            yield (
                 f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{_radius(node):.1f}" fill="{_colour(TYPE_COLOURS, kind)}">'
                 f"{tooltip}</circle>"
             )
         if label_all or node.get("pinned") or float(node.get("importance") or 0) >= 0.7:
-            out.append(
+            yield (
                 f'<text x="{x + _radius(node) + 4:.1f}" y="{y + 4:.1f}" fill="#cbd5e1" font-family="sans-serif" '
                 f'font-size="11">{_xml(_short(content))}</text>'
             )
-    out.append("</g>")
+    yield "</g>"
     present = sorted({str(n["type"]) for n in nodes})
     for index, kind in enumerate(present):
         y = top + 60 + index * 18
-        out.append(
+        yield (
             f'<circle cx="{left + 26:.1f}" cy="{y:.1f}" r="5" fill="{_colour(TYPE_COLOURS, kind)}"/>'
             f'<text x="{left + 38:.1f}" y="{y + 4:.1f}" fill="#94a3b8" font-family="sans-serif" font-size="11">'
             f"{_xml(kind)}</text>"
         )
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+    yield "</svg>"
 
 
 def _mermaid_text(text: str) -> str:
@@ -173,21 +173,22 @@ def _mermaid_text(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in " .,-_'!?:()" else f"#{ord(ch)};" for ch in _NOT_XML.sub("", text))
 
 
-def star_map_mermaid(graph: Graph) -> str:
+def star_map_mermaid(graph: Graph) -> Iterator[str]:
     """A Mermaid flowchart: one node per memory (labelled with its type and the start of
-    its text) or person, one arrow per relation, a class per type for its colour."""
+    its text) or person, one arrow per relation, a class per type for its colour; its
+    lines, as ``star_map_svg``'s."""
     nodes, edges = graph["nodes"], graph["edges"]
     ids = {str(node["id"]): f"n{index}" for index, node in enumerate(nodes)}
     people = sum(1 for node in nodes if node.get("kind") == "person")
     counts = f"{len(nodes) - people} memories, {len(edges)} relations" + (f", {people} people" if people else "")
-    lines = [f"%% companion-memory star map: {counts}", "flowchart LR"]
+    yield from (f"%% companion-memory star map: {counts}", "flowchart LR")
     classes: dict[str, list[str]] = {}
     for node in nodes:
         kind = str(node["type"])
         name = ids[str(node["id"])]
         label = f"{_mermaid_text(kind)}: {_mermaid_text(_short(str(node['content'])))}"
         # A person is a circle, a memory a box.
-        lines.append(f'  {name}(("{label}"))' if node.get("kind") == "person" else f'  {name}["{label}"]')
+        yield f'  {name}(("{label}"))' if node.get("kind") == "person" else f'  {name}["{label}"]'
         # Class names of our own: Mermaid keywords (end, default) can never be one.
         classes.setdefault(kind, []).append(name)
     for edge in edges:
@@ -195,8 +196,7 @@ def star_map_mermaid(graph: Graph) -> str:
         if source and target:
             relation = str(edge["relation"])
             arrow = "-.->" if relation == "about" else "-->"
-            lines.append(f'  {source} {arrow}|"{_mermaid_text(relation)}"| {target}')
+            yield f'  {source} {arrow}|"{_mermaid_text(relation)}"| {target}'
     for index, (kind, members) in enumerate(sorted(classes.items())):
-        lines.append(f"  classDef type{index} fill:{_colour(TYPE_COLOURS, kind)},stroke:#0f172a,color:#ffffff")
-        lines.append(f"  class {','.join(members)} type{index}")
-    return "\n".join(lines) + "\n"
+        yield f"  classDef type{index} fill:{_colour(TYPE_COLOURS, kind)},stroke:#0f172a,color:#ffffff"
+        yield f"  class {','.join(members)} type{index}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from ..pacing import HeavyReads
 from ..ports import Database
 from .sql import from_json
 
@@ -29,11 +30,13 @@ MAX_EDGES = 5000
 
 
 class AdminViews:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, heavy: HeavyReads) -> None:
         self.db = db
+        self.heavy = heavy
 
     async def graph(self, namespace: str, *, types: list[str], limit: int) -> dict[str, Any]:
-        """The most important live memories and the relation edges among them."""
+        """The most important live memories and the relation edges among them, a slice
+        at a time (``pacing``)."""
         where, params = _NODE, [namespace]
         if types:
             where += f" AND type IN ({', '.join('?' * len(types))})"
@@ -41,11 +44,14 @@ class AdminViews:
         rows = await self.db.all(
             f"{where} ORDER BY pinned DESC, importance DESC, updated_at DESC LIMIT ?", (*params, limit + 1)
         )
-        nodes = [{**r, "pinned": bool(r["pinned"]), "tags": from_json(r["tags"], [])} for r in rows[:limit]]
+        nodes = [
+            {**r, "pinned": bool(r["pinned"]), "tags": from_json(r["tags"], [])}
+            async for r in self.heavy.paced(rows[:limit])
+        ]
         ids = {n["id"] for n in nodes}
         edges = [
             e
-            for e in await self.db.all(_EDGES, (namespace, MAX_EDGES))
+            async for e in self.heavy.paced(await self.db.all(_EDGES, (namespace, MAX_EDGES)))
             if e["source_id"] in ids and e["target_id"] in ids
         ]
         return {"nodes": nodes, "edges": edges, "truncated": len(rows) > limit}

@@ -14,7 +14,7 @@ from .moods import MOOD_COLUMNS
 from .people import PERSON_COLUMNS, PROPOSAL_COLUMNS
 from .sql import placeholders, read_stored_json, to_json
 from .stored_values import TABLES_BY_NAME as STORED_TABLES
-from .stored_values import StoredTable, row_problem
+from .stored_values import row_problem
 from .todos import TODO_COLUMNS
 
 
@@ -24,7 +24,6 @@ class TableSpec:
     key: tuple[str, ...]
     columns: tuple[str, ...]
     json_columns: tuple[str, ...] = ()
-    order_by: str = "created_at, id"
     # Columns computed from the row on import instead of being exported.
     derived: tuple[tuple[str, Callable[[dict[str, Any]], Any]], ...] = ()
 
@@ -62,7 +61,6 @@ TABLES = (
         "daily_log",
         ("id",),
         ("id", "namespace", "date", "title", "summary", "message_count", "created_at", "updated_at"),
-        order_by="date",
     ),
     TableSpec(
         "weekly_log",
@@ -79,16 +77,10 @@ TABLES = (
             "created_at",
             "updated_at",
         ),
-        order_by="week",
     ),
-    TableSpec(
-        "monthly_log",
-        ("id",),
-        ("id", "namespace", "month", "title", "summary", "created_at", "updated_at"),
-        order_by="month",
-    ),
+    TableSpec("monthly_log", ("id",), ("id", "namespace", "month", "title", "summary", "created_at", "updated_at")),
     TableSpec("todos", ("id",), TODO_COLUMNS),
-    TableSpec("moods", ("id",), MOOD_COLUMNS, order_by="felt_at, id"),
+    TableSpec("moods", ("id",), MOOD_COLUMNS),
     # Which memories are about whom is not exported: the nightly job links them again.
     TableSpec("people", ("id",), PERSON_COLUMNS, ("aliases",)),
     TableSpec("person_proposals", ("id",), PROPOSAL_COLUMNS, ("aliases", "evidence")),
@@ -114,40 +106,33 @@ TABLES = (
 TABLES_BY_NAME = {t.name: t for t in TABLES}
 
 
-def _unreadable(table: TableSpec, stored: StoredTable, row: dict[str, Any]) -> str | None:
-    """Why the row cannot be exported; its JSON columns are decoded in place otherwise."""
-    for column in table.json_columns:
-        row[column], problem = read_stored_json(row[column])
-        if problem:
-            return f"{column} {problem}"
-    found = row_problem(stored, row)
-    return f"{found[0]} {found[1]}" if found else None
-
-
 class SnapshotStore:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def read(self, table: TableSpec, namespace: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """The table's rows, and the rows left out because a JSON column, a time or a count
-        cannot be read back (each with its id and why), so one bad row never costs the
-        whole export, and what is exported imports back."""
-        where, params = ("WHERE namespace = ?", (namespace,)) if namespace else ("", ())
-        rows = await self.db.all(
-            f"SELECT {', '.join(table.columns)} FROM {table.name} {where} ORDER BY {table.order_by}", params
+    async def page(self, table: TableSpec, namespace: str | None, *, after: str, limit: int) -> list[dict[str, Any]]:
+        """The table's rows with an id past ``after``, in id order, at most ``limit``: an
+        export reads a page at a time. The id is the key to page by (unique, indexed, never
+        null); ``+namespace`` keeps SQLite walking that index instead of sorting the
+        namespace's rows for every page."""
+        where, params = ("AND +namespace = ?", (namespace,)) if namespace else ("", ())
+        return await self.db.all(
+            f"SELECT {', '.join(table.columns)} FROM {table.name} WHERE id > ? {where} ORDER BY id LIMIT ?",
+            (after, *params, limit),
         )
-        kept: list[dict[str, Any]] = []
-        skipped: list[dict[str, Any]] = []
-        stored = STORED_TABLES[table.name]
-        for row in rows:
-            problem = _unreadable(table, stored, row)
+
+    @staticmethod
+    def readable(table: TableSpec, row: dict[str, Any]) -> str | None:
+        """Reads the row's JSON columns back in place; says why the row cannot be read back
+        (a JSON column, a time or a count): then it is left out of an export, with its id
+        and why, so one bad row never costs the whole export, and what is exported imports
+        back."""
+        for column in table.json_columns:
+            row[column], problem = read_stored_json(row[column])
             if problem:
-                skipped.append(
-                    {"table": table.name, "id": row.get("id"), "namespace": row.get("namespace"), "problem": problem}
-                )
-            else:
-                kept.append(row)
-        return kept, skipped
+                return f"{column} {problem}"
+        found = row_problem(STORED_TABLES[table.name], row)
+        return f"{found[0]} {found[1]}" if found else None
 
     @staticmethod
     def upsert(table: TableSpec, row: dict[str, Any]) -> Statement:

