@@ -67,11 +67,13 @@ async def export(runtime: Runtime, _: Principal, scope: ExportScope) -> ExportDo
     return ExportDocument.model_validate(await runtime.snapshots.export(scope.namespace))
 
 
-def export_json(runtime: Runtime, principal: Principal, scope: ExportScope) -> AsyncIterator[str]:
+async def export_json(runtime: Runtime, principal: Principal, scope: ExportScope) -> AsyncIterator[str]:
     """``export``'s document as JSON text, a page of rows at a time, for a surface that
-    sends it as it is made (REST): never the whole export in memory at once."""
-    export.authorize(principal)
-    return runtime.snapshots.export_json(scope.namespace)
+    sends it as it is made (REST): never the whole export in memory at once. Admitted as
+    ``export`` is, before the first piece."""
+    await export.admit(runtime, principal, scope)
+    async for piece in runtime.snapshots.export_json(scope.namespace):
+        yield piece
 
 
 @use_case("export.import", OWNER)

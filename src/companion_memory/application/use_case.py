@@ -63,9 +63,15 @@ class UseCase(Generic[In, Out]):
         caller without the scope learns nothing, not even whether its input was valid."""
         principal.require(self.scope)
 
-    async def __call__(self, runtime: Runtime, principal: Principal, arguments: In) -> Out:
+    async def admit(self, runtime: Runtime, principal: Principal, arguments: In) -> None:
+        """The scope, then the namespaces the input names against the caller's bindings:
+        what every call passes before it runs (a surface that streams the answer itself
+        calls this first)."""
         self.authorize(principal)
         await self.confinement.check(runtime.db, principal, self.scope, arguments)
+
+    async def __call__(self, runtime: Runtime, principal: Principal, arguments: In) -> Out:
+        await self.admit(runtime, principal, arguments)
         if self.heavy:
             return await self.run(runtime, principal, arguments)
         with runtime.heavy_reads.foreground():
