@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
+from companion_memory.ports import Embedder
+from companion_memory.settings import Settings
 from tests.conftest import OWNER_KEY
+from tests.live_server import LiveServer
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -25,6 +29,27 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 VIEWPORTS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 800}}
+
+
+@contextmanager
+def chromium() -> Iterator[Browser]:
+    """Debian's Chromium, headless. CI installs it (.ci/run); without it the browser tests
+    fail, never skip, and never run `playwright install`."""
+    assert CHROMIUM.exists(), f"{CHROMIUM} is missing: apt-get install chromium"
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@contextmanager
+def owner_server(data_dir: Path, embedder: Embedder) -> Iterator[LiveServer]:
+    """The real local server (the panel's files included) with the owner key set."""
+    running = LiveServer(Settings(CHATBOX_API_KEY=OWNER_KEY), data_dir, embedder, local_app=True)
+    yield running
+    running.stop()
+
+
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
 # axe-core, vendored (tests/vendor/README.md): the accessibility audit run in the page.

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Response, expect, sync_playwright
+from playwright.sync_api import Browser, Response, expect
 
 from companion_memory.ports import Embedder
 from companion_memory.settings import Settings
-from tests.admin_browser import CHROMIUM, CHROMIUM_ARGS, TOAST_MS, UNDO_MS, Panel, Rest, eventually
+from tests.admin_browser import TOAST_MS, UNDO_MS, Panel, Rest, chromium, eventually, owner_server
 from tests.conftest import OWNER_KEY
 from tests.live_server import LiveServer
 
@@ -31,19 +31,14 @@ XSS_MESSAGE = "<img src=x onerror=\"window['__xss']=3\">"
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    # CI installs Debian's Chromium (.ci/run); without it these tests fail, never skip.
-    assert CHROMIUM.exists(), f"{CHROMIUM} is missing: apt-get install chromium"
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+    with chromium() as launched:
         yield launched
-        launched.close()
 
 
 @pytest.fixture
-def server(tmp_path: Path, embedder) -> Iterator[LiveServer]:  # type: ignore[no-untyped-def]
-    running = LiveServer(Settings(CHATBOX_API_KEY=OWNER_KEY), tmp_path / "data", embedder, local_app=True)
-    yield running
-    running.stop()
+def server(tmp_path: Path, embedder: Embedder) -> Iterator[LiveServer]:
+    with owner_server(tmp_path / "data", embedder) as running:
+        yield running
 
 
 @pytest.fixture

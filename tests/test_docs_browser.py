@@ -9,28 +9,23 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Route, expect, sync_playwright
+from playwright.sync_api import Browser, Route, expect
 
-from companion_memory.settings import Settings
-from tests.admin_browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORTS
-from tests.conftest import OWNER_KEY
+from companion_memory.ports import Embedder
+from tests.admin_browser import VIEWPORTS, chromium, owner_server
 from tests.live_server import LiveServer
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    assert CHROMIUM.exists(), f"{CHROMIUM} is missing: apt-get install chromium"
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+    with chromium() as launched:
         yield launched
-        launched.close()
 
 
 @pytest.fixture
-def server(tmp_path: Path, embedder) -> Iterator[LiveServer]:  # type: ignore[no-untyped-def]
-    running = LiveServer(Settings(CHATBOX_API_KEY=OWNER_KEY), tmp_path / "data", embedder, local_app=True)
-    yield running
-    running.stop()
+def server(tmp_path: Path, embedder: Embedder) -> Iterator[LiveServer]:
+    with owner_server(tmp_path / "data", embedder) as running:
+        yield running
 
 
 def test_the_api_page_renders_with_no_request_leaving_the_server(browser: Browser, server: LiveServer) -> None:

@@ -299,8 +299,8 @@ async def token(client: httpx.AsyncClient, **form: str) -> httpx.Response:
     return await client.post("/oauth/token", data=form)
 
 
-async def tokens_for(client: httpx.AsyncClient) -> tuple[str, dict[str, Any]]:
-    client_id, code, verifier = await code_for(client)
+async def tokens_for(client: httpx.AsyncClient, **overrides: str | None) -> tuple[str, dict[str, Any]]:
+    client_id, code, verifier = await code_for(client, **overrides)
     response = await token(
         client,
         grant_type="authorization_code",
@@ -614,16 +614,8 @@ async def test_a_refresh_may_ask_for_less_and_gets_only_that(client: httpx.Async
 
 
 async def test_a_refresh_cannot_widen_a_read_only_grant(client: httpx.AsyncClient) -> None:
-    client_id, code, verifier = await code_for(client, scope="memory:read")
-    first = await token(
-        client,
-        grant_type="authorization_code",
-        code=code,
-        redirect_uri=REDIRECT,
-        client_id=client_id,
-        code_verifier=verifier,
-    )
-    refresh = first.json()["refresh_token"]
+    client_id, first = await tokens_for(client, scope="memory:read")
+    refresh = first["refresh_token"]
     wider = await token(
         client, grant_type="refresh_token", refresh_token=refresh, client_id=client_id, scope="memory:write"
     )
