@@ -103,7 +103,7 @@ class Runtime:
 
     @cached_property
     def ingestor(self) -> MessageIngestor:
-        return MessageIngestor(self.db, self.clock)
+        return MessageIngestor(self.db, self.clock, self.mirror)
 
     @cached_property
     def snapshots(self) -> Snapshots:

@@ -27,16 +27,25 @@ class EpisodeStore:
     @staticmethod
     def insert_if_new(episode: Episode) -> Statement:
         """One episode per message: a message stored again (a retry) adds nothing."""
-        values = {
-            **episode.as_dict(),
-            "sensitive": to_json(episode.sensitive),
-            "search_text": search_document(episode.content),
-        }
         return Statement(
             f"INSERT INTO episodes ({', '.join(_COLUMNS)}) VALUES ({placeholders(len(_COLUMNS))}) "
             "ON CONFLICT (id) DO NOTHING",
-            tuple(values[c] for c in _COLUMNS),
+            _values(episode),
         )
+
+    @staticmethod
+    def insert_for_message(episode: Episode) -> Statement:
+        """The episode of a message inserted earlier in the same batch, if it was: a
+        message whose insert was a duplicate's no-op gets no episode."""
+        return Statement(
+            f"INSERT INTO episodes ({', '.join(_COLUMNS)}) SELECT {placeholders(len(_COLUMNS))} "
+            "WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?) ON CONFLICT (id) DO NOTHING",
+            (*_values(episode), episode.id),
+        )
+
+    async def live_ids(self, *, after: str, limit: int) -> list[dict[str, Any]]:
+        """Ids and namespaces of every episode (all are in the vector index), in id order."""
+        return await self.db.all("SELECT id, namespace FROM episodes WHERE id > ? ORDER BY id LIMIT ?", (after, limit))
 
     async def get_many(self, ids: Sequence[str]) -> list[Episode]:
         found: list[Episode] = []
@@ -88,11 +97,21 @@ class EpisodeStore:
         return [episode_from_row(r) for r in rows]
 
     @staticmethod
-    def delete_rows(ids: Sequence[str]) -> list[Statement]:
-        """Remove the episodes and their messages (call once their vectors are gone)."""
-        statements: list[Statement] = []
-        for part in chunks(list(ids)):
-            marks = placeholders(len(part))
-            statements.append(Statement(f"DELETE FROM episodes WHERE id IN ({marks})", tuple(part)))
-            statements.append(Statement(f"DELETE FROM messages WHERE id IN ({marks})", tuple(part)))
-        return statements
+    def delete_rows(ids: Sequence[str], *, with_messages: bool = True) -> list[Statement]:
+        """Remove the episodes, and their messages unless told not to (retention: the raw
+        message keeps its own retention). Call once their vectors are gone."""
+        tables = ("episodes", "messages") if with_messages else ("episodes",)
+        return [
+            Statement(f"DELETE FROM {table} WHERE id IN ({placeholders(len(part))})", tuple(part))
+            for part in chunks(list(ids))
+            for table in tables
+        ]
+
+
+def _values(episode: Episode) -> tuple[Any, ...]:
+    values = {
+        **episode.as_dict(),
+        "sensitive": to_json(episode.sensitive),
+        "search_text": search_document(episode.content),
+    }
+    return tuple(values[c] for c in _COLUMNS)
