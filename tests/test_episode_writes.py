@@ -12,10 +12,12 @@ from typing import Any
 import httpx
 import pytest
 
+from companion_memory.errors import InvalidInput
 from companion_memory.memory.writes import Actor, MemoryDraft
 from companion_memory.ports import Embedder, EmbeddingKind
 from companion_memory.runtime import Runtime
-from tests.conftest import IM_KEY, auth
+from companion_memory.store.messages import MessageRow, MessageStore
+from tests.conftest import DEBUG_KEY, IM_KEY, auth
 from tests.upstreams import RecordingUpstream
 
 
@@ -214,3 +216,115 @@ async def test_a_user_turn_with_a_secret_is_embedded_from_its_masked_words(
     await dreaming.mirror.drain()
     [(kind, texts)] = counting.calls[1:]
     assert kind == "passage" and sorted(texts) == ["my door code password: [credential]", "noted"]
+
+
+async def test_reindex_and_health_cover_episodes(client: httpx.AsyncClient, runtime: Runtime) -> None:
+    await runtime.writer.create("default", MemoryDraft(content="I like jasmine tea"), Actor("test"))
+    await ingest(client, [{"role": "user", "content": "Toby chewed my slippers"}, {"role": "user", "content": "ok"}])
+    health = (await client.get("/v1/debug/vector_health", headers=auth(DEBUG_KEY))).json()
+    assert (health["episodes"], health["missing_from_index"], health["outbox"]["pending"]) == (2, 2, 2)
+    await runtime.mirror.drain()
+    health = (await client.get("/v1/debug/vector_health", headers=auth(DEBUG_KEY))).json()
+    assert (health["missing_from_index"], health["indexed_vectors"]) == (0, 3)
+
+    step = (await client.post("/v1/debug/vector_reindex", json={"restart": True}, headers=auth(DEBUG_KEY))).json()
+    assert (step["queued"], step["indexed_now"], step["episodes"], step["done"]) == (3, 3, 2, True)
+    kinds = sorted(r.metadata["kind"] for r in await runtime.vectors.get([*await episode_ids(runtime)]))
+    assert kinds == ["episode", "episode"]
+
+
+async def episode_ids(runtime: Runtime) -> list[str]:
+    return [e["id"] for e in await episodes(runtime)]
+
+
+async def test_retention_keeps_messages_and_episodes_apart(client: httpx.AsyncClient, runtime: Runtime) -> None:
+    """MESSAGES_RETENTION_DAYS (7) is what the dream may read; EPISODE_RETENTION_DAYS
+    (365) what recall finds. A message that goes leaves its episode, and the reverse."""
+    old = await ingest(client, [{"role": "user", "content": "I moved to Lisbon", "created_at": "2025-11-01T10:00:00Z"}])
+    week = await ingest(
+        client, [{"role": "user", "content": "I started pottery", "created_at": "2026-11-20T10:00:00Z"}]
+    )
+    await runtime.mirror.drain()
+    [gone] = [m["id"] for m in old["messages"]]
+    [kept] = [m["id"] for m in week["messages"]]
+    report = await runtime.retention.run(force=True)
+    assert (report["messages"], report["episodes_expired"]) == (2, 1)
+    assert await runtime.db.all("SELECT id FROM messages") == []
+    assert await episode_ids(runtime) == [kept]
+    assert await runtime.vectors.get([gone]) == [] and len(await runtime.vectors.get([kept])) == 1
+
+
+async def test_retention_gives_older_messages_their_episodes(runtime: Runtime) -> None:
+    """Messages stored before episodes were (an upgrade) get theirs, private spans cut."""
+    await runtime.db.batch(
+        [
+            MessageStore.insert_if_new(
+                MessageRow(
+                    id=f"m{i}",
+                    namespace="default",
+                    conversation_id="c1",
+                    role="user",
+                    content=content,
+                    client_hash=f"h{i}",
+                    source="ingest",
+                    model=None,
+                    metadata=None,
+                    created_at=f"2026-11-30T10:00:0{i}.000Z",
+                    stored_at="2026-11-30T10:00:00.000Z",
+                )
+            )
+            for i, content in enumerate(["I have a cat called Mochi", "<private>only this</private>", "my pin 1234"])
+        ]
+    )
+    report = await runtime.retention.run(force=True)
+    assert report["episodes_backfilled"] == 2
+    assert [(e["id"], e["content"]) for e in await episodes(runtime)] == [
+        ("m0", "I have a cat called Mochi"),
+        ("m2", "my pin 1234"),
+    ]
+    assert (await runtime.db.first("SELECT content FROM messages WHERE id = 'm1'")) == {"content": ""}
+    assert (await runtime.retention.run(force=True))["episodes_backfilled"] == 0
+    assert len(await runtime.vectors.get(["m0", "m2"])) == 2
+
+
+async def test_forgetting_removes_the_vectors_first_then_the_words_and_rows(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    day = [
+        {"role": "user", "content": "I argued with my sister", "created_at": "2026-11-29T20:00:00Z"},
+        {"role": "assistant", "content": "That sounds hard", "created_at": "2026-11-29T20:00:05Z"},
+        {"role": "user", "content": "<private>all of it</private>", "created_at": "2026-11-29T20:01:00Z"},
+    ]
+    first = [m["id"] for m in (await ingest(client, day, conversation="evening"))["messages"]]
+    other = [
+        m["id"]
+        for m in (
+            await ingest(client, [{"role": "user", "content": "I bought a bike", "created_at": "2026-11-30T08:00:00Z"}])
+        )["messages"]
+    ]
+    await runtime.mirror.drain()
+    forgetter = runtime.episode_forgetter
+    with pytest.raises(InvalidInput):
+        await forgetter.forget("default")
+
+    # While the index is down the words are gone at once, the rows wait for their vectors.
+    runtime.vectors.down = True  # type: ignore[attr-defined]
+    assert await forgetter.forget("default", ids=[first[0]]) == 1
+    assert await runtime.db.first("SELECT content FROM episodes WHERE id = ?", (first[0],)) == {"content": ""}
+    assert not await runtime.db.all("SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH 'sister'")
+    runtime.vectors.down = False  # type: ignore[attr-defined]
+    assert len(await runtime.vectors.get([first[0]])) == 1
+    runtime.clock.advance(minutes=1)  # type: ignore[attr-defined]
+    await runtime.mirror.drain()
+    assert await runtime.vectors.get([first[0]]) == []
+    assert await runtime.db.all("SELECT id FROM messages WHERE id = ?", (first[0],)) == []
+
+    # A conversation: its episodes and the message that had none.
+    assert await forgetter.forget("default", conversation_id="evening") == 2
+    assert await runtime.db.all("SELECT id FROM messages WHERE conversation_id = 'evening'") == []
+    assert await runtime.vectors.get(first) == []
+    # A time range, in another namespace: nothing; in this one, the bike.
+    assert await forgetter.forget("work", since="2026-11-30T00:00:00.000Z") == 0
+    assert await forgetter.forget("default", since="2026-11-30T00:00:00.000Z", until="2026-12-01T00:00:00.000Z") == 1
+    assert await episodes(runtime) == [] and await runtime.vectors.get(other) == []
+    assert await outbox(runtime) == []

@@ -8,8 +8,14 @@ class (memory/sensitive.py). A message with nothing left to recall has no episod
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..domain.episode import Episode
-from ..store.messages import MessageRow
+from ..domain.private_spans import strip_private
+from ..ports import Statement
+from ..store.episodes import EpisodeStore
+from ..store.messages import MessageRow, MessageStore
+from ..store.outbox import OutboxStore
 from .sensitive import mask_sensitive
 
 
@@ -28,3 +34,18 @@ def episode_of(message: MessageRow) -> Episode | None:
         created_at=message.created_at,
         stored_at=message.stored_at,
     )
+
+
+def backfilled(messages: list[MessageRow], at: str) -> tuple[list[Statement], int]:
+    """The episodes of messages stored before episodes were, queued to be embedded, and
+    how many there are. A private span such a message still holds is cut from it too."""
+    statements: list[Statement] = []
+    made: list[str] = []
+    for message in messages:
+        kept = strip_private(message.content)
+        if kept != message.content:
+            statements.append(MessageStore.rewrite(message.id, kept))
+        if episode := episode_of(dataclasses.replace(message, content=kept)):
+            statements.append(EpisodeStore.insert_if_new(episode))
+            made.append(episode.id)
+    return statements + OutboxStore.enqueue_stored_episodes(made, at), len(made)

@@ -41,6 +41,9 @@ EMBEDDED_TEXT_FORM = "folded-1"
 # index answers each with its values, and a page's worth of them is work on the event
 # loop (6 ms for 500 on a slow core, with the health report reading every live memory).
 PRESENCE_PAGE = 200
+# Vectors removed in one call (a forgotten day of episodes is hundreds): Vectorize takes
+# 1000 ids a call; the rows that follow them are one batch.
+REMOVALS_AT_ONCE = 100
 # What every query for memories adds to its filter: episodes share the index.
 MEMORY_FILTER = {"kind": "memory"}
 
@@ -315,14 +318,17 @@ class VectorMirror:
             except (InfrastructureError, ValueError, RecursionError) as error:
                 await self._failed(upserts, error)
                 failed += len(upserts)
-        for entry in removals:
+        for start in range(0, len(removals), REMOVALS_AT_ONCE):
+            part = removals[start : start + REMOVALS_AT_ONCE]
             try:
-                await self.vectors.delete([entry.memory_id])
-                await self.db.batch([*self.kinds[entry.kind].after_removal(entry), OutboxStore.clear(entry)])
-                synced += 1
+                await self.vectors.delete([e.memory_id for e in part])
+                await self.db.batch(
+                    [s for e in part for s in (*self.kinds[e.kind].after_removal(e), OutboxStore.clear(e))]
+                )
+                synced += len(part)
             except InfrastructureError as error:  # the index or the database is down: retry later
-                await self._failed([entry], error)
-                failed += 1
+                await self._failed(part, error)
+                failed += len(part)
         return SyncReport(synced=synced, failed=failed, vectors=vectors)
 
     async def _upsert(self, entries: list[OutboxEntry]) -> dict[str, Sequence[float]]:

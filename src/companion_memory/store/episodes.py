@@ -47,6 +47,70 @@ class EpisodeStore:
         """Ids and namespaces of every episode (all are in the vector index), in id order."""
         return await self.db.all("SELECT id, namespace FROM episodes WHERE id > ? ORDER BY id LIMIT ?", (after, limit))
 
+    async def said_before(self, cutoff: str, limit: int) -> list[dict[str, Any]]:
+        """Ids and namespaces of the episodes said before ``cutoff``, oldest first."""
+        return await self.db.all(
+            "SELECT id, namespace FROM episodes WHERE created_at < ? ORDER BY created_at, id LIMIT ?", (cutoff, limit)
+        )
+
+    async def chosen(
+        self,
+        namespace: str,
+        *,
+        ids: Sequence[str] = (),
+        conversation_id: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+    ) -> tuple[list[str], list[str]]:
+        """What the owner named to forget: the episodes, and the messages that have none
+        (nothing left to recall, or stored before episodes were), of these ids (when
+        given), of this conversation, said in [since, until)."""
+        conditions = ["namespace = ?"]
+        params: list[Any] = [namespace]
+        if conversation_id is not None:
+            conditions.append("conversation_id = ?")
+            params.append(conversation_id)
+        if since is not None:
+            conditions.append("created_at >= ?")
+            params.append(since)
+        if until is not None:
+            conditions.append("created_at < ?")
+            params.append(until)
+        episodes: list[str] = []
+        messages: list[str] = []
+        # Each part's ids are bound twice, once per table.
+        for part in chunks(list(dict.fromkeys(ids)), 40) if ids else [()]:
+            where = " AND ".join([*conditions, f"id IN ({placeholders(len(part))})"] if part else conditions)
+            rows = await self.db.all(
+                f"SELECT id, 1 AS episode FROM episodes WHERE {where} UNION ALL "
+                f"SELECT id, 0 AS episode FROM messages m WHERE {where} "
+                "AND NOT EXISTS (SELECT 1 FROM episodes e WHERE e.id = m.id)",
+                (*params, *part, *params, *part),
+            )
+            for row in rows:
+                (episodes if row["episode"] else messages).append(row["id"])
+        return episodes, messages
+
+    @staticmethod
+    def blank(ids: Sequence[str]) -> list[Statement]:
+        """Empty what these episodes and their messages say, at once: a forgotten episode's
+        words leave the word indexes while its vector is being removed, before its row."""
+        return [
+            statement
+            for part in chunks(list(ids))
+            for statement in (
+                Statement(
+                    f"UPDATE episodes SET content = '', search_text = '' WHERE id IN ({placeholders(len(part))})",
+                    tuple(part),
+                ),
+                Statement(f"UPDATE messages SET content = '' WHERE id IN ({placeholders(len(part))})", tuple(part)),
+            )
+        ]
+
+    async def count(self) -> int:
+        row = await self.db.first("SELECT COUNT(*) AS n FROM episodes")
+        return row["n"] if row else 0
+
     async def get_many(self, ids: Sequence[str]) -> list[Episode]:
         found: list[Episode] = []
         for part in chunks(list(dict.fromkeys(ids))):
