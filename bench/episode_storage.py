@@ -99,7 +99,8 @@ async def measure(data: Path) -> tuple[int, int, dict[str, int]]:
                 messages = [
                     IncomingMessage(
                         role="user" if turn["speaker"] == turns[0]["speaker"] else "assistant",
-                        content=turn["text"] + (f" [shares {turn['blip_caption']}]" if turn.get("blip_caption") else ""),
+                        content=turn["text"]
+                        + (f" [shares {turn['blip_caption']}]" if turn.get("blip_caption") else ""),
                         id=f"{number}:{turn['dia_id']}",
                         created_at=iso(began.replace(second=min(59, index))),
                     )
