@@ -328,3 +328,37 @@ async def test_forgetting_removes_the_vectors_first_then_the_words_and_rows(
     assert await forgetter.forget("default", since="2026-11-30T00:00:00.000Z", until="2026-12-01T00:00:00.000Z") == 1
     assert await episodes(runtime) == [] and await runtime.vectors.get(other) == []
     assert await outbox(runtime) == []
+
+
+async def test_a_private_span_is_never_stored_by_a_memory_write_or_the_dream(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    written = await client.post(
+        "/v1/memories",
+        json={"fact_key": "work", "content": "I work at <private>Acme Corp</private> as a nurse"},
+        headers=auth(),
+    )
+    assert written.status_code == 201 and written.json()["memory"]["content"] == "I work at as a nurse"
+    refused = await client.post(
+        "/v1/memories", json={"fact_key": "all", "content": "<private>all of it</private>"}, headers=auth()
+    )
+    assert refused.status_code == 400 and refused.json()["error"]["code"] == "empty_content"
+    kept = await client.post("/v1/precious", json={"content": "you said <private>x</private> I matter"}, headers=auth())
+    assert kept.json()["precious"]["content"] == "you said I matter"
+
+    await ingest(
+        client,
+        [
+            {
+                "role": "user",
+                "content": "Please remember that my sister's name is Lin <private>and she is ill</private>.",
+                "created_at": "2026-11-29T02:00:00Z",
+            }
+        ],
+    )
+    await runtime.dream.night()
+    candidates = (await client.get("/v1/candidates", headers=auth())).json()["candidates"]
+    assert [c["content"] for c in candidates] == ["my sister's name is Lin"]
+    everything = str(await runtime.db.all("SELECT * FROM memories"))
+    everything += str(await runtime.db.all("SELECT * FROM memory_candidates"))
+    assert "Acme" not in everything and "she is ill" not in everything
