@@ -848,7 +848,38 @@ async def test_a_private_span_is_never_stored_by_a_tool(server: LiveServer) -> N
         memory_id = await upsert(client, "private", "work", "I work at <private>Acme Corp</private> as a nurse")
         got = await client.call_tool("memory_get", {"id": memory_id})
         assert got.structured_content["memory"]["content"] == "I work at as a nurse"  # type: ignore[index]
-        refused = await client.call_tool(
-            "memory_upsert", {"fact_key": "all", "content": "<private>all of it</private>", "namespace": "private"}
-        )
-        assert refused.is_error and "empty_content" in json.dumps(refused.structured_content or refused.content[0].text)  # type: ignore[union-attr]
+        for tool, arguments in (
+            ("memory_upsert", {"fact_key": "all", "content": "<private>all of it</private>"}),
+            ("todo_add", {"text": "<private>all of it</private>"}),
+            ("person_upsert", {"name": "<private>all of it</private>"}),
+            ("glossary_set", {"term": "<private>all of it</private>"}),
+        ):
+            refused = await client.call_tool(tool, {**arguments, "namespace": "private"})
+            assert refused.is_error and refused.structured_content["error"]["code"] == "empty_content"  # type: ignore[index]
+
+        # Every tool that writes text the owner gave: the span is cut before the row is made.
+        span = "<private>quokkaberry Tuesday</private>"
+        written = [
+            ("todo_add", {"text": f"buy {span} milk", "note": f"for {span}"}),
+            ("glossary_set", {"term": f"tea {span}", "aliases": [f"chai {span}"], "definition": f"a {span} drink"}),
+            ("person_upsert", {"name": f"Anna {span}", "aliases": [span + " sis"], "notes": f"ill {span}"}),
+            ("person_upsert", {"name": "Lin", "relation": f"friend {span}"}),
+            ("mood_log", {"label": "happy", "reason": f"the {span} news"}),
+            ("memory_pin", {"content": f"you {span} matter", "note": f"said {span}"}),
+            ("memory_ingest", {"messages": [{"role": "user", "content": f"I like {span} tea"}]}),
+        ]
+        answers = []
+        for tool, arguments in written:
+            answer = await client.call_tool(tool, {**arguments, "namespace": "private"})
+            assert not answer.is_error, answer.content
+            answers.append(answer.structured_content)
+        anna, lin = answers[2]["person"]["id"], answers[3]["person"]["id"]  # type: ignore[index]
+        merge = {"person_id": anna, "other_id": lin, "reason": f"same {span}", "namespace": "private"}
+        assert not (await client.call_tool("person_merge", merge)).is_error
+        share = {"memory_id": memory_id, "target_namespace": "default", "note": f"worth {span}"}
+        assert not (await client.call_tool("memory_share", share)).is_error
+    assert answers[0]["todo"]["text"] == "buy milk" and answers[2]["person"]["aliases"] == ["sis"]  # type: ignore[index]
+    with sqlite3.connect(server.runtime.db.path) as db:  # type: ignore[attr-defined]
+        tables = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        stored = str([db.execute(f'SELECT * FROM "{name}"').fetchall() for name in tables]).lower()
+    assert "quokkaberry" not in stored and "private>" not in stored

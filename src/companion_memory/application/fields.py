@@ -12,6 +12,7 @@ from pydantic_core import PydanticCustomError
 
 from ..clock import DAY_RANGE, TIME_RANGE, TimeError, parse_day, parse_time
 from ..domain.layers import ChosenLayer
+from ..domain.private_spans import strip_private
 from ..domain.types import MEMORY_TYPES, NAMESPACE_PATTERN
 from ..memory.plan_dates import plan_end
 from ..store.places import Table
@@ -41,6 +42,23 @@ NamespaceName = Annotated[
     Field(description="Letters, digits and . _ : - ; at most 64 characters."),
 ]
 Namespace = Annotated[NamespaceName, InNamespace()]
+
+
+# -- what the owner marked <private> (domain/private_spans.py) is never stored. Every field of
+# free text someone gives a write carries one of these, so each surface (REST, MCP, the panel)
+# cuts it where the input is built: ``CutPrivate`` keeps what is left, even nothing (a note,
+# a reason); ``HasWords`` refuses a value left empty (code empty_content).
+def _words(text: str) -> str:
+    kept = strip_private(text)
+    if not kept.strip():
+        raise PydanticCustomError("empty_content", "must have words besides <private> spans (which are never stored)")
+    return kept
+
+
+CutPrivate = AfterValidator(strip_private)
+HasWords = AfterValidator(_words)
+# A name or term, kept without the spaces around it.
+TrimmedWords = AfterValidator(lambda text: _words(text).strip())
 MemoryContent = Annotated[str, StringConstraints(min_length=1, max_length=20_000)]
 FactKey = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 ShortText = Annotated[str, StringConstraints(max_length=100)]
@@ -54,7 +72,7 @@ TodoRef = Annotated[Id, RowOf("todos")]
 FoldRef = Annotated[Id, RowOf("context_folds")]
 ShareRef = Annotated[Id, RowOf("memory_shares")]
 Score = Annotated[float, Field(ge=0, le=1)]
-GlossaryTerm = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+GlossaryTerm = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), TrimmedWords]
 Cursor = Annotated[str, StringConstraints(max_length=500), Field(description="next_cursor from the previous page.")]
 # A type filter: the document offers the known types, and the use case answers
 # ``invalid_type`` for any other (the same on every surface), naming the known ones.
@@ -110,7 +128,7 @@ ValidTo = Annotated[
 ]
 # The codes of the refusals above: a validation error made of one of them alone is
 # answered with that code (REST and MCP alike), not the generic one.
-FIELD_CODES = frozenset({"invalid_time"})
+FIELD_CODES = frozenset({"invalid_time", "empty_content"})
 
 
 def error_code(errors: Sequence[Any], default: str) -> str:

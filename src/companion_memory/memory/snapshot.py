@@ -18,6 +18,7 @@ from ..clock import iso, read_day, read_time
 from ..domain.counts import MAX_COUNT, read_count
 from ..domain.json_value import MAX_DEPTH, json_problem
 from ..domain.layers import LAYERS
+from ..domain.private_spans import strip_private
 from ..domain.types import MEMORY_TYPES, PLAN_STATUSES, STATUSES
 from ..errors import InvalidInput
 from ..pacing import HeavyReads
@@ -201,7 +202,7 @@ def _validate(document: Any) -> list[tuple[TableSpec, list[dict[str, Any]]]]:
                 raise InvalidInput(
                     f"{table.name}[{index}].{nested} must be a string, number, boolean or null", code="invalid_snapshot"
                 )
-            row = _stored_values(table, index, row)
+            row = _without_private(table, index, _stored_values(table, index, row))
             if table.name == "memories":
                 problem = _memory_problem(row)
                 if problem:
@@ -218,6 +219,43 @@ def _validate(document: Any) -> list[tuple[TableSpec, list[dict[str, Any]]]]:
     if unknown:
         raise InvalidInput(f"unknown sections in export: {', '.join(sorted(unknown))}", code="invalid_snapshot")
     return tables
+
+
+# The words a row is for: a row the cut of its <private> spans leaves without them is
+# refused, as the write paths refuse it (a message may be left empty, as ingest leaves it).
+_WORDS = {
+    "memories": "content",
+    "episodes": "content",
+    "memory_candidates": "content",
+    "precious": "content",
+    "todos": "text",
+    "glossary": "term",
+    "people": "name",
+}
+
+
+def _cut(value: Any) -> Any:
+    if isinstance(value, str):
+        return strip_private(value)
+    if isinstance(value, list):
+        return [_cut(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _cut(v) for k, v in value.items()}
+    return value
+
+
+def _without_private(table: TableSpec, index: int, row: dict[str, Any]) -> dict[str, Any]:
+    """The row with the ``<private>`` spans cut from every text it holds, JSON columns too
+    (a backup from elsewhere, or made by hand, is stored as any write would be)."""
+    cut: dict[str, Any] = _cut(row)
+    column = _WORDS.get(table.name)
+    given = row.get(column) if column else None
+    if column and isinstance(given, str) and given.strip() and not cut[column].strip():
+        raise InvalidInput(
+            f"{table.name}[{index}].{column} has no words besides <private> spans (which are never stored)",
+            code="empty_content",
+        )
+    return cut
 
 
 def _flag(value: object, where: str) -> int:
