@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from companion_memory.errors import Conflict, InvalidInput, NotFound, SensitiveContent
+from companion_memory.memory.vector_passes import PassStep
 from companion_memory.memory.writes import Actor, MemoryDraft
 from companion_memory.runtime import Runtime
 
@@ -236,13 +237,16 @@ async def test_a_newer_write_is_not_lost_behind_an_older_retry(runtime: Runtime)
     assert await vector_ids(runtime) == set()  # the archive (newest state) won
 
 
-async def test_enqueue_missing_rebuilds_an_empty_index(runtime: Runtime) -> None:
+async def test_a_sweep_refills_an_emptied_index(runtime: Runtime) -> None:
     ids = [
         (await runtime.writer.upsert("default", MemoryDraft(content=f"fact {i}", fact_key=f"k{i}"), AGENT)).memory.id
         for i in range(3)
     ]
+    assert await runtime.mirror.unaccounted() == 0
     await runtime.vectors.inner.delete(ids)  # type: ignore[attr-defined]
-    assert await runtime.mirror.enqueue_missing() == 3
+    assert await runtime.mirror.unaccounted() == 3  # no write owes them: the index lost them
+    assert await runtime.mirror.passes.begin("sweep")
+    assert await runtime.mirror.passes.step() == PassStep(queued=3, running=False)
     assert (await runtime.mirror.drain()).synced == 3
     assert await vector_ids(runtime) == set(ids)
 

@@ -26,6 +26,7 @@ from ..store.episodes import EpisodeStore
 from ..store.memories import MemoryStore
 from ..store.outbox import OutboxEntry, OutboxKind, OutboxStore
 from ..store.vector_state import VectorStateStore
+from .vector_passes import VectorPasses
 from .vector_sources import EpisodeRows, MemoryRows, MirroredKind
 
 log = logging.getLogger("companion_memory.vector_mirror")
@@ -74,6 +75,7 @@ class VectorMirror:
         }
         self.outbox = OutboxStore(db)
         self.state = VectorStateStore(db)
+        self.passes = VectorPasses(db, vectors, clock, queue, self.kinds, self._claim)
         self._mismatch: str | None = None
         self._checked = False
 
@@ -85,7 +87,7 @@ class VectorMirror:
         words only and mirror writes wait in the outbox.
 
         Vectors of the same model made from an older form of the text
-        (``EMBEDDED_TEXT_FORM``) stay usable meanwhile; every live memory is queued to be
+        (``EMBEDDED_TEXT_FORM``) stay usable meanwhile; a pass queues every live row to be
         embedded again, once, and the outbox replaces them in the background.
         """
         if not self._checked:
@@ -105,8 +107,7 @@ class VectorMirror:
             self._checked = True
             if stale_form:
                 await self.state.set(*wanted, EMBEDDED_TEXT_FORM, iso(self.clock.now()))
-                await self._enqueue_live(only_missing=False)
-                await self.schedule_retry()
+                await self.passes.begin("refresh")
         return self._mismatch
 
     async def sync(self, memory_ids: Sequence[str]) -> SyncReport:
@@ -200,10 +201,16 @@ class VectorMirror:
         )
         return [(m.id, m.score) for m in matches if m.id != memory.id and m.score >= threshold][:top_k]
 
-    async def enqueue_missing(self) -> int:
-        """Queue every live memory and episode the index lacks (a new or emptied index);
-        returns how many."""
-        return await self._enqueue_live(only_missing=True)
+    async def unaccounted(self) -> int:
+        """How many more rows the index should hold than it holds and the outbox owes: more
+        than none, and the index lost vectors no write knows of (a new, emptied or replaced
+        index file). A few counts, however many rows; vectors of dead rows the index
+        still holds can hide as many missing ones (the health report finds those)."""
+        live = 0
+        for rows in self.kinds.values():
+            live += await rows.count_live()
+        pending = int((await self.outbox.stats())["pending"] or 0)
+        return live - await self.vectors.count() - pending
 
     async def missing(self, limit: int) -> tuple[int, bool]:
         """How many live memories and episodes the index lacks, counting the first
@@ -241,20 +248,28 @@ class VectorMirror:
         return found, not await self.memories.unindexed_ids(after=after, limit=1)
 
     async def start_reindex(self) -> int:
-        """Empty the index of every memory's and episode's vector, claim it for the
-        current embedder and queue every live row; ``drain`` (and a queued task) then
-        fills it. Returns how many are queued."""
-        for rows in self.kinds.values():
-            after = ""
-            while ids := await rows.all_ids(after=after, limit=500):
-                await self.vectors.delete(ids)
-                after = ids[-1]
+        """Begin a rebuild (again, if one is under way): a pass removes every memory's and
+        episode's vector and queues every live row, a page at a time, and then claims the
+        index for the current embedder; ``drain`` fills it. It goes on in the background
+        even if whoever started it stops asking. Returns how many rows it queues."""
+        await self.passes.begin("reindex", over=True)
+        return await self.passes.remaining()
+
+    async def rebuild(self, *, restart: bool) -> int | None:
+        """One step of a rebuild, begun first when asked to (``restart``) or when the index
+        holds another embedder's vectors and none is under way; returns how many rows a
+        rebuild begun now queues."""
+        queued = None
+        if restart or (await self.mismatch() and await self.passes.current() is None):
+            queued = await self.start_reindex()
+        if (await self.passes.step()).queued:
+            await self.schedule_retry()
+        return queued
+
+    async def _claim(self) -> None:
         await self.state.set(self.embedder.model, self.embedder.dimensions, EMBEDDED_TEXT_FORM, iso(self.clock.now()))
         self._mismatch, self._checked = None, True
-        queued = await self._enqueue_live(only_missing=False)
-        # The rebuild goes on in the background even if whoever started it stops asking.
         await self.schedule_retry()
-        return queued
 
     async def place(self, vectors: Mapping[str, Sequence[float]]) -> int:
         """Use vectors made elsewhere for queued upserts instead of embedding the rows
@@ -279,24 +294,6 @@ class VectorMirror:
             )
             return 0
         return len(placed)
-
-    async def _enqueue_live(self, *, only_missing: bool) -> int:
-        queued = 0
-        for kind, rows in self.kinds.items():
-            after = ""
-            while page := await rows.live_ids(after=after, limit=PRESENCE_PAGE):
-                after = page[-1]["id"]
-                present = {r.id for r in await self.vectors.get([r["id"] for r in page])} if only_missing else set()
-                now = iso(self.clock.now())
-                wanted = [
-                    OutboxStore.enqueue(r["id"], r["namespace"], "upsert", now, kind)
-                    for r in page
-                    if r["id"] not in present
-                ]
-                if wanted:
-                    await self.db.batch(wanted)
-                    queued += len(wanted)
-        return queued
 
     async def _apply(self, entries: list[OutboxEntry]) -> SyncReport:
         if not entries:

@@ -38,8 +38,13 @@ class MirroredKind(Protocol):
         """Ids and namespaces of the rows the index should hold, in id order."""
         ...
 
-    async def all_ids(self, *, after: str, limit: int) -> list[str]:
-        """Every row's id (live or not), in id order: what a reindex removes first."""
+    async def all_ids(self, *, after: str, limit: int) -> list[dict[str, Any]]:
+        """Every row's id and namespace (live or not), in id order, and whether it is
+        ``live``: a reindex removes every vector and queues the live rows."""
+        ...
+
+    async def count_live(self, *, after: str = "") -> int:
+        """How many of ``live_ids``'s rows have an id past ``after``."""
         ...
 
     async def embeddable(self, ids: Sequence[str]) -> dict[str, Embeddable]:
@@ -88,8 +93,11 @@ class MemoryRows:
     async def live_ids(self, *, after: str, limit: int) -> list[dict[str, Any]]:
         return await self.store.live_ids(after=after, limit=limit)
 
-    async def all_ids(self, *, after: str, limit: int) -> list[str]:
-        return await self.store.ids_after(after, limit)
+    async def all_ids(self, *, after: str, limit: int) -> list[dict[str, Any]]:
+        return await self.store.all_ids(after=after, limit=limit)
+
+    async def count_live(self, *, after: str = "") -> int:
+        return await self.store.count_indexed(after=after)
 
     async def embeddable(self, ids: Sequence[str]) -> dict[str, Embeddable]:
         return {
@@ -111,8 +119,11 @@ class EpisodeRows:
     async def live_ids(self, *, after: str, limit: int) -> list[dict[str, Any]]:
         return await self.store.live_ids(after=after, limit=limit)
 
-    async def all_ids(self, *, after: str, limit: int) -> list[str]:
-        return [r["id"] for r in await self.store.live_ids(after=after, limit=limit)]
+    async def all_ids(self, *, after: str, limit: int) -> list[dict[str, Any]]:
+        return [{**r, "live": True} for r in await self.store.live_ids(after=after, limit=limit)]
+
+    async def count_live(self, *, after: str = "") -> int:
+        return await self.store.count(after=after)
 
     async def embeddable(self, ids: Sequence[str]) -> dict[str, Embeddable]:
         return {

@@ -124,8 +124,9 @@ class EpisodeStore:
             )
         ]
 
-    async def count(self) -> int:
-        row = await self.db.first("SELECT COUNT(*) AS n FROM episodes")
+    async def count(self, *, after: str = "") -> int:
+        """How many episodes have an id past ``after`` (all of them, by default)."""
+        row = await self.db.first("SELECT COUNT(*) AS n FROM episodes WHERE id > ?", (after,))
         return row["n"] if row else 0
 
     async def get_many(self, ids: Sequence[str]) -> list[Episode]:

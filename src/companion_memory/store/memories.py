@@ -37,6 +37,8 @@ _common_terms: weakref.WeakKeyDictionary[Database, dict[tuple[str, str], tuple[i
     weakref.WeakKeyDictionary()
 )
 _SELECT = "SELECT " + ", ".join(c for c in _COLUMNS if c != "search_text") + " FROM memories"
+# The rows the vector index holds (vector_sources.is_indexed): live, current, and a plan only while active.
+_INDEXED = "status = 'active' AND version_status = 'current' AND (plan_status IS NULL OR plan_status = 'active')"
 # Columns a service may change in place; id and namespace never change.
 _UPDATABLE = frozenset(_COLUMNS) - {"id", "namespace", "created_at", "search_text"}
 
@@ -336,25 +338,28 @@ class MemoryStore:
             for part in chunks(list(ids))
         ]
 
-    async def ids_after(self, after: str, limit: int) -> list[str]:
-        """Every memory id (any status), in id order, after ``after``."""
-        rows = await self.db.all("SELECT id FROM memories WHERE id > ? ORDER BY id LIMIT ?", (after, limit))
-        return [r["id"] for r in rows]
+    async def all_ids(self, *, after: str, limit: int) -> list[dict[str, Any]]:
+        """Every memory's id and namespace (any status), in id order, after ``after``, and
+        whether the vector index holds it (``live``: see ``is_indexed``)."""
+        return await self.db.all(
+            f"SELECT id, namespace, ({_INDEXED}) AS live FROM memories WHERE id > ? ORDER BY id LIMIT ?", (after, limit)
+        )
 
     async def live_ids(self, *, after: str, limit: int) -> list[dict[str, Any]]:
         """Ids (and namespaces) of what the vector index holds (see ``is_indexed``), in id order, after ``after``."""
         return await self.db.all(
-            "SELECT id, namespace FROM memories WHERE status = 'active' AND version_status = 'current' "
-            "AND (plan_status IS NULL OR plan_status = 'active') AND id > ? ORDER BY id LIMIT ?",
-            (after, limit),
+            f"SELECT id, namespace FROM memories WHERE {_INDEXED} AND id > ? ORDER BY id LIMIT ?", (after, limit)
         )
+
+    async def count_indexed(self, *, after: str = "") -> int:
+        """How many memories past ``after`` the vector index holds (``live_ids``'s rows)."""
+        row = await self.db.first(f"SELECT COUNT(*) AS n FROM memories WHERE {_INDEXED} AND id > ?", (after,))
+        return row["n"] if row else 0
 
     async def unindexed_ids(self, *, after: str, limit: int) -> list[str]:
         """Ids of the rows the vector index must not hold (the complement of ``live_ids``), in id order."""
         rows = await self.db.all(
-            "SELECT id FROM memories WHERE NOT (status = 'active' AND version_status = 'current' "
-            "AND (plan_status IS NULL OR plan_status = 'active')) AND id > ? ORDER BY id LIMIT ?",
-            (after, limit),
+            f"SELECT id FROM memories WHERE NOT ({_INDEXED}) AND id > ? ORDER BY id LIMIT ?", (after, limit)
         )
         return [r["id"] for r in rows]
 

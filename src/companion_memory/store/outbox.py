@@ -50,6 +50,16 @@ class OutboxStore:
         )
 
     @staticmethod
+    def enqueue_unless_pending(memory_id: str, namespace: str, at: str, kind: OutboxKind = "memory") -> Statement:
+        """An 'upsert' for a row that has no entry yet: one already waiting says what its row
+        wants now (a pass over every row must not turn a waiting 'purge' into an 'upsert')."""
+        return Statement(
+            "INSERT INTO vector_outbox (memory_id, namespace, kind, op, seq, attempts, next_attempt_at, created_at) "
+            "VALUES (?, ?, ?, 'upsert', 0, 0, ?, ?) ON CONFLICT (memory_id) DO NOTHING",
+            (memory_id, namespace, kind, at, at),
+        )
+
+    @staticmethod
     def enqueue_stored_episodes(ids: Sequence[str], at: str) -> list[Statement]:
         """An 'upsert' for each of these episodes the table holds, in the batch that wrote
         them: an id whose insert was a duplicate's no-op (no episode) queues nothing."""

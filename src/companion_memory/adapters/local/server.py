@@ -38,16 +38,22 @@ QUEUE_POLL_SECONDS = 1.0
 
 
 async def catch_up_mirror(runtime: Runtime) -> None:
-    """At start: queue what the index lacks (a new or emptied index) and a drain of
-    whatever the outbox holds from before."""
-    problem = await runtime.mirror.mismatch()
+    """At start: a drain of whatever the outbox holds from before, the pass under way (a
+    reindex, a sweep) going on, and a sweep if the index holds fewer vectors than the
+    rows it mirrors and the outbox owes (a new, emptied or replaced index). A few counts
+    however many rows there are: every vector a write owes is in the outbox, written in
+    the write's own batch, so only an index that lost vectors behind the database's back
+    needs the sweep, which goes over the rows in the background."""
+    mirror = runtime.mirror
+    await mirror.passes.resume()
+    problem = await mirror.mismatch()
     if problem:
         log.warning("%s", problem)
         return
-    queued = await runtime.mirror.enqueue_missing()
-    if queued:
-        log.info("vector index is missing %d memories; rebuilding it in the background", queued)
-    await runtime.mirror.schedule_retry()
+    lacking = await mirror.unaccounted()
+    if lacking > 0 and await mirror.passes.begin("sweep"):
+        log.info("the vector index lacks about %d vectors; looking for them in the background", lacking)
+    await mirror.schedule_retry()
 
 
 async def _handle(runtime: Runtime, messages: Sequence[QueueMessage]) -> None:
