@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..domain.episode import EPISODE_FIELDS, Episode
@@ -86,6 +86,17 @@ class EpisodeStore:
             f"{_SELECT} WHERE {' AND '.join(conditions)} ORDER BY created_at, id LIMIT ?", (*params, limit)
         )
         return [episode_from_row(r) for r in rows]
+
+    @staticmethod
+    def mark_injected(episode_id: str, at: str, lifecycle: Mapping[str, Any]) -> Statement:
+        """Injected at ``at``, once more, with the lifecycle columns that move with it
+        (``layer``, ``layer_at``, ``revivals``: a revival, domain/layers.py)."""
+        columns = [c for c in ("layer", "layer_at", "revivals") if c in lifecycle]
+        assignments = "".join(f", {c} = ?" for c in columns)
+        return Statement(
+            f"UPDATE episodes SET last_injected_at = ?, recall_count = recall_count + 1{assignments} WHERE id = ?",
+            (at, *(lifecycle[c] for c in columns), episode_id),
+        )
 
     @staticmethod
     def delete_rows(ids: Sequence[str]) -> list[Statement]:
