@@ -151,3 +151,58 @@ async def test_a_fragment_finds_an_episode_through_the_substring_index(runtime: 
     episode = await said(runtime, "my locker code is ZQW4471K, don't forget")
     result = await runtime.recall.run("QW447", k=3, vector=False)
     assert ids(result) == [episode.id] and result.hits[0].channels == {"substring": 1}
+
+
+async def test_an_injected_episode_says_when_and_who(runtime: Runtime) -> None:
+    # 17:30 UTC is past midnight in DREAM_TIME_ZONE (Asia/Singapore): the day it was said there.
+    await said(runtime, "I went to the LGBTQ support group with Jordan", at="2026-11-28T17:30:00.000Z")
+    await said(
+        runtime, "I told you Jordan would love the support group", role="assistant", at="2026-11-20T05:00:00.000Z"
+    )
+    result = await runtime.recall.run("support group Jordan", k=2)
+    block = (await runtime.context.for_turn("default", result)).text
+    assert "1. [said 2026-11-29 by you] I went to the LGBTQ support group with Jordan" in block
+    assert "2. [said 2026-11-20 by me] I told you Jordan would love the support group" in block
+
+
+async def test_a_short_reply_comes_with_the_turn_it_answers_and_a_question_with_its_answer(runtime: Runtime) -> None:
+    def at(minute: int) -> str:
+        return f"2026-11-20T05:{minute:02d}:00.000Z"
+
+    await said(
+        runtime, "Do you still go sailing at the marina on weekends?", role="assistant", at=at(0), conversation_id="c"
+    )
+    await said(runtime, "Every Sunday, rain or shine!", at=at(1), conversation_id="c")
+    await said(runtime, "Which pier does the ferry to Cheung Chau leave from?", at=at(2), conversation_id="c")
+    await said(runtime, "Pier 5 in Central, every half hour.", role="assistant", at=at(3), conversation_id="c")
+    reply = await runtime.recall.run("Sunday rain shine", k=1)
+    block = (await runtime.context.for_turn("default", reply)).text
+    assert (
+        "1. [said 2026-11-20 by you] Every Sunday, rain or shine!\n"
+        '   (before it, I said: "Do you still go sailing at the marina on weekends?")'
+    ) in block
+    question = await runtime.recall.run("Cheung Chau ferry pier", k=1)
+    block = (await runtime.context.for_turn("default", question)).text
+    assert (
+        "1. [said 2026-11-20 by you] Which pier does the ferry to Cheung Chau leave from?\n"
+        '   (then I said: "Pier 5 in Central, every half hour.")'
+    ) in block
+    # A turn the prompt holds is not shown beside another either.
+    held = await runtime.recall.run("Cheung Chau ferry pier", k=1, in_prompt=["Pier 5 in Central, every half hour."])
+    assert "(then I said" not in (await runtime.context.for_turn("default", held)).text
+
+
+async def test_the_turn_beside_an_episode_gives_way_to_the_budget(runtime: Runtime) -> None:
+    await said(
+        runtime,
+        "Shall we try the new climbing gym " + "near the harbour " * 20 + "?",
+        at="2026-11-20T05:00:00.000Z",
+        conversation_id="c",
+    )
+    await said(runtime, "Yes, bouldering!", at="2026-11-20T05:01:00.000Z", conversation_id="c", role="assistant")
+    result = await runtime.recall.run("bouldering", k=1)
+    roomy = await runtime.context.for_turn("default", result)
+    assert "(before it, you said" in roomy.text
+    runtime.context.budget = 60
+    tight = await runtime.context.for_turn("default", result)
+    assert "1. [said 2026-11-20 by me] Yes, bouldering!" in tight.text and "before it" not in tight.text

@@ -55,6 +55,19 @@ def episode_phase(episode: Episode, now: datetime, policy: LayerPolicy) -> Episo
     return "archived" if found == "gone" else found
 
 
+def adjacent_to(episode: Episode, around: Iterable[Episode]) -> list[Episode]:
+    """The turns just before and after ``episode`` among ``around`` (what
+    EpisodeStore.adjacent read for it and others): the nearest of its conversation on each side."""
+    key = (episode.created_at, episode.id)
+    same = [e for e in around if (e.namespace, e.conversation_id) == (episode.namespace, episode.conversation_id)]
+    earlier = [e for e in same if (e.created_at, e.id) < key]
+    later = [e for e in same if (e.created_at, e.id) > key]
+    return [
+        *([max(earlier, key=lambda e: (e.created_at, e.id))] if earlier else []),
+        *([min(later, key=lambda e: (e.created_at, e.id))] if later else []),
+    ]
+
+
 def prompt_keys(texts: Iterable[str]) -> frozenset[str]:
     """What the messages already in the prompt say, as an episode of each would compare."""
     return frozenset(key for key in map(normalised, texts) if key)

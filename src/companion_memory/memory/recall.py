@@ -62,7 +62,15 @@ from ..store.people import PersonStore
 from ..store.precious import PreciousStore
 from ..store.shares import ShareStore
 from .config import MemoryConfig
-from .episode_recall import WORD_CHANNELS, as_memory, episode_phase, in_prompt, prompt_keys, without_evidence
+from .episode_recall import (
+    WORD_CHANNELS,
+    adjacent_to,
+    as_memory,
+    episode_phase,
+    in_prompt,
+    prompt_keys,
+    without_evidence,
+)
 from .people import name_key, named_in, names_any, names_of, other_names
 from .plan_dates import is_open
 from .vector_mirror import VectorMirror
@@ -109,6 +117,9 @@ class Hit:
     # and whether it is archived (found by its words only).
     episode: Episode | None = None
     archived: bool = False
+    # An episode's neighbours in its conversation that recall may return (the turns just
+    # before and after it), read by the expansion: the injection shows one where it helps.
+    thread: list[Episode] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -275,7 +286,7 @@ class Recall:
         pool = self._awake(pool, resting, meta)
         edges = _Edges(self.memories)
         if expand and pool:
-            pool = self._awake(await self._expand(pool, edges, reach, types), resting, meta)
+            pool = self._awake(await self._expand(pool, edges, asked), resting, meta)
         pool = (await self._contradictions(pool, edges, reach, types, meta))[:size]
         if rerank:
             await self._rerank(text, pool, meta)
@@ -347,7 +358,8 @@ class Recall:
             if hit.episode is not None:
                 stage = episode_phase(hit.episode, now, policy)
                 hit.archived = stage == "archived"
-                by_words = bool(hit.channels.keys() & WORD_CHANNELS)
+                # A neighbour of a turn found comes with it: the found turn's words brought it.
+                by_words = bool(hit.channels.keys() & WORD_CHANNELS) or hit.via is not None
                 named = by_words and (hit.raw_score or 0.0) >= REVIVE_RELEVANCE
                 if not resting and ((stage == "asleep" and not named) or (hit.archived and not by_words)):
                     meta.resting.append(hit.memory.id)
@@ -388,10 +400,8 @@ class Recall:
                 where["type"] = {"$in": list(asked.types)}
             filters.append(where)
         if asked.episodes is not None:
-            told: dict[str, VectorFilterValue] = {"namespace": namespace, "kind": EPISODE_KIND}
-            if asked.episodes.roles:
-                told["role"] = {"$in": list(asked.episodes.roles)}
-            filters.append(told)
+            # No more: the rest of the episodes' scope has no metadata index; the row decides.
+            filters.append({"namespace": namespace, "kind": EPISODE_KIND})
         try:
             vector = (await self.embedder.embed([embedding_text(text)], kind="query"))[0]
             answers = await asyncio.gather(*(self.vectors.query(vector, top_k=top_k, filter=f) for f in filters))
@@ -511,10 +521,9 @@ class Recall:
         for id_ in ranked:
             episode = told.get(id_)
             if episode is not None:
-                if asked.episodes is None or not asked.episodes.admits(episode):
-                    continue
-                if in_prompt(episode, asked.prompt):
-                    meta.in_prompt.append(id_)
+                if not self._admits(episode, asked):
+                    if in_prompt(episode, asked.prompt):
+                        meta.in_prompt.append(id_)
                     continue
                 memory = as_memory(episode)
             else:
@@ -548,6 +557,11 @@ class Recall:
                 pool.append(hit)
             seen_text[key] = hit
         return pool
+
+    @staticmethod
+    def _admits(episode: Episode, asked: _Asked) -> bool:
+        """An episode this recall may return: in its scope, and not one the prompt holds."""
+        return asked.episodes is not None and asked.episodes.admits(episode) and not in_prompt(episode, asked.prompt)
 
     def _relevance(self, cosine: float) -> float:
         """Cosine similarity on the embedder's own scale, mapped onto 0–1."""
@@ -622,30 +636,44 @@ class Recall:
         kept.sort(key=lambda h: h.score, reverse=True)
         return kept
 
-    async def _expand(self, pool: list[Hit], edges: _Edges, reach: Reach, types: Sequence[str]) -> list[Hit]:
+    async def _expand(self, pool: list[Hit], edges: _Edges, asked: _Asked) -> list[Hit]:
         """One hop along relation edges: a memory gains a weighted share of its best
         related memory's score, and a related memory outside the pool joins with that
-        share. A ``contradicts`` edge lends nothing (see _contradictions)."""
+        share. A ``contradicts`` edge lends nothing (see _contradictions). An episode's
+        neighbours in its conversation (the turns said just before and after it) are
+        related to it as a ``same_thread`` edge of weight 1 relates two memories."""
         by_id = {h.memory.id: h for h in pool}
         fused = {id_: h.score for id_, h in by_id.items()}
         lent: dict[str, tuple[float, str]] = {}
+
+        def lend(here: str, there: str, weight: float) -> None:
+            share = RELATION_SHARE * weight * fused[here]
+            if share > lent.get(there, (0.0, ""))[0]:
+                lent[there] = (share, here)
+
         for edge in await edges.touching([i for i, h in by_id.items() if h.episode is None]):
             for here, there in ((edge["source_id"], edge["target_id"]), (edge["target_id"], edge["source_id"])):
-                if here not in by_id:
-                    continue
-                if edge["relation"] == "contradicts":
-                    continue
-                share = RELATION_SHARE * float(edge["weight"]) * fused[here]
-                if share > lent.get(there, (0.0, ""))[0]:
-                    lent[there] = (share, here)
+                if here in by_id and edge["relation"] != "contradicts":
+                    lend(here, there, float(edge["weight"]))
+        told = [h.episode for h in pool if h.episode is not None]
+        around = await self.episodes.adjacent(told) if told else []
+        for hit in pool:
+            if hit.episode is not None:
+                hit.thread = [e for e in adjacent_to(hit.episode, around) if self._admits(e, asked)]
+                for neighbour in hit.thread:
+                    lend(hit.episode.id, neighbour.id, 1.0)
         for id_, (share, _) in lent.items():
             if id_ in by_id:
                 by_id[id_].score += share
         outside = [id_ for id_ in lent if id_ not in by_id]
         for memory in await self.memories.get_many(outside):
-            if _live(memory, reach, types) and self._open(memory):
+            if _live(memory, asked.reach, asked.types) and self._open(memory):
                 share, source = lent[memory.id]
                 pool.append(Hit(memory=memory, score=share, raw_score=None, via=source))
+        for neighbour in around:
+            if neighbour.id in outside and self._admits(neighbour, asked):
+                share, source = lent[neighbour.id]
+                pool.append(Hit(as_memory(neighbour), score=share, raw_score=None, via=source, episode=neighbour))
         pool.sort(key=lambda h: h.score, reverse=True)
         return pool
 

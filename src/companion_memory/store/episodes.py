@@ -13,6 +13,8 @@ from .sql import chunks, placeholders, read_stored_json, to_json
 # What is stored is the Episode's fields, plus the text the full-text index reads.
 _COLUMNS = (*EPISODE_FIELDS, "search_text")
 _SELECT = "SELECT " + ", ".join(EPISODE_FIELDS) + " FROM episodes"
+# Episodes whose neighbours one statement reads: two subqueries of four parameters each.
+_ADJACENT_PER_STATEMENT = 12
 
 
 def episode_from_row(row: dict[str, Any]) -> Episode:
@@ -62,6 +64,27 @@ class EpisodeStore:
             (*key, after),
         )
         return [*(episode_from_row(r) for r in reversed(earlier)), episode, *(episode_from_row(r) for r in later)]
+
+    async def adjacent(self, episodes: Sequence[Episode]) -> list[Episode]:
+        """The turns said just before and just after each of ``episodes`` in its
+        conversation (episodes without one: the namespace's turns without one), a few
+        episodes a query. Each neighbour is a scalar subquery on the conversation index
+        (D1 refuses a compound SELECT of more than a few terms)."""
+        found: dict[str, Episode] = {}
+        for part in chunks(list(episodes), _ADJACENT_PER_STATEMENT):
+            subqueries: list[str] = []
+            params: list[Any] = []
+            for episode in part:
+                key = (episode.namespace, episode.conversation_id, episode.created_at, episode.id)
+                for sign, order in (("<", "DESC"), (">", "ASC")):
+                    subqueries.append(
+                        "(SELECT id FROM episodes WHERE namespace = ? AND conversation_id IS ? "
+                        f"AND (created_at, id) {sign} (?, ?) ORDER BY created_at {order}, id {order} LIMIT 1)"
+                    )
+                    params += key
+            for row in await self.db.all(f"{_SELECT} WHERE id IN ({', '.join(subqueries)})", params):
+                found.setdefault(row["id"], episode_from_row(row))
+        return list(found.values())
 
     async def between(
         self,
