@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints
 from pydantic_core import PydanticCustomError
 
-from ..clock import DAY_RANGE, TIME_RANGE, TimeError, parse_day, parse_time
+from ..clock import DAY_RANGE, STORED_DAY, TIME_RANGE, TimeError, parse_day, parse_time
 from ..domain.layers import ChosenLayer
 from ..domain.types import MEMORY_TYPES, NAMESPACE_PATTERN
 from ..memory.plan_dates import plan_end
@@ -91,6 +91,14 @@ def _plan_end(text: str) -> str:
     return text.strip()
 
 
+def _day_or_time(text: str) -> str:
+    text = text.strip()
+    if STORED_DAY.fullmatch(text):
+        _day(text)
+        return text
+    return _time(text)
+
+
 TIME_FORMAT = f"ISO-8601 with Z or an offset, from {TIME_RANGE}"
 # A time someone gives; the field's description says how one without an offset is read.
 Moment = Annotated[
@@ -98,6 +106,8 @@ Moment = Annotated[
 ]
 # Read before pydantic's own date parsing, so that every day it refuses is refused alike.
 Day = Annotated[datetime.date, BeforeValidator(_day), Field(description=f"YYYY-MM-DD, {DAY_RANGE}.")]
+# A bound of a time range: a whole day (YYYY-MM-DD) or a time, as given.
+DayOrTime = Annotated[str, StringConstraints(max_length=40), AfterValidator(_day_or_time)]
 # A plan's end (type 'plan' only).
 ValidTo = Annotated[
     str,

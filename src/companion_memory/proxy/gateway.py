@@ -89,8 +89,10 @@ class ChatGateway:
 
     async def _patch(self, body: dict[str, Any]) -> str:
         query = next((message_text(m) for m in reversed(body["messages"]) if m.get("role") == "user"), "")
+        # The conversation as sent is in the prompt already: none of its turns is injected again.
+        said = [message_text(m) for m in body["messages"]]
         try:
-            result = await self.recall.run(query, namespace=NAMESPACE, account=True)
+            result = await self.recall.run(query, namespace=NAMESPACE, account=True, in_prompt=said)
             return (await self.context.for_turn(NAMESPACE, result)).text
         except Exception:  # broad on purpose: memory must never cost the user their answer
             log.exception("recall failed; answering without memories")
