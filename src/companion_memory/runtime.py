@@ -17,6 +17,7 @@ from .memory.conversation_search import ConversationSearch
 from .memory.doctor import Doctor
 from .memory.dream import Dream
 from .memory.dream_model import ModelExtractor
+from .memory.episode_forget import EpisodeForgetter
 from .memory.extraction import Extractor, RequestExtractor
 from .memory.folding import ExtractiveFolds, Folding, FoldSummarizer, ModelFolds
 from .memory.github_daily import GithubDaily
@@ -104,7 +105,11 @@ class Runtime:
 
     @cached_property
     def ingestor(self) -> MessageIngestor:
-        return MessageIngestor(self.db, self.clock)
+        return MessageIngestor(self.db, self.clock, self.mirror)
+
+    @cached_property
+    def episode_forgetter(self) -> EpisodeForgetter:
+        return EpisodeForgetter(self.db, self.mirror, self.clock)
 
     @cached_property
     def snapshots(self) -> Snapshots:

@@ -73,7 +73,7 @@ from .episode_recall import (
 )
 from .people import name_key, named_in, names_any, names_of, other_names
 from .plan_dates import is_open
-from .vector_mirror import VectorMirror
+from .vector_mirror import MEMORY_FILTER, VectorMirror
 
 # Reciprocal-rank fusion constant: small, so that the top ranks of each channel count
 # for more than a long tail (measured on LoCoMo by bench/locomo_recall.py).
@@ -212,6 +212,11 @@ class RecallResult:
     hits: list[Hit]
     glossary_hits: list[dict[str, Any]]
     meta: RecallMeta
+    # The vector channel's embedding of the query as given (``embedding_text`` of it, in
+    # query mode), for a caller that stores those words (the gateway's user turn); None
+    # when it embedded other words (the query cut, or widened with people's other names)
+    # or none at all.
+    query_vector: list[float] | None = None
 
 
 class Recall:
@@ -301,7 +306,7 @@ class Recall:
             hit.share_id = reach.share_of(hit.memory)
         if account and hits:
             await self._account(hits, iso(now))
-        return RecallResult(hits, glossary_hits, meta)
+        return RecallResult(hits, glossary_hits, meta, found.vector if text == query.strip() else None)
 
     async def _with_other_names(self, namespace: str, text: str, meta: RecallMeta) -> tuple[str, list[str]]:
         """The query with the other names of the people it names (asked about "my sister",
@@ -395,7 +400,7 @@ class Recall:
         namespace: VectorFilterValue = names[0] if len(names) == 1 else {"$in": list(names)}
         filters: list[dict[str, VectorFilterValue]] = []
         if asked.memories:
-            where: dict[str, VectorFilterValue] = {"namespace": namespace, "status": "active", "kind": "memory"}
+            where: dict[str, VectorFilterValue] = {"namespace": namespace, "status": "active", **MEMORY_FILTER}
             if asked.types:
                 where["type"] = {"$in": list(asked.types)}
             filters.append(where)
