@@ -17,12 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from functools import cached_property
 from typing import Literal
 
 from ..domain.episode import EPISODE_KIND, Episode
 from ..domain.layers import LayerPolicy, instant_phase
 from ..domain.memory import Memory
+from ..domain.private_spans import strip_private
 from ..domain.search_text import normalised
+from .sensitive import mask_sensitive
 
 EpisodePhase = Literal["awake", "asleep", "archived"]
 # The channels that find an archived episode (what it says, not what it means).
@@ -68,13 +71,20 @@ def adjacent_to(episode: Episode, around: Iterable[Episode]) -> list[Episode]:
     ]
 
 
-def prompt_keys(texts: Iterable[str]) -> frozenset[str]:
-    """What the messages already in the prompt say, as an episode of each would compare."""
-    return frozenset(key for key in map(normalised, texts) if key)
+class InPrompt:
+    """The messages the prompt holds already (the conversation as sent), compared with
+    episodes as their episodes would read: without ``<private>`` spans, secrets masked,
+    in the dedupe form. Worked out on the first comparison: most recalls find no episode."""
 
+    def __init__(self, texts: Sequence[str]) -> None:
+        self.texts = texts
 
-def in_prompt(episode: Episode, keys: frozenset[str]) -> bool:
-    return bool(keys) and normalised(episode.content) in keys
+    @cached_property
+    def keys(self) -> frozenset[str]:
+        return frozenset(k for k in (normalised(mask_sensitive(strip_private(t))[0]) for t in self.texts) if k)
+
+    def holds(self, episode: Episode) -> bool:
+        return bool(self.texts) and normalised(episode.content) in self.keys
 
 
 def evidence_ids(memory: Memory) -> set[str]:

@@ -64,11 +64,10 @@ from ..store.shares import ShareStore
 from .config import MemoryConfig
 from .episode_recall import (
     WORD_CHANNELS,
+    InPrompt,
     adjacent_to,
     as_memory,
     episode_phase,
-    in_prompt,
-    prompt_keys,
     without_evidence,
 )
 from .people import name_key, named_in, names_any, names_of, other_names
@@ -204,7 +203,7 @@ class _Asked:
     types: Sequence[str]
     episodes: EpisodeScope | None
     memories: bool
-    prompt: frozenset[str]
+    prompt: InPrompt
 
 
 @dataclass
@@ -281,7 +280,7 @@ class Recall:
         text, person_names = await self._with_other_names(namespace, text, meta)
         reach = await self._reach((namespace, *namespaces))
         scope = None if episodes is None or types else dataclasses.replace(episodes, namespaces=reach.namespaces)
-        asked = _Asked(reach, types, scope, memories, prompt_keys(in_prompt))
+        asked = _Asked(reach, types, scope, memories, InPrompt(in_prompt))
         found, words = await asyncio.gather(
             self._vector_channel(text, asked, meta) if vector else _nothing(),
             self._word_channels(text, said, asked),
@@ -527,7 +526,7 @@ class Recall:
             episode = told.get(id_)
             if episode is not None:
                 if not self._admits(episode, asked):
-                    if in_prompt(episode, asked.prompt):
+                    if asked.prompt.holds(episode):
                         meta.in_prompt.append(id_)
                     continue
                 memory = as_memory(episode)
@@ -566,7 +565,7 @@ class Recall:
     @staticmethod
     def _admits(episode: Episode, asked: _Asked) -> bool:
         """An episode this recall may return: in its scope, and not one the prompt holds."""
-        return asked.episodes is not None and asked.episodes.admits(episode) and not in_prompt(episode, asked.prompt)
+        return asked.episodes is not None and asked.episodes.admits(episode) and not asked.prompt.holds(episode)
 
     def _relevance(self, cosine: float) -> float:
         """Cosine similarity on the embedder's own scale, mapped onto 0–1."""
