@@ -43,6 +43,7 @@ async def test_turns_match_by_words_and_meaning_and_say_when(client: httpx.Async
         "id": ids["late"],
         "conversation_id": "c2",
         "role": "user",
+        "speaker": None,
         "content": "More lanterns tonight, at the river",
         "created_at": "2026-11-09T17:30:00.000Z",
         "day": "2026-11-10",

@@ -206,3 +206,34 @@ async def test_the_turn_beside_an_episode_gives_way_to_the_budget(runtime: Runti
     runtime.context.budget = 60
     tight = await runtime.context.for_turn("default", result)
     assert "1. [said 2026-11-20 by me] Yes, bouldering!" in tight.text and "before it" not in tight.text
+
+
+async def test_a_named_speaker_is_embedded_shown_and_found(client: httpx.AsyncClient, runtime: Runtime) -> None:
+    messages = [
+        {
+            "role": "user",
+            "name": "Caroline",
+            "content": "I went to the support group yesterday",
+            "created_at": "2023-05-08T05:00:00Z",
+        },
+        {"role": "assistant", "name": "Melanie", "content": "That took courage!", "created_at": "2023-05-08T05:01:00Z"},
+    ]
+    body = {"conversation_id": "s1", "messages": messages}
+    assert (await client.post("/v1/ingest/messages", json=body, headers=auth())).status_code == 200
+    await runtime.mirror.drain()
+    [caroline] = [
+        h
+        for h in (await client.post("/v1/memory/search", json={"query": "support group"}, headers=auth())).json()[
+            "hits"
+        ]
+        if h["role"] == "user"
+    ]
+    assert caroline["speaker"] == "Caroline"
+    [stored] = await runtime.vectors.get([caroline["id"]])
+    said = (await runtime.embedder.embed(['caroline said, "i went to the support group yesterday"'], kind="passage"))[0]
+    assert list(stored.values) == pytest.approx(said, abs=1e-6)
+    result = await runtime.recall.run("support group", k=1, resting=True)
+    block = (await runtime.context.for_turn("default", result)).text
+    assert "1. [said 2023-05-08 by Caroline] I went to the support group yesterday" in block
+    turns = (await client.post("/v1/conversations/search", json={"query": "courage"}, headers=auth())).json()["turns"]
+    assert [(t["speaker"], t["role"]) for t in turns] == [("Melanie", "assistant")]

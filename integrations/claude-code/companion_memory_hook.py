@@ -493,7 +493,8 @@ def _label(hit: dict[str, Any]) -> str:
     """How the server's own <memories> block dates a hit (memory/context.py)."""
     day = hit.get("day") or str(hit.get("updated_at", ""))[:10]
     if hit.get("type") == "episode":
-        return f"[said {day} by {SAID_BY.get(str(hit.get('role')), hit.get('role'))}]"
+        who = hit.get("speaker") or SAID_BY.get(str(hit.get("role")), hit.get("role"))
+        return f"[said {day} by {who}]"
     until = f", until {hit['valid_to']}" if hit.get("valid_to") else ""
     return f"[{hit.get('type')}, {day}{until}]"
 

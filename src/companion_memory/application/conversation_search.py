@@ -34,6 +34,7 @@ class ConversationTurn(Output):
     id: str = Field(description="The message's id.")
     conversation_id: str | None
     role: str
+    speaker: str | None = Field(description="The speaker's name, when the client gave one.")
     content: str = Field(description="What was said, as kept for recall (secrets masked).")
     created_at: str = Field(description="When it was said (UTC).")
     day: str = Field(description="The day it was said in DREAM_TIME_ZONE.")
@@ -71,6 +72,7 @@ async def search(runtime: Runtime, _: Principal, query: ConversationQuery) -> Co
                 id=e.id,
                 conversation_id=e.conversation_id,
                 role=e.role,
+                speaker=e.speaker,
                 content=e.content,
                 created_at=e.created_at,
                 day=stored_day(e.created_at, zone),

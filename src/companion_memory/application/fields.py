@@ -44,6 +44,8 @@ Namespace = Annotated[NamespaceName, InNamespace()]
 MemoryContent = Annotated[str, StringConstraints(min_length=1, max_length=20_000)]
 FactKey = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 ShortText = Annotated[str, StringConstraints(max_length=100)]
+# A person's name as a chat client gives it: one line.
+SpeakerName = Annotated[str, StringConstraints(strip_whitespace=True, max_length=100, pattern=r"^[^\r\n]*$")]
 Tag = Annotated[str, StringConstraints(max_length=64)]
 Id = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 MemoryRef = Annotated[Id, RowOf("memories")]

@@ -79,6 +79,7 @@ class HitRecord(MemoryFacts):
     )
     day: str = Field(description="The day it last changed in DREAM_TIME_ZONE, as the <memories> block dates it.")
     role: str | None = Field(None, description="Episodes: who said it (user, assistant, system or tool).")
+    speaker: str | None = Field(None, description="Episodes: the speaker's name, when the client gave one.")
     conversation_id: str | None = Field(None, description="Episodes: the conversation it was said in.")
 
     @classmethod
@@ -97,7 +98,11 @@ class HitRecord(MemoryFacts):
                 **(
                     {}
                     if hit.episode is None
-                    else {"role": hit.episode.role, "conversation_id": hit.episode.conversation_id}
+                    else {
+                        "role": hit.episode.role,
+                        "speaker": hit.episode.speaker,
+                        "conversation_id": hit.episode.conversation_id,
+                    }
                 ),
             }
         )

@@ -17,7 +17,8 @@ says, per section, its cap, the tokens it used and what it kept and cut.
 
 An episode recalled (what was said, memory/episode_recall.py) says when and who:
 ``3. [said 2023-05-08 by you] I went to a support group yesterday…`` ("by you": the
-user; "by me": the companion, whose memories these are). Where it cannot be read alone,
+user; "by me": the companion, whose memories these are; the speaker's name when the
+client gave one). Where it cannot be read alone,
 the turn next to it comes along, as long as the budget has room for both: a short reply
 with the turn it answers, a question with the turn that answered it.
 """
@@ -135,14 +136,14 @@ def episode_line(number: int, episode: Episode, thread: Sequence[Episode], time_
     """``N. [said <day> by <who>] <what>``, and the turn before it when it is a short reply,
     or the turn after it when it is a question (``thread``: the turns just before and after)."""
     line = (
-        f"{number}. [said {stored_day(episode.created_at, time_zone)} by {_BY.get(episode.role, episode.role)}] "
+        f"{number}. [said {stored_day(episode.created_at, time_zone)} by {episode.speaker or _BY.get(episode.role, episode.role)}] "
         f"{_cut(episode.content, EPISODE_SHOWN_CHARS)}"
     )
     question = episode.content.rstrip().endswith(_QUESTION_ENDS)
     short = text_tokens(episode.content) <= SHORT_TURN_TOKENS
     beside: list[str] = []
     for turn in thread:
-        who, said = _SUBJECT.get(turn.role, turn.role), _cut(turn.content, NEIGHBOUR_SHOWN_CHARS)
+        who, said = turn.speaker or _SUBJECT.get(turn.role, turn.role), _cut(turn.content, NEIGHBOUR_SHOWN_CHARS)
         earlier = (turn.created_at, turn.id) < (episode.created_at, episode.id)
         if earlier and short and not question:
             beside.append(f'   (before it, {who} said: "{said}")')

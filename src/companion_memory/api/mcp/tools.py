@@ -49,6 +49,7 @@ from ...application.fields import (
     Namespace,
     Score,
     ShortText,
+    SpeakerName,
     Tag,
     TypeFilter,
     ValidDays,
@@ -121,6 +122,7 @@ class Message(Arguments):
     content: Annotated[str, Field(max_length=200_000)]
     id: Id | None = None
     created_at: Annotated[Moment | None, Field(description=ingest.SAID_AT)] = None
+    name: Annotated[SpeakerName | None, Field(description="Who said it, when more than two people talk.")] = None
 
 
 class Ingest(Arguments):
