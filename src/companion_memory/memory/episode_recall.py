@@ -30,6 +30,8 @@ from .sensitive import mask_sensitive
 EpisodePhase = Literal["awake", "asleep", "archived"]
 # The channels that find an archived episode (what it says, not what it means).
 WORD_CHANNELS = frozenset({"lexical", "substring"})
+# An archived episode this close in meaning (raw_score) is found by its meaning too.
+ARCHIVED_BY_MEANING = 2.0
 
 
 def as_memory(episode: Episode) -> Memory:

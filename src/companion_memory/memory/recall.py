@@ -63,6 +63,7 @@ from ..store.precious import PreciousStore
 from ..store.shares import ShareStore
 from .config import MemoryConfig
 from .episode_recall import (
+    ARCHIVED_BY_MEANING,
     WORD_CHANNELS,
     InPrompt,
     adjacent_to,
@@ -365,7 +366,8 @@ class Recall:
                 # A neighbour of a turn found comes with it: the found turn's words brought it.
                 by_words = bool(hit.channels.keys() & WORD_CHANNELS) or hit.via is not None
                 named = by_words and (hit.raw_score or 0.0) >= REVIVE_RELEVANCE
-                if not resting and ((stage == "asleep" and not named) or (hit.archived and not by_words)):
+                close = (hit.raw_score or 0.0) >= ARCHIVED_BY_MEANING
+                if not resting and ((stage == "asleep" and not named) or (hit.archived and not (by_words or close))):
                     meta.resting.append(hit.memory.id)
                 else:
                     kept.append(hit)
