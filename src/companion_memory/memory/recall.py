@@ -84,6 +84,8 @@ PRECIOUS_OVERLAP = 0.6
 DECAY_FACTOR = 0.5
 # Share of a related memory's score that one hop along an edge passes on.
 RELATION_SHARE = 0.4
+# The weight of the edge between an episode and the turn said just before or after it.
+EPISODE_THREAD_WEIGHT = 1.0
 # How many fused candidates, per place in the final pool, are read from the database:
 # enough headroom for the gates and for related memories to climb.
 POOL_FACTOR = 2
@@ -667,7 +669,7 @@ class Recall:
             if hit.episode is not None:
                 hit.thread = [e for e in adjacent_to(hit.episode, around) if self._admits(e, asked)]
                 for neighbour in hit.thread:
-                    lend(hit.episode.id, neighbour.id, 1.0)
+                    lend(hit.episode.id, neighbour.id, EPISODE_THREAD_WEIGHT)
         for id_, (share, _) in lent.items():
             if id_ in by_id:
                 by_id[id_].score += share
