@@ -9,6 +9,9 @@ CREATE TABLE episodes (
   namespace TEXT NOT NULL DEFAULT 'default',
   conversation_id TEXT,
   role TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+  -- who said it, when the client named the speaker (a chat message's name): what is
+  -- embedded names them (domain/episode.py, Episode.said)
+  speaker TEXT,
   source TEXT NOT NULL DEFAULT 'ingest',
   content TEXT NOT NULL,
   -- content as the full-text index sees it (CJK runs spelled out as bigrams)

@@ -127,7 +127,7 @@ async def test_lists_all_tools_with_their_schemas(server: LiveServer, mode: str)
         tools = (await client.list_tools()).tools
     async with connect(server, mode) as client:
         assert [t.name for t in (await client.list_tools()).tools] == MCP_KEY_TOOLS
-    assert [t.name for t in tools] == list(TOOLS) and len(tools) == 33
+    assert [t.name for t in tools] == list(TOOLS) and len(tools) == 34
     for tool in tools:
         assert tool.input_schema == TOOLS[tool.name].input_schema
         assert tool.input_schema["type"] == "object" and tool.input_schema["additionalProperties"] is False
@@ -139,6 +139,7 @@ def valid_arguments(namespace: str, ids: dict[str, str]) -> dict[str, dict[str, 
     return {
         "memory_search": {"query": "coffee", "namespace": namespace},
         "memory_recall": {"query": "coffee", "namespace": namespace},
+        "conversation_search": {"query": "hiking", "namespace": namespace, "roles": ["user"], "limit": 5},
         "memory_list": {"namespace": namespace, "limit": 5},
         "memory_get": {"id": ids["get"]},
         "memory_export": {"namespace": namespace},
@@ -197,6 +198,7 @@ def seed_fold(server: LiveServer, fold_id: str) -> None:
 INVALID_ARGUMENTS: dict[str, tuple[dict[str, Any], str]] = {
     "memory_search": ({"query": ""}, "query"),
     "memory_recall": ({"query": "x", "k": "many"}, "k"),
+    "conversation_search": ({"query": "x", "start_date": "last week"}, "start_date"),
     "memory_list": ({"limit": 0}, "limit"),
     "memory_get": ({}, "id"),
     "memory_export": ({"namespace": "bad namespace!"}, "namespace"),
@@ -274,7 +276,7 @@ async def test_every_tool_with_valid_and_invalid_arguments(server: LiveServer, m
             text = result.content[0].text  # type: ignore[union-attr]
             assert text.startswith(f"Invalid arguments for {name}: ") and named in text, text
             # A time is refused as REST refuses it; any other argument as the MCP convention says.
-            code = "invalid_time" if name == "diary_get" else "invalid_arguments"
+            code = "invalid_time" if name in ("diary_get", "conversation_search") else "invalid_arguments"
             assert result.structured_content == {"error": {"code": code, "message": text}}
 
 
@@ -370,7 +372,7 @@ async def test_the_key_in_the_query_or_the_header(server: LiveServer, mode: str,
     async with connect(server, mode, path=f"{path}?token={MCP_KEY}", key=None) as client:
         assert [t.name for t in (await client.list_tools()).tools] == MCP_KEY_TOOLS
     async with connect(server, mode, path=path, key=OWNER_KEY) as client:
-        assert len((await client.list_tools()).tools) == 33
+        assert len((await client.list_tools()).tools) == 34
 
 
 @pytest.mark.parametrize("key, says", [("wrong-key", "unknown API key"), (None, "Authorization: Bearer")])

@@ -102,6 +102,7 @@ def valid_arguments(ids: Iterator[str]) -> dict[str, dict[str, Any]]:
     return {
         "memory_search": {"query": "coffee", "k": 5, "types": ["preference"]},
         "memory_recall": {"query": "coffee with oat milk", "min_score": 0.0},
+        "conversation_search": {"query": "coffee", "roles": ["user"], "start_date": "2026-11-01", "limit": 5},
         "memory_list": {"limit": 5, "status": "active", "type": "preference"},
         "memory_get": {"id": next(ids)},
         "memory_export": {"namespace": "default"},

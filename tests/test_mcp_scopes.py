@@ -173,6 +173,13 @@ TWINS: dict[str, Twin] = {
     "memory_recall": Twin(
         "memory:read", "POST", "/v1/memory/recall", lambda _: {"query": "coffee"}, lambda _: {"query": "coffee"}
     ),
+    "conversation_search": Twin(
+        "memory:read",
+        "POST",
+        "/v1/conversations/search",
+        lambda _: {"query": "coffee"},
+        lambda _: {"query": "coffee"},
+    ),
     "memory_list": Twin("memory:read", "GET", "/v1/memories", _none, lambda _: {}),
     "memory_get": Twin("memory:read", "GET", "/v1/memories/{id}", _none, lambda i: {"id": i}),
     "memory_export": Twin("export", "GET", "/api/memories/export", _none, lambda _: {"namespace": "default"}),

@@ -9,6 +9,7 @@ import jsonschema
 
 from companion_memory.runtime import Runtime
 from tests.conftest import MCP_KEY, OWNER_KEY, auth
+from tests.episodes import said
 from tests.test_mcp_scopes import mcp_call
 
 
@@ -72,8 +73,10 @@ async def test_every_tool_answers_what_its_output_schema_says(client: httpx.Asyn
     await client.post(
         "/v1/ingest/messages", json={"messages": [{"role": "user", "content": "coffee time"}]}, headers=auth()
     )
+    await said(runtime, "coffee time, with oat milk", conversation_id="c1")
     calls: list[tuple[str, dict[str, Any]]] = [
         ("memory_search", {"query": "coffee"}),
+        ("conversation_search", {"query": "coffee"}),
         ("memory_recall", {"query": "coffee"}),
         ("memory_list", {}),
         ("memory_get", {"id": memory_id}),
@@ -197,3 +200,14 @@ async def test_the_same_mistake_is_the_same_error_on_both_surfaces(client: httpx
     for rest, mcp, expected in cases:
         assert rest_refusal(rest) == expected
         assert mcp == expected[1]
+
+
+async def test_a_search_with_episodes_answers_alike(client: httpx.AsyncClient, runtime: Runtime) -> None:
+    episode = await said(runtime, "I take my coffee with oat milk since the summer", conversation_id="c1")
+    await said(runtime, "coffee again today", conversation_id="now")
+    query = {"query": "coffee oat milk", "k": 5, "min_score": 0, "conversation_id": "now"}
+    rest = (await client.post("/v1/memory/search", json=query, headers=auth())).json()
+    mcp = await tool(client, "memory_search", query)
+    assert [h["id"] for h in rest["hits"]] == [episode.id] and rest["meta"]["episodes"] == [episode.id]
+    assert rest["hits"][0]["role"] == "user" and rest["hits"][0]["conversation_id"] == "c1"
+    assert mcp == rest

@@ -13,6 +13,7 @@ from .memory.boot import Boot
 from .memory.config import MemoryConfig
 from .memory.consolidation import Consolidation
 from .memory.context import ContextAssembler
+from .memory.conversation_search import ConversationSearch
 from .memory.doctor import Doctor
 from .memory.dream import Dream
 from .memory.dream_model import ModelExtractor
@@ -117,6 +118,10 @@ class Runtime:
     @cached_property
     def recall(self) -> Recall:
         return Recall(self.db, self.mirror, self.clock, self.config, self.reranker)
+
+    @cached_property
+    def conversation_search(self) -> ConversationSearch:
+        return ConversationSearch(self.recall)
 
     @cached_property
     def sharing(self) -> Sharing:

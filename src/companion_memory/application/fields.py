@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints
 from pydantic_core import PydanticCustomError
 
-from ..clock import DAY_RANGE, TIME_RANGE, TimeError, parse_day, parse_time
+from ..clock import DAY_RANGE, STORED_DAY, TIME_RANGE, TimeError, parse_day, parse_time
 from ..domain.layers import ChosenLayer
 from ..domain.private_spans import strip_private
 from ..domain.types import MEMORY_TYPES, NAMESPACE_PATTERN
@@ -62,6 +62,8 @@ TrimmedWords = AfterValidator(lambda text: _words(text).strip())
 MemoryContent = Annotated[str, StringConstraints(min_length=1, max_length=20_000)]
 FactKey = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 ShortText = Annotated[str, StringConstraints(max_length=100)]
+# A person's name as a chat client gives it: one line.
+SpeakerName = Annotated[str, StringConstraints(strip_whitespace=True, max_length=100, pattern=r"^[^\r\n]*$")]
 Tag = Annotated[str, StringConstraints(max_length=64)]
 Id = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 MemoryRef = Annotated[Id, RowOf("memories")]
@@ -109,6 +111,14 @@ def _plan_end(text: str) -> str:
     return text.strip()
 
 
+def _day_or_time(text: str) -> str:
+    text = text.strip()
+    if STORED_DAY.fullmatch(text):
+        _day(text)
+        return text
+    return _time(text)
+
+
 TIME_FORMAT = f"ISO-8601 with Z or an offset, from {TIME_RANGE}"
 # A time someone gives; the field's description says how one without an offset is read.
 Moment = Annotated[
@@ -116,6 +126,8 @@ Moment = Annotated[
 ]
 # Read before pydantic's own date parsing, so that every day it refuses is refused alike.
 Day = Annotated[datetime.date, BeforeValidator(_day), Field(description=f"YYYY-MM-DD, {DAY_RANGE}.")]
+# A bound of a time range: a whole day (YYYY-MM-DD) or a time, as given.
+DayOrTime = Annotated[str, StringConstraints(max_length=40), AfterValidator(_day_or_time)]
 # A plan's end (type 'plan' only).
 ValidTo = Annotated[
     str,

@@ -26,6 +26,9 @@ class Episode:
     namespace: str
     conversation_id: str | None
     role: str
+    # Who said it, when the client named the speaker (OpenAI's message ``name``): a group
+    # chat, a conversation between two people.
+    speaker: str | None = None
     source: str
     content: str
     sensitive: list[str] = field(default_factory=list)
@@ -39,6 +42,12 @@ class Episode:
     last_injected_at: str | None = None
     created_at: str
     stored_at: str
+
+    def said(self) -> str:
+        """What is embedded of it: the words, with who said them when that is known. A
+        question that names the speaker ("What did Caroline research?") meets her words
+        by meaning only so: LoCoMo dev R@5 0.607 against 0.25 without (bench/locomo_recall.py)."""
+        return f'{self.speaker} said, "{self.content}"' if self.speaker else self.content
 
     def replace(self, **changes: Any) -> Episode:
         return dataclasses.replace(self, **changes)

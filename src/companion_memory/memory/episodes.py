@@ -19,7 +19,7 @@ from ..store.outbox import OutboxStore
 from .sensitive import mask_sensitive
 
 
-def episode_of(message: MessageRow) -> Episode | None:
+def episode_of(message: MessageRow, speaker: str | None = None) -> Episode | None:
     content, sensitive = mask_sensitive(message.content)
     if not content.strip():
         return None
@@ -28,6 +28,7 @@ def episode_of(message: MessageRow) -> Episode | None:
         namespace=message.namespace,
         conversation_id=message.conversation_id,
         role=message.role,
+        speaker=speaker,
         source=message.source,
         content=content,
         sensitive=sensitive,

@@ -54,6 +54,8 @@ class IncomingMessage:
     created_at: str | None = None
     model: str | None = None
     metadata: dict[str, Any] | None = None
+    # Who said it (OpenAI's ``name``), kept with its episode.
+    name: str | None = None
     # The caller's own name for the message within the retry window, in place of what it
     # says and its rank (the gateway: the conversation as sent, so a retried turn whose
     # provider answered differently keeps its first reply).
@@ -151,7 +153,8 @@ class MessageIngestor:
         # its identity is handed to the new one (the old row keeps a unique key of its own).
         undated = dict.fromkeys(h for h, message in zip(hashes, messages, strict=True) if not message.dated)
         retired = MessageStore.retire(namespace, list(undated), stored_before=iso(moment - RETRY_WINDOW))
-        episodes = {row.id: episode for row in unique if (episode := episode_of(row))}
+        names = {row.id: message.name for row, message in zip(rows, messages, strict=True)}
+        episodes = {row.id: episode for row in unique if (episode := episode_of(row, names[row.id]))}
         statements: list[Statement] = [*retired]
         statements += [MessageStore.insert_if_new(row) for row in unique]
         statements += EpisodeStore.insert_for_messages(list(episodes.values()))
@@ -183,7 +186,7 @@ class MessageIngestor:
         given = {
             e.id: vectors[e.id]
             for e in stored
-            if e.id in vectors and embedding_text(e.content) == embedding_text(said[e.id])
+            if e.id in vectors and embedding_text(e.said()) == embedding_text(said[e.id])
         }
         if await self.mirror.place(given) < len(stored):
             await self.mirror.schedule_retry()

@@ -127,7 +127,7 @@ class EpisodeRows:
 
     async def embeddable(self, ids: Sequence[str]) -> dict[str, Embeddable]:
         return {
-            e.id: Embeddable(e.id, embedding_text(e.content), episode_metadata(e))
+            e.id: Embeddable(e.id, embedding_text(e.said()), episode_metadata(e))
             for e in await self.store.get_many(ids)
             if e.content.strip()
         }

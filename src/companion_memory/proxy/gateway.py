@@ -104,8 +104,10 @@ class ChatGateway:
         said = next((message_text(m) for m in reversed(body["messages"]) if m.get("role") == "user"), "")
         # What the user marked private is not looked up either: the query is the words stored.
         query = strip_private(said)
+        # The conversation as sent is in the prompt already: none of its turns is injected again.
+        in_prompt = [message_text(m) for m in body["messages"]]
         try:
-            result = await self.recall.run(query, namespace=NAMESPACE, account=True)
+            result = await self.recall.run(query, namespace=NAMESPACE, account=True, in_prompt=in_prompt)
             return (await self.context.for_turn(NAMESPACE, result)).text, result.query_vector
         except Exception:  # broad on purpose: memory must never cost the user their answer
             log.exception("recall failed; answering without memories")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..domain.episode import EPISODE_FIELDS, Episode
@@ -13,8 +13,10 @@ from .sql import chunks, placeholders, read_stored_json, to_json
 # What is stored is the Episode's fields, plus the text the full-text index reads.
 _COLUMNS = (*EPISODE_FIELDS, "search_text")
 _SELECT = "SELECT " + ", ".join(EPISODE_FIELDS) + " FROM episodes"
-# Episodes one insert_for_messages statement carries: four parameters each, under D1's 100.
-_PER_INSERT = 24
+# Episodes whose neighbours one statement reads: two subqueries of four parameters each.
+_ADJACENT_PER_STATEMENT = 12
+# Episodes one insert_for_messages statement carries: five parameters each, under D1's 100.
+_PER_INSERT = 20
 
 
 def episode_from_row(row: dict[str, Any]) -> Episode:
@@ -39,22 +41,23 @@ class EpisodeStore:
     def insert_for_messages(episodes: Sequence[Episode]) -> list[Statement]:
         """The new episodes of messages inserted earlier in the same batch, if they were
         (a message whose insert was a duplicate's no-op gets none), the lifecycle at its
-        start. What the message row holds is read from it, so a statement carries 24
+        start. What the message row holds is read from it, so a statement carries 20
         episodes, not 6: a 1,000-message ingest stays one batch of few statements."""
         statements = []
         for part in chunks(list(episodes), _PER_INSERT):
-            rows = ", ".join(["(?, ?, ?, ?)"] * len(part))
+            rows = ", ".join(["(?, ?, ?, ?, ?)"] * len(part))
             statements.append(
                 Statement(
-                    "INSERT INTO episodes (id, namespace, conversation_id, role, source, content, search_text, "
-                    "sensitive, created_at, stored_at) "
-                    "SELECT m.id, m.namespace, m.conversation_id, m.role, m.source, v.column2, v.column3, v.column4, "
+                    "INSERT INTO episodes (id, namespace, conversation_id, role, speaker, source, content, "
+                    "search_text, sensitive, created_at, stored_at) "
+                    "SELECT m.id, m.namespace, m.conversation_id, m.role, v.column5, m.source, v.column2, v.column3, "
+                    "v.column4, "
                     f"m.created_at, m.stored_at FROM (VALUES {rows}) AS v JOIN messages m ON m.id = v.column1 "
                     "WHERE true ON CONFLICT (id) DO NOTHING",
                     tuple(
                         value
                         for e in part
-                        for value in (e.id, e.content, search_document(e.content), to_json(e.sensitive))
+                        for value in (e.id, e.content, search_document(e.content), to_json(e.sensitive), e.speaker)
                     ),
                 )
             )
@@ -154,6 +157,27 @@ class EpisodeStore:
         )
         return [*(episode_from_row(r) for r in reversed(earlier)), episode, *(episode_from_row(r) for r in later)]
 
+    async def adjacent(self, episodes: Sequence[Episode]) -> list[Episode]:
+        """The turns said just before and just after each of ``episodes`` in its
+        conversation (episodes without one: the namespace's turns without one), a few
+        episodes a query. Each neighbour is a scalar subquery on the conversation index
+        (D1 refuses a compound SELECT of more than a few terms)."""
+        found: dict[str, Episode] = {}
+        for part in chunks(list(episodes), _ADJACENT_PER_STATEMENT):
+            subqueries: list[str] = []
+            params: list[Any] = []
+            for episode in part:
+                key = (episode.namespace, episode.conversation_id, episode.created_at, episode.id)
+                for sign, order in (("<", "DESC"), (">", "ASC")):
+                    subqueries.append(
+                        "(SELECT id FROM episodes WHERE namespace = ? AND conversation_id IS ? "
+                        f"AND (created_at, id) {sign} (?, ?) ORDER BY created_at {order}, id {order} LIMIT 1)"
+                    )
+                    params += key
+            for row in await self.db.all(f"{_SELECT} WHERE id IN ({', '.join(subqueries)})", params):
+                found.setdefault(row["id"], episode_from_row(row))
+        return list(found.values())
+
     async def between(
         self,
         namespace: str,
@@ -177,6 +201,17 @@ class EpisodeStore:
             f"{_SELECT} WHERE {' AND '.join(conditions)} ORDER BY created_at, id LIMIT ?", (*params, limit)
         )
         return [episode_from_row(r) for r in rows]
+
+    @staticmethod
+    def mark_injected(episode_id: str, at: str, lifecycle: Mapping[str, Any]) -> Statement:
+        """Injected at ``at``, once more, with the lifecycle columns that move with it
+        (``layer``, ``layer_at``, ``revivals``: a revival, domain/layers.py)."""
+        columns = [c for c in ("layer", "layer_at", "revivals") if c in lifecycle]
+        assignments = "".join(f", {c} = ?" for c in columns)
+        return Statement(
+            f"UPDATE episodes SET last_injected_at = ?, recall_count = recall_count + 1{assignments} WHERE id = ?",
+            (at, *(lifecycle[c] for c in columns), episode_id),
+        )
 
     @staticmethod
     def delete_rows(ids: Sequence[str], *, with_messages: bool = True) -> list[Statement]:

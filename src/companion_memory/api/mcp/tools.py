@@ -1,4 +1,4 @@
-"""The MCP tools: the reference's 14 memory tools, plan_list and plan_update, memory_share
+"""The MCP tools: the reference's 14 memory tools, conversation_search (Letta's), plan_list and plan_update, memory_share
 and share_list, context_expand, the health report (memory_health, in the reference's
 style) with its scan for messages no memory cites (memory_unanchored), the mood timeline
 (mood_log, mood_recent), her own todos (todo_*) and the people in the owner's life
@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ...application import (
     boot,
     context,
+    conversation_search,
     doctor,
     glossary,
     ingest,
@@ -48,6 +49,7 @@ from ...application.fields import (
     Namespace,
     Score,
     ShortText,
+    SpeakerName,
     Tag,
     TypeFilter,
     ValidDays,
@@ -75,8 +77,18 @@ class Search(Arguments):
     k: Annotated[int, Field(ge=1, le=100, description="How many memories to return.")] = 10
     min_score: Annotated[Score, Field(description="Relevance floor, 0–1.")] = 0.15
     types: Annotated[
-        list[TypeFilter], Field(default_factory=list, max_length=10, description="Only these memory types.")
+        list[TypeFilter],
+        Field(default_factory=list, max_length=10, description="Only these memory types (then no episodes)."),
     ]
+    conversation_id: Annotated[
+        Id | None, Field(description="The conversation in your context (a session id): its turns are not returned.")
+    ] = None
+
+
+class ConversationSearch(Arguments, conversation_search.ConversationQuery):
+    """conversation_search's input, strict as every tool's arguments are."""
+
+    model_config = ConfigDict(extra="forbid")
 
 
 class Recall(Search):
@@ -110,6 +122,7 @@ class Message(Arguments):
     content: Annotated[str, Field(max_length=200_000)]
     id: Id | None = None
     created_at: Annotated[Moment | None, Field(description=ingest.SAID_AT)] = None
+    name: Annotated[SpeakerName | None, Field(description="Who said it, when more than two people talk.")] = None
 
 
 class Ingest(Arguments):
@@ -348,19 +361,28 @@ TOOLS: dict[str, Tool] = {
     for tool in (
         Tool(
             "memory_search",
-            "Search long-term memories by meaning and words. Use it to look something up; "
-            "unlike memory_recall it does not count as using the memories.",
+            "Search long-term memories, and what was said in past conversations, by meaning and words. "
+            "Use it to look something up; unlike memory_recall it does not count as using them.",
             Search,
             (recall.search,),
             lambda a: (recall.search, recall.SearchQuery(**a.model_dump())),
         ),
         Tool(
             "memory_recall",
-            "Recall the few memories relevant to the user's current message, with a ready "
-            "<memories> block to put in context. Use it once per user turn.",
+            "Recall the few memories (and things said before) relevant to the user's current message, "
+            "with a ready <memories> block to put in context. Use it once per user turn.",
             Recall,
             (recall.recall,),
             lambda a: (recall.recall, recall.RecallQuery(**a.model_dump(), include_prompt=True)),
+        ),
+        Tool(
+            "conversation_search",
+            "Search what was said in past conversations (the user's messages and your replies) by meaning "
+            "and words, optionally by role, date range (start_date, end_date) and conversation; the turns "
+            "most relevant first, each with when it was said.",
+            ConversationSearch,
+            (conversation_search.search,),
+            lambda a: (conversation_search.search, conversation_search.ConversationQuery(**a.model_dump())),
         ),
         Tool(
             "memory_list",
