@@ -16,6 +16,7 @@ from .memory.context import ContextAssembler
 from .memory.doctor import Doctor
 from .memory.dream import Dream
 from .memory.dream_model import ModelExtractor
+from .memory.episode_forget import EpisodeForgetter
 from .memory.extraction import Extractor, RequestExtractor
 from .memory.folding import ExtractiveFolds, Folding, FoldSummarizer, ModelFolds
 from .memory.github_daily import GithubDaily
@@ -100,6 +101,10 @@ class Runtime:
     @cached_property
     def writer(self) -> MemoryWriter:
         return MemoryWriter(self.db, self.mirror, self.clock, self.config)
+
+    @cached_property
+    def episode_forgetter(self) -> EpisodeForgetter:
+        return EpisodeForgetter(self.db, self.vectors)
 
     @cached_property
     def ingestor(self) -> MessageIngestor:
