@@ -40,7 +40,17 @@ from companion_memory.runtime import Runtime
 from companion_memory.store.folds import FoldStore
 from tests.conftest import MCP_KEY, OWNER_KEY, app_on, auth
 from tests.fakes.d1 import make_d1_database
-from tests.test_mcp_scopes import ERAS, KEYS, META, MODERN, fast_runtime, fold_row, may_call, mcp_call
+from tests.test_mcp_scopes import (
+    ERAS,
+    KEYS,
+    META,
+    MODERN,
+    fast_runtime,
+    fold_row,
+    may_call,
+    mcp_call,
+    store_episode,
+)
 
 # Values of every JSON type, and the awkward ones of each.
 DEEP = json.loads("[" * 200 + "]" * 200)
@@ -95,6 +105,7 @@ JUNK: list[Any] = [
 
 
 FOLD_ID = "seed-fold"
+EPISODE_ID = "seed-episode"
 
 
 def valid_arguments(ids: Iterator[str]) -> dict[str, dict[str, Any]]:
@@ -146,6 +157,13 @@ def valid_arguments(ids: Iterator[str]) -> dict[str, dict[str, Any]]:
         "todo_next": {"namespace": "default"},
         "todo_list": {"status": "open", "limit": 5},
         "todo_stats": {"namespace": "default"},
+        "conversation_get": {"message_id": EPISODE_ID, "before": 2, "after": 2},
+        # A span of a conversation that holds nothing: the seeded turn stays for the others.
+        "conversation_forget": {
+            "conversation_id": "none-such",
+            "since": "2026-11-01T00:00:00Z",
+            "until": "2026-11-02T00:00:00+08:00",
+        },
     }
 
 
@@ -324,6 +342,7 @@ async def seed(http: httpx.AsyncClient, count: int) -> Iterator[str]:
 
     runtime: Runtime = http._transport.app.state.runtime  # type: ignore[attr-defined]
     await runtime.db.batch([FoldStore.insert(fold_row(FOLD_ID))])
+    await store_episode(runtime, EPISODE_ID)
 
     def cycle() -> Iterator[str]:
         while True:

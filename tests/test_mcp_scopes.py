@@ -28,9 +28,11 @@ from companion_memory.api.auth import identify
 from companion_memory.api.mcp.tools import TOOLS
 from companion_memory.application.principal import BINDINGS
 from companion_memory.clock import FixedClock
+from companion_memory.domain.episode import Episode
 from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
+from companion_memory.store.episodes import EpisodeStore
 from companion_memory.store.folds import FoldStore
 from tests.conftest import DEBUG_KEY, GUIDE_DOG_KEY, IM_KEY, MCP_KEY, OWNER_KEY, all_keys_settings, app_on, auth
 from tests.fakes.embedder import HashEmbedder
@@ -161,6 +163,28 @@ async def seed_two_people(http: httpx.AsyncClient, name: str, namespace: str = "
     return f"{await seed_person(http, name, namespace)} {await seed_person(http, name + ' too', namespace)}"
 
 
+async def seed_episode(http: httpx.AsyncClient, text: str, namespace: str = "default") -> str:
+    """A turn said in ``namespace``, stored as the write side stores one."""
+    runtime: Runtime = http._transport.app.state.runtime  # type: ignore[attr-defined]
+    return await store_episode(runtime, f"episode-{text}", namespace)
+
+
+async def store_episode(runtime: Runtime, episode_id: str, namespace: str = "default") -> str:
+    at = "2026-11-30T10:00:00.000Z"
+    episode = Episode(
+        id=episode_id,
+        namespace=namespace,
+        conversation_id="seed-chat",
+        role="user",
+        source="ingest",
+        content=f"Seed turn {episode_id}: we walked to the lighthouse",
+        created_at=at,
+        stored_at=at,
+    )
+    await runtime.db.batch([EpisodeStore.insert_if_new(episode)])
+    return episode_id
+
+
 def _merge(ids: str) -> dict[str, Any]:
     survivor, other = ids.split()
     return {"person_id": survivor, "other_id": other}
@@ -244,6 +268,12 @@ TWINS: dict[str, Twin] = {
     "person_get": Twin("memory:read", "GET", "/v1/people/{id}", _none, lambda i: {"id": i}, seed_person),
     "person_list": Twin("memory:read", "GET", "/v1/people", _none, lambda _: {}),
     "person_merge": Twin("memory:write", "POST", "/v1/person_proposals", _merge, _merge, seed_two_people),
+    "conversation_get": Twin(
+        "memory:read", "GET", "/v1/conversations/messages/{id}", _none, lambda i: {"message_id": i}, seed_episode
+    ),
+    "conversation_forget": Twin(
+        "owner", "DELETE", "/v1/conversations/messages/{id}", _none, lambda i: {"message_id": i}, seed_episode
+    ),
 }
 
 
@@ -420,4 +450,4 @@ async def test_a_bound_key_acts_in_its_namespace_and_is_refused_elsewhere(
             assert refused_by_rest == (not may_call(key, tool) or outside), (tag, rest.text)
             if may_call(key, tool) and outside:
                 assert refused_namespace(rest) == refused_namespace(mcp) == "elsewhere", (tag, rest.text, mcp.text)
-                assert "Seed memory" not in rest.text + mcp.text, tag
+                assert "Seed memory" not in rest.text + mcp.text and "Seed turn" not in rest.text + mcp.text, tag
