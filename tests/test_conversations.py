@@ -252,3 +252,16 @@ async def test_only_the_owner_key_forgets(client: httpx.AsyncClient, runtime: Ru
     result = await tool(client, "conversation_forget", {"conversation_id": "trip"}, key)
     assert result["isError"] and result["structuredContent"]["error"]["code"] == "forbidden"
     assert await remaining(runtime) == ["t1", "t2", "t3", "t4", "t5"]
+
+
+async def test_a_turn_being_forgotten_is_out_of_sight_at_once(client: httpx.AsyncClient, runtime: Runtime) -> None:
+    """Forgetting empties a turn's words before its vector and its row go (the vector may
+    have to wait for the index): from then on it is not read back."""
+    await said(runtime, TRIP)
+    await runtime.db.run("UPDATE episodes SET content = '', search_text = '' WHERE id IN ('t1', 't3')")
+    window = (await client.get("/v1/conversations/messages/t2", params={"before": 5}, headers=auth())).json()
+    assert [t["id"] for t in window["turns"]] == ["t2", "t4", "t5"]
+    gone = await client.get("/v1/conversations/messages/t3", headers=auth())
+    assert gone.status_code == 404
+    day = (await client.get("/v1/conversations", params={"day": "2026-11-29"}, headers=auth())).json()
+    assert [(c["first_message_id"], c["messages"]) for c in day["conversations"]] == [("t2", 3)]

@@ -9,6 +9,7 @@ from typing import Annotated
 from pydantic import Field
 
 from ..clock import day_bounds, local_date, parse_iso, read_time
+from ..domain.episode import Episode
 from ..errors import InvalidInput, NotFound
 from ..runtime import Runtime
 from ..store.conversations import ConversationDay, ConversationStore
@@ -107,7 +108,7 @@ def _summary(conversation: ConversationDay) -> ConversationSummary:
 async def get_turns(runtime: Runtime, _: Principal, window: Window) -> Turns:
     """The turns around a message in its conversation, in the order they were said."""
     store = EpisodeStore(runtime.db)
-    found = await store.get_many([window.message_id])
+    found = [episode for episode in await store.get_many([window.message_id]) if said(episode)]
     if not found:
         raise NotFound(f"message {window.message_id} not found")
     turns = await store.around(found[0], before=window.before, after=window.after)
@@ -115,8 +116,13 @@ async def get_turns(runtime: Runtime, _: Principal, window: Window) -> Turns:
     return Turns(
         message_id=window.message_id,
         conversation_id=found[0].conversation_id,
-        turns=[TurnRecord.of(turn, time_zone) for turn in turns],
+        turns=[TurnRecord.of(turn, time_zone) for turn in turns if said(turn)],
     )
+
+
+def said(episode: Episode) -> bool:
+    """An episode being forgotten is emptied first (its vector goes next, then its row)."""
+    return episode.content != ""
 
 
 @use_case("conversations.day", MEMORY_READ)

@@ -2,7 +2,8 @@
 
 A conversation is the episodes of one ``conversation_id``; turns stored without one (the
 chat gateway's, a script's) are one stream per source, as ``EpisodeStore.around`` reads
-them.
+them. An episode being forgotten is emptied first (its vector goes next, then its row):
+one with no words is left out.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ _DAY = (
     "COUNT(*) OVER () AS conversations, SUM(messages) OVER () AS turns FROM ("
     "SELECT id, conversation_id, role, source, substr(content, 1, ?) AS content, created_at, "
     "ROW_NUMBER() OVER thread AS n, COUNT(*) OVER whole AS messages, MAX(created_at) OVER whole AS last_at "
-    "FROM episodes WHERE namespace = ? AND created_at >= ? AND created_at < ? "
+    "FROM episodes WHERE namespace = ? AND created_at >= ? AND created_at < ? AND content <> '' "
     "WINDOW whole AS (PARTITION BY conversation_id, CASE WHEN conversation_id IS NULL THEN source END), "
     "thread AS (PARTITION BY conversation_id, CASE WHEN conversation_id IS NULL THEN source END "
     "ORDER BY created_at, id)"
@@ -76,13 +77,15 @@ class ConversationStore:
     async def said_before(self, namespace: str, moment: str) -> str | None:
         """When the last turn before ``moment`` was said, if any."""
         row = await self.db.first(
-            "SELECT MAX(created_at) AS at FROM episodes WHERE namespace = ? AND created_at < ?", (namespace, moment)
+            "SELECT MAX(created_at) AS at FROM episodes WHERE namespace = ? AND created_at < ? AND content <> ''",
+            (namespace, moment),
         )
         return None if row is None else row["at"]
 
     async def said_from(self, namespace: str, moment: str) -> str | None:
         """When the first turn from ``moment`` on was said, if any."""
         row = await self.db.first(
-            "SELECT MIN(created_at) AS at FROM episodes WHERE namespace = ? AND created_at >= ?", (namespace, moment)
+            "SELECT MIN(created_at) AS at FROM episodes WHERE namespace = ? AND created_at >= ? AND content <> ''",
+            (namespace, moment),
         )
         return None if row is None else row["at"]
