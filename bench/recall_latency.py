@@ -47,7 +47,7 @@ from companion_memory.adapters.local.runtime import build_local_runtime
 from companion_memory.clock import iso
 from companion_memory.domain.memory import Memory
 from companion_memory.domain.search_text import embedding_text
-from companion_memory.memory.vector_mirror import vector_metadata
+from companion_memory.memory.vector_sources import vector_metadata
 from companion_memory.ports import Embedder, VectorRecord
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings

@@ -314,6 +314,34 @@ async def check_write_and_recall(db: Any, settings: dict[str, Any]) -> None:
     ok("recall path: vector, full-text and substring channels on D1")
 
 
+async def check_episodes(db: Any) -> None:
+    from companion_memory.clock import FixedClock
+    from companion_memory.memory.episode_forget import EpisodeForgetter
+    from companion_memory.memory.ingest import IncomingMessage, MessageIngestor
+    from companion_memory.memory.vector_mirror import VectorMirror
+    from tests.fakes.embedder import HashEmbedder
+
+    clock = FixedClock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
+    index = MemoryIndex(384)
+    mirror = VectorMirror(db, index, HashEmbedder(dimensions=384, model="test-words"), clock)
+    said = [
+        IncomingMessage(role="user", content="我周末去爬山了 <private>和前任</private>"),
+        IncomingMessage(role="assistant", content="the wifi password: hunter22!"),
+    ]
+    outcomes = await MessageIngestor(db, clock, mirror).ingest("episodes", said, conversation_id="c1")
+    ids = [o.id for o in outcomes]
+    rows = await db.all("SELECT id, content FROM episodes WHERE namespace = 'episodes' ORDER BY created_at, rowid")
+    assert [(r["id"], r["content"]) for r in rows] == list(
+        zip(ids, ["我周末去爬山了", "the wifi password: [credential]"], strict=True)
+    )
+    found = await db.all("SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH ?", ("爬山",))
+    assert len(found) == 1, found
+    assert (await mirror.drain()).synced == 2 and {r.metadata["kind"] for r in index.records.values()} == {"episode"}
+    assert await EpisodeForgetter(db, mirror, clock).forget("episodes", conversation_id="c1") == 2
+    assert await index.count() == 0 and not await db.all("SELECT id FROM messages WHERE namespace = 'episodes'")
+    ok("episode path: message and episode in one batch on D1, private cut, secret masked, embedded, forgotten")
+
+
 async def main() -> None:
     import cf_env
 
@@ -330,4 +358,5 @@ async def main() -> None:
     settings = json.loads(cf_env.CONFIG)
     queue_retries = await check_queue(db, cf_env.TASKS, settings)
     await check_write_and_recall(db, settings)
+    await check_episodes(db)
     await queue_retries

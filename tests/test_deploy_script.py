@@ -633,7 +633,7 @@ def _node_export(name: str):
 
 @needs_node
 def test_metadata_indexes_cover_what_the_mirror_stores_and_recall_filters_on() -> None:
-    source = (ROOT / "src" / "companion_memory" / "memory" / "vector_mirror.py").read_text()
+    source = (ROOT / "src" / "companion_memory" / "memory" / "vector_sources.py").read_text()
     function = next(
         node
         for node in ast.walk(ast.parse(source))

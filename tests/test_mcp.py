@@ -841,3 +841,14 @@ async def test_upsert_and_recall_in_process_on_sqlite_and_d1(client: httpx.Async
         headers={"Authorization": f"Bearer {MCP_KEY}"},
     )
     assert len(listed.json()["result"]["tools"]) == len(MCP_KEY_TOOLS)
+
+
+async def test_a_private_span_is_never_stored_by_a_tool(server: LiveServer) -> None:
+    async with connect(server, "auto", key=OWNER_KEY) as client:
+        memory_id = await upsert(client, "private", "work", "I work at <private>Acme Corp</private> as a nurse")
+        got = await client.call_tool("memory_get", {"id": memory_id})
+        assert got.structured_content["memory"]["content"] == "I work at as a nurse"  # type: ignore[index]
+        refused = await client.call_tool(
+            "memory_upsert", {"fact_key": "all", "content": "<private>all of it</private>", "namespace": "private"}
+        )
+        assert refused.is_error and "empty_content" in json.dumps(refused.structured_content or refused.content[0].text)  # type: ignore[union-attr]

@@ -149,6 +149,33 @@ async def test_malformed_tasks_are_dropped_and_failing_ones_retried_then_dead_le
     assert env.TASKS.pending == [] and [m.body for m in env.TASKS.dead_letters] == [{"task": "vector_mirror"}]
 
 
+async def test_the_queue_consumer_embeds_episodes_with_workers_ai(
+    entry: types.ModuleType, env: SimpleNamespace
+) -> None:
+    """Storing what was said queues its embedding; the consumer makes it with Workers AI and
+    writes it to Vectorize beside the memories, with the episode kind filter's metadata."""
+    runtime = await entry._get_runtime(env)
+    said = [IncomingMessage(role="user", content="I adopted a beagle called Toby")]
+    [outcome] = await runtime.ingestor.ingest("default", said, conversation_id="c1", source="chat")
+    assert outcome.id not in env.VECTORIZE.vectors and env.AI.calls == []  # nothing embedded on the way in
+    [(body, delay)] = env.TASKS.sent
+    assert body == {"task": "vector_mirror"} and delay == 0
+    assert await deliver(entry, env) == 1
+    [(model, inputs)] = env.AI.calls
+    assert model == runtime.embedder.model and inputs["text"] == ["i adopted a beagle called toby"]
+    stored = env.VECTORIZE.vectors[outcome.id]
+    assert stored["metadata"] == {
+        "namespace": "default",
+        "status": "active",
+        "kind": "episode",
+        "type": "episode",
+        "role": "user",
+    }
+    matches = await runtime.vectors.query(stored["values"], top_k=5, filter={"kind": "memory"})
+    assert matches == []  # memory queries never see it
+    assert (await runtime.mirror.outbox.stats())["pending"] == 0
+
+
 async def test_reindex_runs_through_the_queue(entry: types.ModuleType, env: SimpleNamespace) -> None:
     runtime = await entry._get_runtime(env)
     ids = [

@@ -103,12 +103,12 @@ class Runtime:
         return MemoryWriter(self.db, self.mirror, self.clock, self.config)
 
     @cached_property
-    def episode_forgetter(self) -> EpisodeForgetter:
-        return EpisodeForgetter(self.db, self.vectors)
+    def ingestor(self) -> MessageIngestor:
+        return MessageIngestor(self.db, self.clock, self.mirror)
 
     @cached_property
-    def ingestor(self) -> MessageIngestor:
-        return MessageIngestor(self.db, self.clock)
+    def episode_forgetter(self) -> EpisodeForgetter:
+        return EpisodeForgetter(self.db, self.mirror, self.clock)
 
     @cached_property
     def snapshots(self) -> Snapshots:

@@ -165,6 +165,8 @@ class Settings(BaseModel):
     # What the panel calls the companion ("Mei's todos"); empty: she, 她.
     COMPANION_NAME: str = Field("", max_length=64)
     MESSAGES_RETENTION_DAYS: int = Field(7, ge=1)
+    # 0 keeps episodes for good (bench/episode_storage.py: about 46 MB a year at 100 a day).
+    EPISODE_RETENTION_DAYS: int = Field(365, ge=0)
     # Sensitive-data classes the owner lets automatic writers store (comma separated:
     # credential, private_key, payment_card, national_id, phone).
     MEMORY_SENSITIVE_ALLOW: frozenset[str] = frozenset()
@@ -229,6 +231,7 @@ class Settings(BaseModel):
         return MemoryConfig(
             dream_time_zone=self.DREAM_TIME_ZONE,
             messages_retention_days=self.MESSAGES_RETENTION_DAYS,
+            episode_retention_days=self.EPISODE_RETENTION_DAYS,
             memory_sensitive_allow=self.MEMORY_SENSITIVE_ALLOW,
             dedup_cosine=self.DEDUP_COSINE,
             memory_top_k=self.MEMORY_TOP_K,

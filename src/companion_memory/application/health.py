@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from .. import __version__
 from ..runtime import Runtime
+from ..store.episodes import EpisodeStore
 from .principal import DEBUG, Principal
 from .use_case import Input, Nothing, Output, use_case
 
@@ -53,8 +54,11 @@ class VectorHealth(Output):
     mismatch: str | None = Field(description="Why the index cannot be used with this embedder, if it cannot.")
     indexed_vectors: int
     active_memories: int
-    missing_from_index: int
-    missing_count_complete: bool = Field(description=f"false: counting stopped after {MISSING_COUNT_LIMIT} memories.")
+    episodes: int
+    missing_from_index: int = Field(description="Live memories and episodes the index lacks.")
+    missing_count_complete: bool = Field(
+        description=f"false: counting stopped after {MISSING_COUNT_LIMIT} memories and episodes."
+    )
     outbox: OutboxStats
     task_queue: dict[str, int] | None = Field(description="Tasks by state, where the queue can tell.")
 
@@ -63,7 +67,7 @@ class ReindexRequest(Input):
     restart: Annotated[
         bool,
         Field(
-            description="Start over: empty the index and queue every live memory. Without it, a call "
+            description="Start over: empty the index and queue every live memory and episode. Without it, a call "
             "continues the rebuild in progress (or starts one if the embedder changed)."
         ),
     ] = False
@@ -71,10 +75,11 @@ class ReindexRequest(Input):
 
 
 class ReindexProgress(Output):
-    queued: int | None = Field(None, description="Memories queued, when this call started a rebuild.")
+    queued: int | None = Field(None, description="Memories and episodes queued, when this call started a rebuild.")
     indexed_now: int
     failed_now: int
     active_memories: int
+    episodes: int
     pending: int
     done: bool
 
@@ -91,6 +96,7 @@ async def vector_health(runtime: Runtime, _: Principal, __: Nothing) -> VectorHe
             "mismatch": await runtime.mirror.mismatch(),
             "indexed_vectors": await runtime.vectors.count(),
             "active_memories": await runtime.writer.store.count_live(),
+            "episodes": await EpisodeStore(runtime.db).count(),
             "missing_from_index": missing,
             "missing_count_complete": exact,
             "outbox": await runtime.mirror.outbox.stats(),
@@ -114,6 +120,7 @@ async def vector_reindex(runtime: Runtime, _: Principal, request: ReindexRequest
             "indexed_now": step.synced,
             "failed_now": step.failed,
             "active_memories": await runtime.writer.store.count_live(),
+            "episodes": await EpisodeStore(runtime.db).count(),
             "pending": outbox["pending"],
             "done": outbox["pending"] == 0,
         }

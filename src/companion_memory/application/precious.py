@@ -7,7 +7,8 @@ from typing import Annotated
 from pydantic import Field
 
 from ..clock import iso
-from ..errors import NotFound
+from ..domain.private_spans import strip_private
+from ..errors import InvalidInput, NotFound
 from ..runtime import Runtime
 from ..store.precious import PreciousStore
 from .fields import Cursor, Namespace, PreciousRef, ShortText
@@ -52,9 +53,13 @@ async def list_precious(runtime: Runtime, _: Principal, query: PreciousQuery) ->
 
 @use_case("precious.add", MEMORY_WRITE)
 async def add_precious(runtime: Runtime, _: Principal, write: PreciousWrite) -> PreciousAnswer:
-    """Keep words verbatim: no trimming, no filtering; precious words are the owner's own."""
+    """Keep words verbatim: no trimming, no filtering (precious words are the owner's own),
+    but for ``<private>`` spans, which are never stored."""
+    content = strip_private(write.content)
+    if not content.strip():
+        raise InvalidInput("content must not be empty (<private> spans are never stored)", code="empty_content")
     at = iso(runtime.clock.now())
-    item = await PreciousStore(runtime.db).add(write.namespace, write.content, write.note, write.source, at)
+    item = await PreciousStore(runtime.db).add(write.namespace, content, write.note, write.source, at)
     return PreciousAnswer.model_validate({"precious": item})
 
 

@@ -18,6 +18,8 @@ class MemoryConfig:
     # Local days (the dream's, the diary's, the boot package's, GitHub daily's) are in this zone.
     dream_time_zone: str
     messages_retention_days: int
+    # 0: kept for good.
+    episode_retention_days: int
 
     # Writes, the dream and the review queue.
     memory_sensitive_allow: frozenset[str]

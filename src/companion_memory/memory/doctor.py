@@ -238,7 +238,7 @@ class Doctor:
         # Writes in the outbox reach the index shortly: only what nothing will bring in fails.
         unexplained = missing > pending
         status: Status = "fail" if unexplained or orphaned else "warn" if missing else "ok"
-        summary = f"{missing} live memories missing from the index, {len(orphaned)} vectors of dead rows"
+        summary = f"{missing} live memories and episodes missing from the index, {len(orphaned)} vectors of dead rows"
         if missing and not unexplained:
             summary += "; the outbox is catching up"
         return [Check("vector_index", status, missing + len(orphaned), summary, detail)]
@@ -413,7 +413,11 @@ class Doctor:
                 "" if step.synced >= queued else ", the rest in the background"
             )
         actions.append(
-            RepairAction("requeue_missing_vectors", queued, f"{queued} memories missing from the index queued{indexed}")
+            RepairAction(
+                "requeue_missing_vectors",
+                queued,
+                f"{queued} memories and episodes missing from the index queued{indexed}",
+            )
         )
         await self.db.batch(list(REBUILD_FULL_TEXT))
         actions.append(RepairAction("rebuild_full_text", 2, "the word and substring indexes rebuilt from the memories"))

@@ -53,7 +53,7 @@ from ..store.shares import ShareStore
 from .config import MemoryConfig
 from .people import name_key, named_in, names_any, names_of, other_names
 from .plan_dates import is_open
-from .vector_mirror import VectorMirror
+from .vector_mirror import MEMORY_FILTER, VectorMirror
 
 # Reciprocal-rank fusion constant: small, so that the top ranks of each channel count
 # for more than a long tail (measured on LoCoMo by bench/locomo_recall.py).
@@ -155,6 +155,11 @@ class RecallResult:
     hits: list[Hit]
     glossary_hits: list[dict[str, Any]]
     meta: RecallMeta
+    # The vector channel's embedding of the query as given (``embedding_text`` of it, in
+    # query mode), for a caller that stores those words (the gateway's user turn); None
+    # when it embedded other words (the query cut, or widened with people's other names)
+    # or none at all.
+    query_vector: list[float] | None = None
 
 
 class Recall:
@@ -232,7 +237,7 @@ class Recall:
             hit.share_id = reach.share_of(hit.memory)
         if account and hits:
             await self._account(hits, iso(now))
-        return RecallResult(hits, glossary_hits, meta)
+        return RecallResult(hits, glossary_hits, meta, query_vector if text == query.strip() else None)
 
     async def _with_other_names(self, namespace: str, text: str, meta: RecallMeta) -> tuple[str, list[str]]:
         """The query with the other names of the people it names (asked about "my sister",
@@ -307,6 +312,7 @@ class Recall:
             where: dict[str, Any] = {
                 "namespace": names[0] if len(names) == 1 else {"$in": list(names)},
                 "status": "active",
+                **MEMORY_FILTER,
             }
             if types:
                 where["type"] = {"$in": list(types)}

@@ -109,7 +109,8 @@ class TaskRunner:
                 queued = await self.mirror.start_reindex()
             return {"queued": queued, **await self._drain()}
         report = await self.retention.run(force=task.force)
-        if not report["skipped"] and PER_RUN in (report["memories_expired"], report["memories_purged"]):
+        backlog = ("memories_expired", "memories_purged", "episodes_expired", "episodes_backfilled")
+        if not report["skipped"] and PER_RUN in (report[name] for name in backlog):
             await self._send({"task": "retention", "force": True})
         if report.get("vectors_pending"):
             await self.mirror.schedule_retry()

@@ -15,6 +15,7 @@ from typing import Any
 from ..clock import iso
 from ..domain.layers import on_write
 from ..domain.memory import Evidence, Memory
+from ..domain.private_spans import strip_private
 from ..domain.types import RELATIONS, normalise_fact_key, normalise_type
 from ..errors import Conflict, InvalidInput, NotFound, SensitiveContent
 from ..ports import Clock, ConstraintError, Database, Statement
@@ -56,6 +57,11 @@ class MemoryDraft:
     def __post_init__(self) -> None:
         if self.fact_key is not None:
             self.fact_key = normalise_fact_key(self.fact_key)
+        # Whoever writes (REST, MCP, the dream, an import), a private span is never stored.
+        if self.content is not None:
+            self.content = strip_private(self.content)
+        if self.evidence is not None:
+            self.evidence = [Evidence(strip_private(e.quote), e.message_id) for e in self.evidence]
 
 
 @dataclass(frozen=True)
@@ -580,7 +586,7 @@ class MemoryWriter:
 
     def _check_content(self, draft: MemoryDraft, actor: Actor) -> None:
         if draft.content is None or not draft.content.strip():
-            raise InvalidInput("content must not be empty", code="empty_content")
+            raise InvalidInput("content must not be empty (<private> spans are never stored)", code="empty_content")
         if draft.authored_by or actor.owner:
             # The owner decides what to keep; the filter stops agents and the dream.
             return

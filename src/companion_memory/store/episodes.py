@@ -27,16 +27,89 @@ class EpisodeStore:
     @staticmethod
     def insert_if_new(episode: Episode) -> Statement:
         """One episode per message: a message stored again (a retry) adds nothing."""
-        values = {
-            **episode.as_dict(),
-            "sensitive": to_json(episode.sensitive),
-            "search_text": search_document(episode.content),
-        }
         return Statement(
             f"INSERT INTO episodes ({', '.join(_COLUMNS)}) VALUES ({placeholders(len(_COLUMNS))}) "
             "ON CONFLICT (id) DO NOTHING",
-            tuple(values[c] for c in _COLUMNS),
+            _values(episode),
         )
+
+    @staticmethod
+    def insert_for_message(episode: Episode) -> Statement:
+        """The episode of a message inserted earlier in the same batch, if it was: a
+        message whose insert was a duplicate's no-op gets no episode."""
+        return Statement(
+            f"INSERT INTO episodes ({', '.join(_COLUMNS)}) SELECT {placeholders(len(_COLUMNS))} "
+            "WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?) ON CONFLICT (id) DO NOTHING",
+            (*_values(episode), episode.id),
+        )
+
+    async def live_ids(self, *, after: str, limit: int) -> list[dict[str, Any]]:
+        """Ids and namespaces of every episode (all are in the vector index), in id order."""
+        return await self.db.all("SELECT id, namespace FROM episodes WHERE id > ? ORDER BY id LIMIT ?", (after, limit))
+
+    async def said_before(self, cutoff: str, limit: int) -> list[dict[str, Any]]:
+        """Ids and namespaces of the episodes said before ``cutoff``, oldest first."""
+        return await self.db.all(
+            "SELECT id, namespace FROM episodes WHERE created_at < ? ORDER BY created_at, id LIMIT ?", (cutoff, limit)
+        )
+
+    async def chosen(
+        self,
+        namespace: str,
+        *,
+        ids: Sequence[str] = (),
+        conversation_id: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+    ) -> tuple[list[str], list[str]]:
+        """What the owner named to forget: the episodes, and the messages that have none
+        (nothing left to recall, or stored before episodes were), of these ids (when
+        given), of this conversation, said in [since, until)."""
+        conditions = ["namespace = ?"]
+        params: list[Any] = [namespace]
+        if conversation_id is not None:
+            conditions.append("conversation_id = ?")
+            params.append(conversation_id)
+        if since is not None:
+            conditions.append("created_at >= ?")
+            params.append(since)
+        if until is not None:
+            conditions.append("created_at < ?")
+            params.append(until)
+        episodes: list[str] = []
+        messages: list[str] = []
+        # Each part's ids are bound twice, once per table.
+        for part in chunks(list(dict.fromkeys(ids)), 40) if ids else [()]:
+            where = " AND ".join([*conditions, f"id IN ({placeholders(len(part))})"] if part else conditions)
+            rows = await self.db.all(
+                f"SELECT id, 1 AS episode FROM episodes WHERE {where} UNION ALL "
+                f"SELECT id, 0 AS episode FROM messages m WHERE {where} "
+                "AND NOT EXISTS (SELECT 1 FROM episodes e WHERE e.id = m.id)",
+                (*params, *part, *params, *part),
+            )
+            for row in rows:
+                (episodes if row["episode"] else messages).append(row["id"])
+        return episodes, messages
+
+    @staticmethod
+    def blank(ids: Sequence[str]) -> list[Statement]:
+        """Empty what these episodes and their messages say, at once: a forgotten episode's
+        words leave the word indexes while its vector is being removed, before its row."""
+        return [
+            statement
+            for part in chunks(list(ids))
+            for statement in (
+                Statement(
+                    f"UPDATE episodes SET content = '', search_text = '' WHERE id IN ({placeholders(len(part))})",
+                    tuple(part),
+                ),
+                Statement(f"UPDATE messages SET content = '' WHERE id IN ({placeholders(len(part))})", tuple(part)),
+            )
+        ]
+
+    async def count(self) -> int:
+        row = await self.db.first("SELECT COUNT(*) AS n FROM episodes")
+        return row["n"] if row else 0
 
     async def get_many(self, ids: Sequence[str]) -> list[Episode]:
         found: list[Episode] = []
@@ -90,11 +163,21 @@ class EpisodeStore:
         return [episode_from_row(r) for r in rows]
 
     @staticmethod
-    def delete_rows(ids: Sequence[str]) -> list[Statement]:
-        """Remove the episodes and their messages (call once their vectors are gone)."""
-        statements: list[Statement] = []
-        for part in chunks(list(ids)):
-            marks = placeholders(len(part))
-            statements.append(Statement(f"DELETE FROM episodes WHERE id IN ({marks})", tuple(part)))
-            statements.append(Statement(f"DELETE FROM messages WHERE id IN ({marks})", tuple(part)))
-        return statements
+    def delete_rows(ids: Sequence[str], *, with_messages: bool = True) -> list[Statement]:
+        """Remove the episodes, and their messages unless told not to (retention: the raw
+        message keeps its own retention). Call once their vectors are gone."""
+        tables = ("episodes", "messages") if with_messages else ("episodes",)
+        return [
+            Statement(f"DELETE FROM {table} WHERE id IN ({placeholders(len(part))})", tuple(part))
+            for part in chunks(list(ids))
+            for table in tables
+        ]
+
+
+def _values(episode: Episode) -> tuple[Any, ...]:
+    values = {
+        **episode.as_dict(),
+        "sensitive": to_json(episode.sensitive),
+        "search_text": search_document(episode.content),
+    }
+    return tuple(values[c] for c in _COLUMNS)
