@@ -100,7 +100,11 @@ def test_a_day_is_read_its_neighbours_visited_and_a_message_a_conversation_and_t
 ) -> None:
     said(server, SUNDAY + FRIDAY)
     panel.sign_in()
-    page = panel.go("conversations?day=2026-11-29")
+    page = panel.page
+    page.locator("#today-messages a[href='#/conversations']").click()
+    expect(page.locator(".tab[data-tab=conversations]")).to_have_attribute("aria-current", "page")
+    expect(page.locator("#conversation-list")).to_contain_text("Nothing was said on")  # today
+    panel.go("conversations?day=2026-11-29")
     cards = page.locator("#conversation-list .conversation:visible")
     expect(cards).to_have_count(2)
     expect(page.locator("#day-heading")).to_have_text("Sunday, November 29, 2026")

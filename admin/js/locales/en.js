@@ -68,6 +68,7 @@ export default {
     noMemoriesHint: "Approve candidates in Review, or add one under Memories.",
     yesterdaysDiary: "Yesterday's diary",
     allDays: "All days",
+    allConversations: "All conversations",
     untitledDay: "Untitled day",
     diaryMeta: { one: "{date} · {count} message", other: "{date} · {count} messages" },
     noDiary: "No diary for yesterday yet",

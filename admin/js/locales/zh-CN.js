@@ -65,6 +65,7 @@ export default {
     noMemoriesHint: "在“审核”中批准候选，或在“记忆”中新增一条。",
     yesterdaysDiary: "昨天的日记",
     allDays: "全部日记",
+    allConversations: "全部对话",
     untitledDay: "无标题的一天",
     diaryMeta: { other: "{date} · {count} 条消息" },
     noDiary: "昨天的日记还没写",
