@@ -7,7 +7,6 @@ Screenshots go to test-artifacts/screenshots/."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,10 +14,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, expect
 
-from companion_memory.adapters.local.runtime import DATABASE_FILE
-from companion_memory.domain.episode import Episode
 from companion_memory.ports import Embedder
-from companion_memory.store.episodes import EpisodeStore
 from tests.admin_browser import UNDO_MS, Panel, Rest, chromium, eventually, owner_server
 from tests.live_server import LiveServer
 
@@ -42,44 +38,32 @@ def rest(server: LiveServer) -> Iterator[Rest]:
     client.close()
 
 
-def turn(
-    id: str, at: str, content: str, *, conversation: str | None, role: str = "user", source: str = "ingest"
-) -> Episode:
-    return Episode(
-        id=id,
-        namespace="default",
-        conversation_id=conversation,
-        role=role,
-        source=source,
-        content=content,
-        created_at=at,
-        stored_at=at,
-    )
-
-
 # In Singapore (the server's DREAM_TIME_ZONE): Sunday 29 November 2026, and Friday the 27th.
-SUNDAY = [
-    turn("k1", "2026-11-29T01:00:00.000Z", "We land in Kyoto at noon.", conversation="kyoto"),
-    turn(
-        "k2",
-        "2026-11-29T01:00:05.000Z",
-        "Shall I book the ryokan by the river?",
-        conversation="kyoto",
-        role="assistant",
-    ),
-    turn("k3", "2026-11-29T01:01:00.000Z", "Yes please, two nights.", conversation="kyoto"),
-    turn("c1", "2026-11-29T10:00:00.000Z", "早上好，今天去爬山", conversation=None, source="chat"),
-    turn("c2", "2026-11-29T10:00:03.000Z", "好呀，记得带水", conversation=None, source="chat", role="assistant"),
+KYOTO = [
+    ("user", "We land in Kyoto at noon.", "2026-11-29T01:00:00Z"),
+    ("assistant", "Shall I book the ryokan by the river?", "2026-11-29T01:00:05Z"),
+    ("user", "Yes please, two nights.", "2026-11-29T01:01:00Z"),
 ]
-FRIDAY = [turn("f1", "2026-11-27T04:00:00.000Z", "Packed the big suitcase", conversation="packing")]
+CHAT = [("user", "早上好，今天去爬山", "2026-11-29T10:00:00Z"), ("assistant", "好呀，记得带水", "2026-11-29T10:00:03Z")]
+PACKING = [("user", "Packed the big suitcase", "2026-11-27T04:00:00Z")]
 
 
-def said(server: LiveServer, episodes: list[Episode]) -> None:
-    """Episodes as the write side stores them, straight into the server's database file."""
-    with sqlite3.connect(server.data_dir / DATABASE_FILE) as database:
-        for episode in episodes:
-            statement = EpisodeStore.insert_if_new(episode)
-            database.execute(statement.sql, statement.params)
+def said(rest: Rest, turns: list[tuple[str, str, str]], conversation: str | None, source: str = "ingest") -> list[str]:
+    body: dict[str, Any] = {
+        "source": source,
+        "messages": [{"role": role, "content": content, "created_at": at} for role, content, at in turns],
+    }
+    if conversation:
+        body["conversation_id"] = conversation
+    return [m["id"] for m in rest.post("/v1/ingest/messages", body)["messages"]]
+
+
+def seed(rest: Rest) -> list[str]:
+    """The Kyoto conversation's ids; the chat's turns (no conversation) and Friday's too."""
+    kyoto = said(rest, KYOTO, "kyoto")
+    said(rest, CHAT, None, "chat")
+    said(rest, PACKING, "packing")
+    return kyoto
 
 
 def day(rest: Rest, date: str) -> dict[str, Any]:
@@ -96,9 +80,9 @@ def panel(request: pytest.FixtureRequest, browser: Browser, server: LiveServer) 
 
 
 def test_a_day_is_read_its_neighbours_visited_and_a_message_a_conversation_and_the_day_forgotten(
-    panel: Panel, rest: Rest, server: LiveServer
+    panel: Panel, rest: Rest
 ) -> None:
-    said(server, SUNDAY + FRIDAY)
+    k1, k2, _ = seed(rest)
     panel.sign_in()
     page = panel.page
     page.locator("#today-messages a[href='#/conversations']").click()
@@ -135,13 +119,14 @@ def test_a_day_is_read_its_neighbours_visited_and_a_message_a_conversation_and_t
     rows.nth(1).locator(".turn-forget").click()
     expect(rows).to_have_count(2)
     panel.pass_time(UNDO_MS)
-    eventually(lambda: rest.http.get("/v1/conversations/messages/k2").status_code == 404)
+    eventually(lambda: rest.http.get(f"/v1/conversations/messages/{k2}").status_code == 404)
     rows.first.locator(".turn-forget").click()
     expect(rows).to_have_count(1)
     page.locator("[data-undo] .toast-action").click()
     expect(rows).to_have_count(2)
     panel.pass_time(UNDO_MS)
-    assert [t["id"] for t in rest.get("/v1/conversations/messages/k1", after=5)["turns"]] == ["k1", "k3"]
+    shown = [t["content"] for t in rest.get(f"/v1/conversations/messages/{k1}", after=5)["turns"]]
+    assert shown == ["We land in Kyoto at noon.", "Yes please, two nights."]
 
     # Forget the whole conversation: the sheet closes, its card goes.
     sheet.locator("[data-action=forget-conversation]").click()
@@ -167,7 +152,9 @@ def test_a_day_is_read_its_neighbours_visited_and_a_message_a_conversation_and_t
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
 def test_the_view_speaks_chinese_and_passes_the_audits(browser: Browser, server: LiveServer, theme: str) -> None:
-    said(server, SUNDAY + FRIDAY)
+    rest = Rest(server.url)
+    seed(rest)
+    rest.close()
     for viewport in ("phone", "desktop"):
         panel = Panel(browser, server.url, viewport, locale="zh-CN", theme=theme)
         try:

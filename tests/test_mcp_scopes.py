@@ -28,11 +28,9 @@ from companion_memory.api.auth import identify
 from companion_memory.api.mcp.tools import TOOLS
 from companion_memory.application.principal import BINDINGS
 from companion_memory.clock import FixedClock
-from companion_memory.domain.episode import Episode
 from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
-from companion_memory.store.episodes import EpisodeStore
 from companion_memory.store.folds import FoldStore
 from tests.conftest import DEBUG_KEY, GUIDE_DOG_KEY, IM_KEY, MCP_KEY, OWNER_KEY, all_keys_settings, app_on, auth
 from tests.fakes.embedder import HashEmbedder
@@ -164,25 +162,12 @@ async def seed_two_people(http: httpx.AsyncClient, name: str, namespace: str = "
 
 
 async def seed_episode(http: httpx.AsyncClient, text: str, namespace: str = "default") -> str:
-    """A turn said in ``namespace``, stored as the write side stores one."""
-    runtime: Runtime = http._transport.app.state.runtime  # type: ignore[attr-defined]
-    return await store_episode(runtime, f"episode-{text}", namespace)
-
-
-async def store_episode(runtime: Runtime, episode_id: str, namespace: str = "default") -> str:
-    at = "2026-11-30T10:00:00.000Z"
-    episode = Episode(
-        id=episode_id,
-        namespace=namespace,
-        conversation_id="seed-chat",
-        role="user",
-        source="ingest",
-        content=f"Seed turn {episode_id}: we walked to the lighthouse",
-        created_at=at,
-        stored_at=at,
-    )
-    await runtime.db.batch([EpisodeStore.insert_if_new(episode)])
-    return episode_id
+    """A turn said in ``namespace``: an ingested message, which is stored as an episode."""
+    message = {"role": "user", "content": f"Seed turn {text}: we walked to the lighthouse"}
+    body = {"namespace": namespace, "conversation_id": "seed-chat", "messages": [message]}
+    response = await http.post("/v1/ingest/messages", json=body, headers=auth(OWNER_KEY))
+    assert response.status_code == 200, response.text
+    return str(response.json()["messages"][0]["id"])
 
 
 def _merge(ids: str) -> dict[str, Any]:

@@ -88,6 +88,12 @@ def existing(live: LiveServer) -> dict[str, list[str]]:
             post("/v1/person_proposals", {"person_id": people[i], "other_id": people[i + 1]})["proposal"]["id"]
             for i in (0, 2, 4)
         ]
+        turns = [{"role": "user", "content": f"seeded turn {i}"} for i in range(6)]
+        said = [
+            m["id"]
+            for n in range(3)
+            for m in post("/v1/ingest/messages", {"conversation_id": f"c{n}", "messages": turns[n::3]})["messages"]
+        ]
         keys = [f"key{i}" for i in range(3)]
         for key in keys:
             assert http.put(f"/v1/cache/default/{key}", json={"value": {"n": 1}}).status_code == 200
@@ -123,6 +129,8 @@ def existing(live: LiveServer) -> dict[str, list[str]]:
         "target_id": memories,
         "person_id": people,
         "proposal_id": proposals,
+        "message_id": said,
+        "conversation_id": ["c0", "c1", "c2"],
     }
 
 

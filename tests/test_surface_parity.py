@@ -9,7 +9,7 @@ import jsonschema
 
 from companion_memory.runtime import Runtime
 from tests.conftest import MCP_KEY, OWNER_KEY, auth
-from tests.test_mcp_scopes import mcp_call, store_episode
+from tests.test_mcp_scopes import mcp_call, seed_episode
 
 
 async def tool(client: httpx.AsyncClient, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -134,7 +134,7 @@ async def test_every_tool_answers_what_its_output_schema_says(client: httpx.Asyn
     merge = await tool(client, "person_merge", {"person_id": ana, "other_id": sister})
     jsonschema.validate(merge, schemas["person_merge"])
     jsonschema.validate(await tool(client, "person_list", {"query": "my sister"}), schemas["person_list"])
-    turn = await store_episode(runtime, "said-once")
+    turn = await seed_episode(client, "said once")
     jsonschema.validate(await tool(client, "conversation_get", {"message_id": turn}), schemas["conversation_get"])
     forgot = await tool(client, "conversation_forget", {"message_id": turn})
     jsonschema.validate(forgot, schemas["conversation_forget"])
