@@ -303,6 +303,13 @@ export default {
   conversations: {
     title: "Conversations",
     subtitle: "What was said, a day at a time. Forgetting removes a message, a conversation or a day for good: its vectors first, then the words.",
+    searchPlaceholder: "Search what was said…",
+    searchLabel: "Search conversations",
+    search: "Search",
+    matches: { one: "{count} message matches “{query}”", other: "{count} messages match “{query}”" },
+    backToDay: "Back to the day",
+    nothingFound: "Nothing said matches",
+    nothingFoundHint: "Search reads every message kept, by meaning and by words: try other words.",
     previousDay: "Previous day",
     nextDay: "Next day",
     goToDay: "Go to a day",

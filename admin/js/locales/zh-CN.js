@@ -295,6 +295,13 @@ export default {
   conversations: {
     title: "对话",
     subtitle: "说过的话，按天查看。遗忘会永久删除一条消息、一段对话或一整天：先删向量，再删文字。",
+    searchPlaceholder: "搜索说过的话…",
+    searchLabel: "搜索对话",
+    search: "搜索",
+    matches: { other: "{count} 条消息匹配“{query}”" },
+    backToDay: "回到这一天",
+    nothingFound: "没有说过相符的话",
+    nothingFoundHint: "搜索会按意思和字词查找保留下来的每条消息，换个说法试试。",
     previousDay: "前一天",
     nextDay: "后一天",
     goToDay: "跳到某一天",

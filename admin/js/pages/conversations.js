@@ -3,12 +3,15 @@
 import { api, ns } from "../api.js";
 import { append, clear, h, icon } from "../dom.js";
 import { label, longDate } from "../format.js";
-import { dateTime, dayOf, section, timeOfDay } from "../i18n.js";
+import { dateTime, dayOf, section, shortDate, timeOfDay } from "../i18n.js";
 import { button, emptyState, errorBox, modal, pageHeader, safely, spinner, toast, undoable } from "../ui.js";
 
 const s = section("conversations");
 // Turns read at a time in an open conversation (the server's most on each side).
 const REACH = 50;
+// Turns shown before one a search found.
+const CONTEXT = 3;
+const SEARCH_LIMIT = 30;
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 const encoded = encodeURIComponent;
@@ -110,16 +113,17 @@ export function openConversation(messageId, { conversationId, onChange, highligh
 
   async function show() {
     append(clear(sheet.body), spinner());
+    // A found turn comes with a few turns before it; one more earlier tells whether there are others.
+    const context = highlight ? CONTEXT : 0;
     let answer;
     try {
-      // One earlier turn tells whether there are any before it.
-      answer = await api.get(`/v1/conversations/messages/${encoded(messageId)}`, { before: 1, after: REACH });
+      answer = await api.get(`/v1/conversations/messages/${encoded(messageId)}`, { before: context + 1, after: REACH });
     } catch (error) {
       if (error.status !== 401) append(clear(sheet.body), errorBox(error, show));
       return;
     }
     const anchorAt = answer.turns.findIndex((turn) => turn.id === messageId);
-    const shown = answer.turns.slice(anchorAt);
+    const shown = answer.turns.slice(Math.max(0, anchorAt - context));
     first = shown[0];
     last = shown[shown.length - 1];
     const actions = h("div", { class: "actions" });
@@ -143,8 +147,9 @@ export function openConversation(messageId, { conversationId, onChange, highligh
       h("div", { class: "item-meta" }, sourceChip(first.source), conversationName(answer)),
       earlier, turns, later, actions);
     place(shown, "end");
-    if (anchorAt > 0) moreButton(earlier, s("earlier"), loadEarlier);
-    if (shown.length - 1 >= REACH) moreButton(later, s("later"), loadLater);
+    if (anchorAt > context) moreButton(earlier, s("earlier"), loadEarlier);
+    if (answer.turns.length - 1 - anchorAt >= REACH) moreButton(later, s("later"), loadLater);
+    sheet.body.querySelector(".turn-anchor")?.scrollIntoView({ block: "center" });
   }
   show();
   return sheet;
@@ -159,9 +164,18 @@ function conversationCard(conversation, open) {
     h("div", { class: "item-meta" }, h("span", {}, s("turns", { count: conversation.messages }))));
 }
 
+function hitCard(turn, open) {
+  const dataset = { id: turn.id, conversation: turn.conversation_id ?? "" };
+  return h("button", { class: "item conversation-hit", type: "button", dataset, onclick: () => open(turn) },
+    h("div", { class: "item-meta" }, h("span", { class: "role", dataset: { role: turn.role } }, label("roles", turn.role)),
+      conversationName(turn), h("span", { class: "spacer" }),
+      h("time", { datetime: turn.created_at, title: dateTime(turn.created_at) }, shortDate(turn.day), " ", timeOfDay(turn.created_at))),
+    h("p", { class: "content clamp", translate: "no" }, turn.content));
+}
+
 export function render(container, route) {
   const asked = route.params.get("day");
-  let day = asked && DAY.test(asked) ? asked : dayOf(new Date());
+  const day = asked && DAY.test(asked) ? asked : dayOf(new Date());
   const list = h("div", { class: "list", id: "conversation-list" });
   const summary = h("p", { class: "small muted", id: "day-summary" });
   const dayInput = h("input", { type: "date", name: "day", value: day, "aria-label": s("goToDay") });
@@ -200,7 +214,45 @@ export function render(container, route) {
     });
   });
 
+  const query = h("input", { type: "search", name: "q", placeholder: s("searchPlaceholder"), "aria-label": s("searchLabel") });
+  const searchForm = h("form", {
+    class: "search-bar", role: "search",
+    onsubmit: (event) => {
+      event.preventDefault();
+      if (query.value.trim()) search(query.value.trim());
+      else load();
+    },
+  }, query, button(s("search"), { iconName: "search", type: "submit" }));
+  query.addEventListener("search", () => { if (!query.value) load(); });
+
+  // What a found turn's sheet forgot leaves the results.
+  const onHitChange = (what) => {
+    const hits = (conversation) => list.querySelectorAll(`.conversation-hit[data-conversation="${CSS.escape(conversation)}"]`);
+    if (what.forgot) list.querySelector(`.conversation-hit[data-id="${CSS.escape(what.forgot.id)}"]`)?.setAttribute("hidden", "");
+    else if (what.hide) hits(what.hide).forEach((hit) => hit.setAttribute("hidden", ""));
+    else if (what.show) hits(what.show).forEach((hit) => hit.removeAttribute("hidden"));
+  };
+  const openHit = (turn) => openConversation(turn.id, { conversationId: turn.conversation_id, highlight: turn.id, onChange: onHitChange });
+
   let loads = 0;
+  async function search(text) {
+    const mine = ++loads;
+    append(clear(list), spinner());
+    clear(summary);
+    forgetDay.disabled = true;
+    try {
+      const answer = await api.post("/v1/conversations/search", { query: text, namespace: ns(), limit: SEARCH_LIMIT });
+      if (mine !== loads) return;
+      append(summary, s("matches", { count: answer.turns.length, query: text }));
+      append(clear(list),
+        button(s("backToDay"), { kind: "ghost", iconName: "back", id: "back-to-day", onclick: () => { query.value = ""; load(); } }),
+        ...(answer.turns.length ? answer.turns.map((turn) => hitCard(turn, openHit))
+          : [emptyState(s("nothingFound"), s("nothingFoundHint"))]));
+    } catch (error) {
+      if (mine === loads && error.status !== 401) append(clear(list), errorBox(error, () => search(text)));
+    }
+  }
+
   async function load() {
     const mine = ++loads;
     append(clear(list), spinner());
@@ -230,6 +282,7 @@ export function render(container, route) {
 
   append(container,
     pageHeader(s("title"), s("subtitle")),
+    searchForm,
     h("div", { class: "row day-bar" }, previous, h("h2", { id: "day-heading" }, longDate(day)), next),
     h("div", { class: "row" }, dayInput, summary, h("span", { class: "spacer" }), forgetDay),
     list);
