@@ -235,11 +235,15 @@ export function render(container, route) {
   const openHit = (turn) => openConversation(turn.id, { conversationId: turn.conversation_id, highlight: turn.id, onChange: onHitChange });
 
   let loads = 0;
+  // While searching, the day's own controls step aside.
+  const dayBar = h("div", { class: "row day-bar" }, previous, h("h2", { id: "day-heading" }, longDate(day)), next);
+  const searching = (on) => [dayBar, dayInput, forgetDay].forEach((part) => (part.hidden = on));
+
   async function search(text) {
     const mine = ++loads;
     append(clear(list), spinner());
     clear(summary);
-    forgetDay.disabled = true;
+    searching(true);
     try {
       const answer = await api.post("/v1/conversations/search", { query: text, namespace: ns(), limit: SEARCH_LIMIT });
       if (mine !== loads) return;
@@ -257,6 +261,7 @@ export function render(container, route) {
     const mine = ++loads;
     append(clear(list), spinner());
     clear(summary);
+    searching(false);
     try {
       const answer = await api.get("/v1/conversations", { namespace: ns(), day });
       if (mine !== loads) return;
@@ -283,7 +288,7 @@ export function render(container, route) {
   append(container,
     pageHeader(s("title"), s("subtitle")),
     searchForm,
-    h("div", { class: "row day-bar" }, previous, h("h2", { id: "day-heading" }, longDate(day)), next),
+    dayBar,
     h("div", { class: "row" }, dayInput, summary, h("span", { class: "spacer" }), forgetDay),
     list);
   load();
