@@ -125,9 +125,12 @@ async def test_a_turn_reads_back_as_stored_for_recall(client: httpx.AsyncClient)
     for key in (OWNER_KEY, MCP_KEY):
         shown = await window(client, ids["w"], key, after=5)
         assert [t["content"] for t in shown["turns"]] == ["the wifi password: [credential]"]
-    # Nothing of the private message was kept to read back.
+    # Nothing of the private message was kept to read back; its empty row is forgotten all the same.
     gone = await client.get(f"/v1/conversations/messages/{ids['p']}", headers=auth())
     assert gone.status_code == 404
+    forgotten = await client.delete(f"/v1/conversations/messages/{ids['p']}", headers=auth())
+    assert forgotten.json() == {"namespace": "default", "forgotten": 1}
+    assert (await client.delete(f"/v1/conversations/messages/{ids['p']}", headers=auth())).status_code == 404
 
 
 async def test_a_missing_message_and_a_window_out_of_bounds_are_refused_alike(client: httpx.AsyncClient) -> None:

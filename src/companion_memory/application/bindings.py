@@ -44,6 +44,7 @@ _ROW_NAMES: dict[Table, str] = {
     "context_folds": "fold",
     "memory_shares": "share",
     "episodes": "message",
+    "messages": "message",
 }
 
 

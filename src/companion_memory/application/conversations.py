@@ -14,6 +14,7 @@ from ..errors import InvalidInput, NotFound
 from ..runtime import Runtime
 from ..store.conversations import ConversationDay, ConversationStore
 from ..store.episodes import EpisodeStore
+from ..store.places import PlaceStore
 from .fields import Day, EpisodeRef, Id, Moment, Namespace
 from .principal import MEMORY_READ, OWNER, Principal
 from .records import TurnRecord
@@ -159,10 +160,11 @@ async def forget(runtime: Runtime, _: Principal, what: Forget) -> Forgotten:
                 "message_id forgets that one turn: give it alone, without conversation_id, since or until",
                 code="invalid_forget",
             )
-        found = await EpisodeStore(runtime.db).get_many([what.message_id])
-        if not found:
+        # A message may have no episode (all of it was private): it is forgotten all the same.
+        places = PlaceStore(runtime.db)
+        namespace = await places.home("episodes", what.message_id) or await places.home("messages", what.message_id)
+        if namespace is None:
             raise NotFound(f"message {what.message_id} not found")
-        namespace = found[0].namespace
         count = await runtime.episode_forgetter.forget(namespace, ids=[what.message_id])
         return Forgotten(namespace=namespace, forgotten=count)
     if (what.since is None) != (what.until is None):
