@@ -112,7 +112,7 @@ def test_the_review_loop_from_messages_to_an_approved_memory(panel: Panel, rest:
     birthday.locator("[data-action=approve]").click()
     expect(page.locator(".toast-ok", has_text="Approved")).to_contain_text("Approved: created a new memory")
     expect(cards).to_have_count(2)
-    memory = next(m for m in rest.memories() if m["content"] == "my sister's birthday is on 12 March")
+    memory = next(m for m in rest.memories() if m["content"] == "My sister's birthday is on 12 March")
     assert memory["evidence"][0]["quote"] == "Please remember that my sister's birthday is on 12 March"
     panel.pass_time(TOAST_MS)  # the toast covers the cards' buttons on a phone until it goes
 
@@ -128,7 +128,7 @@ def test_the_review_loop_from_messages_to_an_approved_memory(panel: Panel, rest:
     name.locator("[data-action=discard]").click()
     expect(cards).to_have_count(1)
     panel.pass_time(UNDO_MS)
-    eventually(lambda: [c["content"] for c in rest.candidates("discarded")] == ["never call me by my full name"])
+    eventually(lambda: [c["content"] for c in rest.candidates("discarded")] == ["Never call me by my full name"])
 
     # The last one merges into the memory just approved, chosen in the picker.
     key = cards.filter(has_text="the spare key is under the blue flowerpot")

@@ -358,7 +358,7 @@ async def test_a_private_span_is_never_stored_by_a_memory_write_or_the_dream(
     )
     await runtime.dream.night()
     candidates = (await client.get("/v1/candidates", headers=auth())).json()["candidates"]
-    assert [c["content"] for c in candidates] == ["my sister's name is Lin"]
+    assert [c["content"] for c in candidates] == ["My sister's name is Lin"]
     everything = str(await runtime.db.all("SELECT * FROM memories"))
     everything += str(await runtime.db.all("SELECT * FROM memory_candidates"))
     assert "Acme" not in everything and "she is ill" not in everything
