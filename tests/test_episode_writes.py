@@ -79,6 +79,14 @@ async def test_every_stored_message_is_one_episode_found_by_its_words(
     assert await outbox(runtime) == [(i, "episode", "upsert") for i in sorted(ids)]
 
 
+async def test_a_long_batch_is_one_episode_per_message(client: httpx.AsyncClient, runtime: Runtime) -> None:
+    """Several episodes to a statement, under D1's 100 parameters (the fake and real D1 check)."""
+    said = [{"role": "user", "content": f"turn number {i}"} for i in range(1000)]
+    assert (await ingest(client, said))["stored"] == 1000
+    assert await runtime.db.first("SELECT COUNT(*) AS n FROM episodes") == {"n": 1000}
+    assert (await runtime.mirror.outbox.stats())["pending"] == 1000
+
+
 async def test_a_private_span_is_never_stored(client: httpx.AsyncClient, runtime: Runtime) -> None:
     answer = await ingest(
         client,

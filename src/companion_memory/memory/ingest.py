@@ -153,15 +153,11 @@ class MessageIngestor:
         retired = MessageStore.retire(namespace, list(undated), stored_before=iso(moment - RETRY_WINDOW))
         episodes = {row.id: episode for row in unique if (episode := episode_of(row))}
         statements: list[Statement] = [*retired]
-        at: list[int] = []  # where each message's insert is in the batch
-        for row in unique:
-            at.append(len(statements))
-            statements.append(MessageStore.insert_if_new(row))
-            if row.id in episodes:
-                statements.append(EpisodeStore.insert_for_message(episodes[row.id]))
+        statements += [MessageStore.insert_if_new(row) for row in unique]
+        statements += EpisodeStore.insert_for_messages(list(episodes.values()))
         statements += OutboxStore.enqueue_stored_episodes(list(episodes), now)
-        results = await self.db.batch(statements) if unique else []
-        inserted = {row.client_hash for row, i in zip(unique, at, strict=True) if results[i].changes}
+        results = (await self.db.batch(statements))[len(retired) : len(retired) + len(unique)] if unique else []
+        inserted = {row.client_hash for row, result in zip(unique, results, strict=True) if result.changes}
         await self._embed_later(
             [episodes[row.id] for row in unique if row.client_hash in inserted and row.id in episodes],
             {row.id: message.vector for row, message in zip(rows, messages, strict=True) if message.vector},

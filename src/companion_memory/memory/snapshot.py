@@ -22,7 +22,7 @@ from ..domain.types import MEMORY_TYPES, PLAN_STATUSES, STATUSES
 from ..errors import InvalidInput
 from ..pacing import HeavyReads
 from ..ports import Clock, Database
-from ..store.outbox import OutboxStore
+from ..store.outbox import OutboxKind, OutboxStore
 from ..store.snapshot import TABLES, TABLES_BY_NAME, SnapshotStore, TableSpec
 from ..store.stored_values import TABLES_BY_NAME as STORED_COLUMNS
 from .moods import MOOD_LABELS
@@ -145,7 +145,7 @@ class Snapshots:
                 after, first = rows[-1]["id"], False
 
     async def import_(self, document: Any) -> dict[str, Any]:
-        """Upsert every row by id; active memories are queued for the vector index, which
+        """Upsert every row by id; memories and episodes are queued for the vector index, which
         a queued ``vector_mirror`` task then fills in the background."""
         tables = _validate(document)
         now = iso(self.clock.now())
@@ -153,10 +153,11 @@ class Snapshots:
         refused: dict[str, int] = {}
         for table, rows in tables:
             statements = [SnapshotStore.upsert(table, row) for row in rows]
-            if table.name == "memories":
-                # Every imported memory gets a mirror pass: live ones are embedded,
-                # others are removed from the index if an older copy was there.
-                statements += [OutboxStore.enqueue(r["id"], r["namespace"], "upsert", now) for r in rows]
+            kind = _MIRRORED.get(table.name)
+            if kind:
+                # Every imported memory or episode gets a mirror pass: live ones are
+                # embedded, others are removed from the index if an older copy was there.
+                statements += [OutboxStore.enqueue(r["id"], r["namespace"], "upsert", now, kind) for r in rows]
             failed = 0
             for start in range(0, len(statements), _IMPORT_GROUP):
                 failed += await self.store.write(statements[start : start + _IMPORT_GROUP])
@@ -165,6 +166,9 @@ class Snapshots:
                 refused[table.name] = failed
         await self.mirror.schedule_retry()
         return {"imported": counts, "refused": refused}
+
+
+_MIRRORED: dict[str, OutboxKind] = {"memories": "memory", "episodes": "episode"}
 
 
 def _validate(document: Any) -> list[tuple[TableSpec, list[dict[str, Any]]]]:
