@@ -41,9 +41,11 @@ async def test_turns_match_by_words_and_meaning_and_say_when(client: httpx.Async
     late = next(t for t in answer["turns"] if t["id"] == ids["late"])
     assert late == {
         "id": ids["late"],
+        "namespace": "default",
         "conversation_id": "c2",
         "role": "user",
         "speaker": None,
+        "source": "ingest",
         "content": "More lanterns tonight, at the river",
         "created_at": "2026-11-09T17:30:00.000Z",
         "day": "2026-11-10",

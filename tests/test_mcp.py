@@ -30,9 +30,10 @@ from tests.test_mcp_scopes import fold_row
 
 MODERN = "2026-07-28"
 # What the MCP key may call: every tool but memory_export, which needs the export scope as
-# GET /api/memories/export does, and the health report's two, which need the debug scope as
-# /v1/health/* does (tests/test_mcp_scopes.py checks every tool and key).
-OWNER_ONLY_TOOLS = ("memory_export", "memory_health", "memory_unanchored")
+# GET /api/memories/export does, the health report's two, which need the debug scope as
+# /v1/health/* does, and conversation_forget, the owner's as its REST twins are
+# (tests/test_mcp_scopes.py checks every tool and key).
+OWNER_ONLY_TOOLS = ("memory_export", "memory_health", "memory_unanchored", "conversation_forget")
 MCP_KEY_TOOLS = [name for name in TOOLS if name not in OWNER_ONLY_TOOLS]
 WRITING_TOOLS = {
     "memory_upsert",
@@ -50,6 +51,7 @@ WRITING_TOOLS = {
     "todo_abandon",
     "person_upsert",
     "person_merge",
+    "conversation_forget",
 }
 META = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
@@ -127,7 +129,7 @@ async def test_lists_all_tools_with_their_schemas(server: LiveServer, mode: str)
         tools = (await client.list_tools()).tools
     async with connect(server, mode) as client:
         assert [t.name for t in (await client.list_tools()).tools] == MCP_KEY_TOOLS
-    assert [t.name for t in tools] == list(TOOLS) and len(tools) == 34
+    assert [t.name for t in tools] == list(TOOLS) and len(tools) == 36
     for tool in tools:
         assert tool.input_schema == TOOLS[tool.name].input_schema
         assert tool.input_schema["type"] == "object" and tool.input_schema["additionalProperties"] is False
@@ -186,6 +188,8 @@ def valid_arguments(namespace: str, ids: dict[str, str]) -> dict[str, dict[str, 
         "person_get": {"id": ids["person"]},
         "person_list": {"namespace": namespace, "query": "my sister"},
         "person_merge": {"person_id": ids["person"], "other_id": ids["other_person"], "namespace": namespace},
+        "conversation_get": {"message_id": ids["said"], "before": 2, "after": 2},
+        "conversation_forget": {"message_id": ids["forget"]},
     }
 
 
@@ -230,6 +234,8 @@ INVALID_ARGUMENTS: dict[str, tuple[dict[str, Any], str]] = {
     "person_get": ({"id": ""}, "id"),
     "person_list": ({"limit": 0}, "limit"),
     "person_merge": ({"person_id": "x"}, "other_id"),
+    "conversation_get": ({"message_id": "x", "before": 51}, "before"),
+    "conversation_forget": ({"message_id": ""}, "message_id"),
 }
 
 
@@ -262,6 +268,13 @@ async def test_every_tool_with_valid_and_invalid_arguments(server: LiveServer, m
         for name, person in (("person", "Bo"), ("other_person", "Bobby")):
             found = await client.call_tool("person_upsert", {"name": person, "namespace": namespace})
             ids[name] = found.structured_content["person"]["id"]  # type: ignore[index]
+        said = {
+            "messages": [{"role": "user", "content": f"Seed turn {n}"} for n in range(2)],
+            "namespace": namespace,
+            "conversation_id": f"seed-{mode}",
+        }
+        stored = (await client.call_tool("memory_ingest", said)).structured_content["messages"]  # type: ignore[index]
+        ids["said"], ids["forget"] = (m["id"] for m in stored)
         valid = valid_arguments(namespace, ids)
         assert set(valid) == set(TOOLS) == set(INVALID_ARGUMENTS)
         for name, arguments in valid.items():
@@ -372,7 +385,7 @@ async def test_the_key_in_the_query_or_the_header(server: LiveServer, mode: str,
     async with connect(server, mode, path=f"{path}?token={MCP_KEY}", key=None) as client:
         assert [t.name for t in (await client.list_tools()).tools] == MCP_KEY_TOOLS
     async with connect(server, mode, path=path, key=OWNER_KEY) as client:
-        assert len((await client.list_tools()).tools) == 34
+        assert len((await client.list_tools()).tools) == len(TOOLS)
 
 
 @pytest.mark.parametrize("key, says", [("wrong-key", "unknown API key"), (None, "Authorization: Bearer")])

@@ -10,7 +10,7 @@ import jsonschema
 from companion_memory.runtime import Runtime
 from tests.conftest import MCP_KEY, OWNER_KEY, auth
 from tests.episodes import said
-from tests.test_mcp_scopes import mcp_call
+from tests.test_mcp_scopes import mcp_call, seed_episode
 
 
 async def tool(client: httpx.AsyncClient, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -137,7 +137,13 @@ async def test_every_tool_answers_what_its_output_schema_says(client: httpx.Asyn
     merge = await tool(client, "person_merge", {"person_id": ana, "other_id": sister})
     jsonschema.validate(merge, schemas["person_merge"])
     jsonschema.validate(await tool(client, "person_list", {"query": "my sister"}), schemas["person_list"])
+    turn = await seed_episode(client, "said once")
+    jsonschema.validate(await tool(client, "conversation_get", {"message_id": turn}), schemas["conversation_get"])
+    forgot = await tool(client, "conversation_forget", {"message_id": turn})
+    jsonschema.validate(forgot, schemas["conversation_forget"])
     assert set(schemas) == {name for name, _ in calls + mood_and_todo_calls} | {
+        "conversation_get",
+        "conversation_forget",
         "person_upsert",
         "person_get",
         "person_merge",
@@ -190,6 +196,26 @@ async def test_the_same_mistake_is_the_same_error_on_both_surfaces(client: httpx
             await client.get("/v1/memories", params={"status": "lost"}, headers=auth()),
             await refusal(client, "memory_list", {"status": "lost"}),
             (400, "invalid_status"),
+        ),
+        (
+            await client.get("/v1/conversations/messages/nope", headers=auth()),
+            await refusal(client, "conversation_get", {"message_id": "nope"}),
+            (404, "not_found"),
+        ),
+        (
+            await client.delete("/v1/conversations/nope", headers=auth()),
+            await refusal(client, "conversation_forget", {"conversation_id": "nope"}),
+            (404, "not_found"),
+        ),
+        (
+            await client.post("/v1/conversations/forget", json={"since": "2026-11-30T00:00:00Z"}, headers=auth()),
+            await refusal(client, "conversation_forget", {"since": "2026-11-30T00:00:00Z"}),
+            (400, "invalid_forget"),
+        ),
+        (
+            await client.delete("/v1/conversations/messages/nope", headers=auth(MCP_KEY)),
+            await refusal(client, "conversation_forget", {"message_id": "nope"}, MCP_KEY),
+            (403, "forbidden"),
         ),
         (
             await client.get("/api/memories/export", headers=auth(MCP_KEY)),

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..domain.episode import Episode
 from ..domain.memory import Memory
 from ..memory.context import Assembled, stored_day
 from ..memory.recall import Hit, RecallMeta, RecallResult
@@ -271,3 +272,27 @@ class PreciousRecord(BaseModel):
     note: str | None
     source: str
     created_at: str
+
+
+class TurnRecord(BaseModel):
+    """One turn of a conversation, as it was stored for recall (an episode: a
+    ``<private>`` span never stored, each secret replaced by a mark naming its class)."""
+
+    id: str = Field(description="The message's id (the episode's).")
+    namespace: str
+    conversation_id: str | None = Field(description="null: stored without one (the chat's turns, a script's).")
+    role: str
+    speaker: str | None = Field(description="The speaker's name, when the client gave one.")
+    source: str = Field(description="Where it came from: chat, ingest, mcp, claude-code, codex, github…")
+    content: str
+    created_at: str = Field(description="When it was said (UTC).")
+    day: str = Field(description="The day it was said in DREAM_TIME_ZONE.")
+
+    @classmethod
+    def of(cls, episode: Episode, time_zone: str) -> TurnRecord:
+        return cls.model_validate(
+            {
+                **episode.as_dict(),
+                "day": stored_day(episode.created_at, time_zone),
+            }
+        )

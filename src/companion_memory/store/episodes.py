@@ -141,19 +141,21 @@ class EpisodeStore:
 
     async def around(self, episode: Episode, *, before: int, after: int) -> list[Episode]:
         """The turns of ``episode``'s conversation around it, in the order they were said
-        (itself included); an episode without a conversation stands alone."""
+        (itself included). Turns stored without a conversation (the chat gateway's, a
+        script's) are one conversation per source: the chat's turns are one long chat."""
         if episode.conversation_id is None:
-            return [episode]
-        key = (episode.namespace, episode.conversation_id, episode.created_at, episode.id)
+            thread, key = "conversation_id IS NULL AND source = ?", (episode.namespace, episode.source)
+        else:
+            thread, key = "conversation_id = ?", (episode.namespace, episode.conversation_id)
+        at = (episode.created_at, episode.id)
         earlier = await self.db.all(
-            f"{_SELECT} WHERE namespace = ? AND conversation_id = ? AND (created_at, id) < (?, ?) "
+            f"{_SELECT} WHERE namespace = ? AND {thread} AND (created_at, id) < (?, ?) "
             "ORDER BY created_at DESC, id DESC LIMIT ?",
-            (*key, before),
+            (*key, *at, before),
         )
         later = await self.db.all(
-            f"{_SELECT} WHERE namespace = ? AND conversation_id = ? AND (created_at, id) > (?, ?) "
-            "ORDER BY created_at, id LIMIT ?",
-            (*key, after),
+            f"{_SELECT} WHERE namespace = ? AND {thread} AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?",
+            (*key, *at, after),
         )
         return [*(episode_from_row(r) for r in reversed(earlier)), episode, *(episode_from_row(r) for r in later)]
 

@@ -1,15 +1,17 @@
-"""The MCP tools: the reference's 14 memory tools, conversation_search (Letta's), plan_list and plan_update, memory_share
+"""The MCP tools: the reference's 14 memory tools, plan_list and plan_update, memory_share
 and share_list, context_expand, the health report (memory_health, in the reference's
 style) with its scan for messages no memory cites (memory_unanchored), the mood timeline
-(mood_log, mood_recent), her own todos (todo_*) and the people in the owner's life
-(person_*), over the same services as REST.
+(mood_log, mood_recent), her own todos (todo_*), the people in the owner's life
+(person_*) and what was said (conversation_search in Letta's shape, conversation_get,
+conversation_forget), over the same services as REST.
 
 Each tool is a pydantic model of its arguments (which gives its JSON Schema), the
 scope it needs, and an async handler that returns a JSON-able result. A tool needs the
 same scope as its REST twin (``memory_export`` needs ``export``, as
 ``GET /api/memories/export`` does): which surface a key comes through never widens
 what it may do. None of the tools offers what REST keeps for the owner (hard delete,
-``authored_by``, deciding a share).
+``authored_by``, deciding a share), except conversation_forget, which needs the owner's
+scope as its REST twins do: only the owner's key sees it.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ...application import (
     boot,
     context,
-    conversation_search,
+    conversations,
     doctor,
     glossary,
     ingest,
@@ -85,7 +87,7 @@ class Search(Arguments):
     ] = None
 
 
-class ConversationSearch(Arguments, conversation_search.ConversationQuery):
+class ConversationSearch(Arguments, conversations.ConversationQuery):
     """conversation_search's input, strict as every tool's arguments are."""
 
     model_config = ConfigDict(extra="forbid")
@@ -276,6 +278,24 @@ class PersonMerge(Arguments):
     namespace: Namespace = "default"
 
 
+class ConversationGet(Arguments):
+    message_id: Annotated[
+        Id, Field(description="The turn to read around: a message's id, as conversation_search gives.")
+    ]
+    before: Annotated[conversations.Reach, Field(description="How many earlier turns of its conversation.")] = 5
+    after: Annotated[conversations.Reach, Field(description="How many later turns of its conversation.")] = 5
+
+
+class ConversationForget(Arguments):
+    message_id: Annotated[Id | None, Field(description="Forget this one turn.")] = None
+    conversation_id: Annotated[
+        Id | None, Field(description="Forget this conversation (with since and until: its turns in that span).")
+    ] = None
+    since: Annotated[Moment | None, Field(description="Forget what was said from this time (give until too).")] = None
+    until: Annotated[Moment | None, Field(description="… up to, not including, this time.")] = None
+    namespace: Namespace = "default"
+
+
 # What a tool's arguments ask for: the use case to run and its input.
 Translation = Callable[[Any], tuple[UseCase[Any, Any], Input]]
 
@@ -381,8 +401,8 @@ TOOLS: dict[str, Tool] = {
             "and words, optionally by role, date range (start_date, end_date) and conversation; the turns "
             "most relevant first, each with when it was said.",
             ConversationSearch,
-            (conversation_search.search,),
-            lambda a: (conversation_search.search, conversation_search.ConversationQuery(**a.model_dump())),
+            (conversations.search,),
+            lambda a: (conversations.search, conversations.ConversationQuery(**a.model_dump())),
         ),
         Tool(
             "memory_list",
@@ -613,6 +633,23 @@ TOOLS: dict[str, Tool] = {
             PersonMerge,
             (people.propose_merge,),
             lambda a: (people.propose_merge, people.MergeProposal(**a.model_dump(), source="mcp")),
+        ),
+        Tool(
+            "conversation_get",
+            "Read the turns around a message in its conversation, in the order they were said "
+            "(before and after it): the context of a conversation_search hit.",
+            ConversationGet,
+            (conversations.get_turns,),
+            lambda a: (conversations.get_turns, conversations.Window(**a.model_dump())),
+        ),
+        Tool(
+            "conversation_forget",
+            "Forget what was said, for good: one turn (message_id), a conversation (conversation_id), or "
+            "everything said from since until until (of one conversation with conversation_id). The owner "
+            "key only.",
+            ConversationForget,
+            (conversations.forget,),
+            lambda a: (conversations.forget, conversations.Forget(**a.model_dump())),
         ),
         Tool(
             "glossary_set",
