@@ -121,9 +121,11 @@ async def test_an_episode_awake_asleep_archived_and_revived(runtime: Runtime, cl
     asleep = await runtime.recall.run(meaning, k=3)
     assert episode.id not in ids(asleep) and episode.id in asleep.meta.resting
     assert episode.id in ids(await runtime.recall.run(words, k=3))
-    clock.advance(hours=6)  # archived: its words still find it, its meaning alone does not
+    clock.advance(hours=6)  # archived: its words still find it, and a close meaning, not a loose one
     archived = await runtime.recall.run(meaning, k=3)
     assert episode.id not in ids(archived) and episode.id in archived.meta.resting
+    close = await runtime.recall.run("my new cat from the animal rescue", k=3)
+    assert ids(close) == [episode.id] and close.hits[0].channels.keys() == {"vector"}
     found = await runtime.recall.run(words, k=3)
     assert ids(found) == [episode.id] and found.hits[0].archived
     assert episode.id in ids(await runtime.recall.run(meaning, k=3, resting=True))  # search

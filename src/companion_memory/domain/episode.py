@@ -44,10 +44,7 @@ class Episode:
     stored_at: str
 
     def said(self) -> str:
-        """What is embedded of it: the words, with who said them when that is known. A
-        question that names the speaker ("What did Caroline research?") meets her words
-        by meaning only so: LoCoMo dev R@5 0.607 against 0.25 without (bench/locomo_recall.py)."""
-        return f'{self.speaker} said, "{self.content}"' if self.speaker else self.content
+        return said_by(self.speaker, self.content)
 
     def replace(self, **changes: Any) -> Episode:
         return dataclasses.replace(self, **changes)
@@ -57,3 +54,12 @@ class Episode:
 
 
 EPISODE_FIELDS = tuple(f.name for f in dataclasses.fields(Episode))
+
+
+def said_by(speaker: str | None, content: str) -> str:
+    """What is embedded and indexed for words of an episode: the words, with who said them
+    when that is known. A question that names the speaker ("What did Caroline research?")
+    meets her words so: LoCoMo dev R@5 0.607 against 0.25 with the name embedded and
+    indexed in neither, 0.625 against 0.607 indexed for words too (bench/locomo_recall.py
+    --via ingest)."""
+    return f'{speaker} said, "{content}"' if speaker else content

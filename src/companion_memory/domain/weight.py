@@ -96,10 +96,3 @@ def weigh(memory: Memory, now: datetime) -> Weight:
 # least a memory weighs is (0.5 + 0.2 × 0.4) × 0.6 = 0.348: importance 0, a note, unused
 # for years), so a curated memory outranks an episode of equal relevance.
 EPISODE_WEIGHT = 0.34
-# An archived episode (said long ago, never revived) beside an awake one: measured on
-# LoCoMo by bench/locomo_recall.py --via ingest (README, "Episodes").
-ARCHIVED_EPISODE_SHARE = 1.0
-
-
-def episode_weight(archived: bool) -> float:
-    return EPISODE_WEIGHT * (ARCHIVED_EPISODE_SHARE if archived else 1.0)

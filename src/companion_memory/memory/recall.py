@@ -52,7 +52,7 @@ from ..domain.search_text import (
     query_terms,
     substring_needles,
 )
-from ..domain.weight import episode_weight, weigh
+from ..domain.weight import EPISODE_WEIGHT, weigh
 from ..ports import Clock, Database, ModelError, Reranker, VectorFilterValue, VectorIndexError
 from ..store.episode_search import EpisodeScope, EpisodeSearch
 from ..store.episodes import EpisodeStore
@@ -623,7 +623,7 @@ class Recall:
                     weight.factor,
                 )
             else:
-                importance, freshness, authored, factor = 0.0, 1.0, 1.0, episode_weight(hit.archived)
+                importance, freshness, authored, factor = 0.0, 1.0, 1.0, EPISODE_WEIGHT
             injected = hit.memory.last_injected_at
             if injected and now - parse_iso(injected) < window:
                 decay = DECAY_FACTOR

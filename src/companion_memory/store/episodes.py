@@ -57,7 +57,7 @@ class EpisodeStore:
                     tuple(
                         value
                         for e in part
-                        for value in (e.id, e.content, search_document(e.content), to_json(e.sensitive), e.speaker)
+                        for value in (e.id, e.content, search_document(e.said()), to_json(e.sensitive), e.speaker)
                     ),
                 )
             )
@@ -231,6 +231,6 @@ def _values(episode: Episode) -> tuple[Any, ...]:
     values = {
         **episode.as_dict(),
         "sensitive": to_json(episode.sensitive),
-        "search_text": search_document(episode.content),
+        "search_text": search_document(episode.said()),
     }
     return tuple(values[c] for c in _COLUMNS)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..domain.episode import EPISODE_FIELDS
+from ..domain.episode import EPISODE_FIELDS, said_by
 from ..domain.memory import MEMORY_FIELDS
 from ..domain.search_text import search_document
 from ..ports import ConstraintError, Database, Statement
@@ -110,7 +110,7 @@ TABLES = (
         ("id",),
         EPISODE_FIELDS,
         ("sensitive",),
-        derived=(("search_text", lambda row: search_document(row["content"])),),
+        derived=(("search_text", lambda row: search_document(said_by(row.get("speaker"), row["content"]))),),
     ),
 )
 TABLES_BY_NAME = {t.name: t for t in TABLES}
