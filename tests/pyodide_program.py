@@ -28,7 +28,7 @@ def ok(name: str) -> None:
 
 
 class MemoryIndex:
-    """Vectorize, faked: cosine over what was upserted, filtered like Vectorize's $eq/$in."""
+    """Vectorize, faked: cosine over what was upserted, filtered as the port's filter says."""
 
     def __init__(self, dimensions: int) -> None:
         self.dimensions = dimensions
@@ -39,19 +39,10 @@ class MemoryIndex:
             self.records[record.id] = record
 
     async def query(self, vector: Sequence[float], *, top_k: int, filter: Mapping[str, Any] | None = None) -> list[Any]:
+        from companion_memory import vector_filter
         from companion_memory.ports import VectorMatch
 
-        def matches(metadata: Mapping[str, Any]) -> bool:
-            for key, wanted in (filter or {}).items():
-                value = metadata.get(key)
-                if isinstance(wanted, Mapping):
-                    if "$in" in wanted and value not in wanted["$in"]:
-                        return False
-                    if "$eq" in wanted and value != wanted["$eq"]:
-                        return False
-                elif value != wanted:
-                    return False
-            return True
+        conditions = vector_filter.parse(filter or {})
 
         def cosine(values: Sequence[float]) -> float:
             dot = sum(a * b for a, b in zip(vector, values, strict=True))
@@ -59,7 +50,9 @@ class MemoryIndex:
             return dot / norm if norm else 0.0
 
         found = [
-            VectorMatch(r.id, cosine(r.values), dict(r.metadata)) for r in self.records.values() if matches(r.metadata)
+            VectorMatch(r.id, cosine(r.values), dict(r.metadata))
+            for r in self.records.values()
+            if vector_filter.passes(conditions, r.metadata)
         ]
         return sorted(found, key=lambda m: -m.score)[:top_k]
 

@@ -197,7 +197,7 @@ def test_create_find_edit_supersede_and_delete_a_memory(panel: Panel, rest: Rest
     sheet.locator("textarea[name=content]").fill("Her favourite hiking trail is the Southern Ridges")
     sheet.locator("button[type=submit]").click()
     expect(sheet.locator("#memory-content")).to_have_text("Her favourite hiking trail is the Southern Ridges")
-    expect(sheet.locator("#memory-events")).to_contain_text("edited (content")
+    expect(sheet.locator("#memory-events")).to_contain_text("updated (content")
     panel.pass_time(TOAST_MS)
     assert (
         rest.get(f"/v1/memories/{created['id']}")["memory"]["content"]

@@ -256,9 +256,9 @@ export default {
     earlierVersion: "Earlier version",
     byNewVersion: "by a new version",
     was: "(was {value})",
-    // The history's events, as the server names them.
+    // The history's events, as the server names them (edited: an edit, in histories written before 2026-12).
     events: {
-      created: "created", edited: "edited", superseded: "superseded", layer_changed: "layer_changed", contradiction_found: "contradiction_found",
+      created: "created", edited: "edited", updated: "updated", superseded: "superseded", layer_changed: "layer_changed", contradiction_found: "contradiction_found",
       consolidation_archived: "consolidation_archived", consolidation_merged: "consolidation_merged",
       consolidation_strengthened: "consolidation_strengthened", consolidation_edge_dropped: "consolidation_edge_dropped",
       consolidation_undone: "consolidation_undone",

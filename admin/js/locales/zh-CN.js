@@ -251,7 +251,7 @@ export default {
     byNewVersion: "被新版本取代",
     was: "（原为 {value}）",
     events: {
-      created: "创建", edited: "编辑", superseded: "被取代", layer_changed: "层级变化", contradiction_found: "发现矛盾",
+      created: "创建", edited: "编辑", updated: "更新", superseded: "被取代", layer_changed: "层级变化", contradiction_found: "发现矛盾",
       consolidation_archived: "整理时归档", consolidation_merged: "整理时合并", consolidation_strengthened: "整理时加强",
       consolidation_edge_dropped: "整理时删除关联", consolidation_undone: "撤销整理",
     },

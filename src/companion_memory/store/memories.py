@@ -315,13 +315,6 @@ class MemoryStore:
         return Statement(f"UPDATE memories SET {assignments} WHERE id = ?", (*values, memory_id))
 
     @staticmethod
-    def mark_seen(memory_id: str, at: str) -> Statement:
-        return Statement(
-            "UPDATE memories SET seen_count = seen_count + 1, last_seen_at = ?, updated_at = ? WHERE id = ?",
-            (at, at, memory_id),
-        )
-
-    @staticmethod
     def delete_row(memory_id: str) -> list[Statement]:
         return [
             Statement("DELETE FROM memory_relations WHERE source_id = ? OR target_id = ?", (memory_id, memory_id)),
