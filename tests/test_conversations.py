@@ -98,6 +98,7 @@ async def test_the_turns_around_a_message_in_the_order_they_were_said(client: ht
         "namespace": "default",
         "conversation_id": "trip",
         "role": "assistant",
+        "speaker": None,
         "source": "ingest",
         "content": "Shall I book the ryokan?",
         "created_at": "2026-11-29T01:00:05.000Z",

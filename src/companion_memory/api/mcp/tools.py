@@ -278,22 +278,16 @@ class PersonMerge(Arguments):
     namespace: Namespace = "default"
 
 
-class ConversationGet(Arguments):
-    message_id: Annotated[
-        Id, Field(description="The turn to read around: a message's id, as conversation_search gives.")
-    ]
-    before: Annotated[conversations.Reach, Field(description="How many earlier turns of its conversation.")] = 5
-    after: Annotated[conversations.Reach, Field(description="How many later turns of its conversation.")] = 5
+class ConversationGet(Arguments, conversations.Window):
+    """conversation_get's input, strict as every tool's arguments are."""
+
+    model_config = ConfigDict(extra="forbid")
 
 
-class ConversationForget(Arguments):
-    message_id: Annotated[Id | None, Field(description="Forget this one turn.")] = None
-    conversation_id: Annotated[
-        Id | None, Field(description="Forget this conversation (with since and until: its turns in that span).")
-    ] = None
-    since: Annotated[Moment | None, Field(description="Forget what was said from this time (give until too).")] = None
-    until: Annotated[Moment | None, Field(description="… up to, not including, this time.")] = None
-    namespace: Namespace = "default"
+class ConversationForget(Arguments, conversations.Forget):
+    """conversation_forget's input, strict as every tool's arguments are."""
+
+    model_config = ConfigDict(extra="forbid")
 
 
 # What a tool's arguments ask for: the use case to run and its input.
