@@ -97,7 +97,7 @@ def weigh(memory: Memory, now: datetime) -> Weight:
 # for years), so a curated memory outranks an episode of equal relevance.
 EPISODE_WEIGHT = 0.34
 # An archived episode (said long ago, never revived) beside an awake one: measured on
-# LoCoMo by bench/locomo_recall.py --via ingest (README, "Episodes").
+# LoCoMo by bench/locomo_recall.py --via ingest (README, "Episodes in recall").
 ARCHIVED_EPISODE_SHARE = 1.0
 
 
