@@ -307,11 +307,15 @@ async def check_write_and_recall(db: Any, settings: dict[str, Any]) -> None:
     ok("recall path: vector, full-text and substring channels on D1")
 
 
-async def check_episodes(db: Any) -> None:
+async def check_episodes(db: Any, settings: dict[str, Any]) -> None:
     from companion_memory.clock import FixedClock
+    from companion_memory.memory.conversation_search import ConversationSearch
     from companion_memory.memory.episode_forget import EpisodeForgetter
     from companion_memory.memory.ingest import IncomingMessage, MessageIngestor
+    from companion_memory.memory.recall import Recall
     from companion_memory.memory.vector_mirror import VectorMirror
+    from companion_memory.store.episode_search import EpisodeScope
+    from companion_memory.store.episodes import EpisodeStore
     from tests.fakes.embedder import HashEmbedder
 
     clock = FixedClock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
@@ -330,6 +334,17 @@ async def check_episodes(db: Any) -> None:
     found = await db.all("SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH ?", ("爬山",))
     assert len(found) == 1, found
     assert (await mirror.drain()).synced == 2 and {r.metadata["kind"] for r in index.records.values()} == {"episode"}
+    recall = Recall(db, mirror, clock, memory_config(settings))
+    result = await recall.run("爬山", namespace="episodes", k=3, rerank=False)
+    assert [(h.memory.id, h.episode is not None) for h in result.hits[:1]] == [(ids[0], True)], result.hits
+    assert {"vector", "lexical"} <= result.hits[0].channels.keys(), result.hits[0].channels
+    [turn] = await ConversationSearch(recall).search(
+        "episodes", "wifi password", EpisodeScope(roles=("assistant",)), limit=5
+    )
+    assert (turn.id, turn.content) == (ids[1], "the wifi password: [credential]")
+    window = await EpisodeStore(db).around(turn, before=5, after=5)
+    assert sorted(e.id for e in window) == sorted(ids)  # said in the same instant
+    ok("episode recall: found by words and meaning on D1, searched by role, its conversation read around it")
     assert await EpisodeForgetter(db, mirror, clock).forget("episodes", conversation_id="c1") == 2
     assert await index.count() == 0 and not await db.all("SELECT id FROM messages WHERE namespace = 'episodes'")
     ok("episode path: message and episode in one batch on D1, private cut, secret masked, embedded, forgotten")
@@ -351,5 +366,5 @@ async def main() -> None:
     settings = json.loads(cf_env.CONFIG)
     queue_retries = await check_queue(db, cf_env.TASKS, settings)
     await check_write_and_recall(db, settings)
-    await check_episodes(db)
+    await check_episodes(db, settings)
     await queue_retries

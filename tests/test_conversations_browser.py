@@ -173,6 +173,39 @@ def test_the_view_speaks_chinese_and_passes_the_audits(browser: Browser, server:
             panel.settle()
             assert panel.untranslated() + panel.accessibility_violations() == []
             panel.shoot(f"zh-CN-{theme}-conversation-open")
+            page.keyboard.press("Escape")
+            page.fill("input[name=q]", "爬山")
+            page.click("form[role=search] button[type=submit]")
+            expect(page.locator("#conversation-list .conversation-hit").first).to_contain_text("早上好，今天去爬山")
+            panel.settle()
+            assert panel.untranslated() + panel.accessibility_violations() == []
         finally:
             panel.close()
         assert panel.errors == [], panel.errors
+
+
+def test_what_was_said_is_searched_and_a_found_message_opened_in_its_conversation(panel: Panel, rest: Rest) -> None:
+    seed(rest)
+    panel.sign_in()
+    page = panel.go("conversations?day=2026-11-27")
+    expect(page.locator("#conversation-list .conversation")).to_have_count(1)
+    page.fill("input[name=q]", "book the ryokan")
+    page.click("form[role=search] button[type=submit]")
+    hits = page.locator("#conversation-list .conversation-hit:visible")
+    expect(hits.first).to_contain_text("Shall I book the ryokan by the river?")
+    expect(hits.first).to_contain_text("kyoto")
+    expect(page.locator("#day-summary")).to_contain_text("“book the ryokan”")
+    panel.shoot("conversations-search")
+    hits.first.click()
+    sheet = page.locator(".sheet")
+    # The found message, marked, with the turn before it and those after.
+    expect(sheet.locator(".turn-anchor")).to_contain_text("Shall I book the ryokan by the river?")
+    expect(sheet.locator(".turn")).to_have_count(3)
+    sheet.locator(".turn-anchor .turn-forget").click()
+    page.keyboard.press("Escape")
+    expect(hits.filter(has_text="Shall I book the ryokan")).to_have_count(0)
+    panel.pass_time(UNDO_MS)
+    eventually(lambda: day(rest, "2026-11-29")["conversations"][0]["messages"] == 2)
+    page.click("#back-to-day")
+    expect(page.locator("#conversation-list .conversation")).to_have_count(1)
+    expect(page.locator("#day-heading")).to_have_text("Friday, November 27, 2026")
