@@ -214,12 +214,8 @@ async def forget(runtime: Runtime, _: Principal, what: Forget) -> Forgotten:
         return Forgotten(namespace=namespace, forgotten=count)
     if (what.since is None) != (what.until is None):
         raise InvalidInput("give since and until together: the span to forget", code="invalid_forget")
-    if what.since is None and what.conversation_id is None:
-        raise InvalidInput("say what to forget: message_id, conversation_id, or since and until", code="invalid_forget")
     since = None if what.since is None else read_time(what.since, "since")
     until = None if what.until is None else read_time(what.until, "until")
-    if since is not None and until is not None and since >= until:
-        raise InvalidInput(f"since ({since}) must come before until ({until})", code="invalid_forget")
     count = await runtime.episode_forgetter.forget(
         what.namespace, conversation_id=what.conversation_id, since=since, until=until
     )

@@ -45,9 +45,11 @@ class EpisodeForgetter:
         ``conversation_id``, or said in [``since``, ``until``), each narrowing the others;
         returns how many. Naming nothing is refused (it would forget everything)."""
         if not (ids or conversation_id or since or until):
-            raise InvalidInput("name what to forget: ids, a conversation_id, or a since/until range")
+            raise InvalidInput(
+                "say what to forget: message_id, conversation_id, or since and until", code="invalid_forget"
+            )
         if since and until and until <= since:
-            raise InvalidInput("until must be after since")
+            raise InvalidInput(f"since ({since}) must come before until ({until})", code="invalid_forget")
         episodes, messages = await self.store.chosen(
             namespace, ids=ids, conversation_id=conversation_id, since=since, until=until
         )
