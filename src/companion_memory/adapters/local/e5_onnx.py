@@ -37,7 +37,7 @@ log = logging.getLogger("companion_memory")
 
 # Bump when the graph or its quantization changes: the file's name, and the embedder's
 # model name (so a vector index made by the old recipe is made again), follow it.
-RECIPE = 1
+RECIPE = 2
 GRAPH_PREFIX = "multilingual-e5-small-int8"
 # What the vector index is claimed with: these weights, this engine and recipe.
 MODEL_NAME = f"{GRAPH_PREFIX}-r{RECIPE}"
