@@ -195,7 +195,7 @@ async def query_vectors(embedder: BundledEmbedder, questions: list[str]) -> np.n
 
 
 def main(size: int, query_count: int, check_wheels: bool) -> None:
-    texts, questions = corpus(DATA)
+    texts, _, questions = corpus(DATA)
     questions = random.Random(42).sample(questions, min(query_count, len(questions)))
     CACHE.mkdir(exist_ok=True)
     turn_file = CACHE / f"locomo-dev-turns-{BundledEmbedder.model}.npy"

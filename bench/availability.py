@@ -251,7 +251,7 @@ def report(servers: list[Server], phases: list[str], args: argparse.Namespace) -
 
 
 def main(args: argparse.Namespace) -> None:
-    turns, questions = corpus(args.data)
+    turns, _, questions = corpus(args.data)
     asked = questions[: args.queries]
     phases = ["idle", *args.loads]
     work = Path(tempfile.mkdtemp(prefix="availability-bench-"))

@@ -367,7 +367,7 @@ def start_targets(names: list[str], provider: Provider, work: Path, baseline: Pa
 
 
 def main(args: argparse.Namespace) -> None:
-    turns, questions = corpus(DATA)
+    turns, _, questions = corpus(DATA)
     asked = random.Random(3).sample(questions, min(args.turns, len(questions)))
     memories = args.memories or len(turns)
     names = args.targets + (["baseline"] if args.baseline else [])

@@ -1,4 +1,6 @@
-"""Recall latency on the local runtime at 10k, 100k and 1M memories, beside Chroma.
+"""Recall latency on the local runtime at 10k, 100k and 1M memories, beside Chroma; with
+``--episodes N``, N episodes beside each size's memories (the issue-29 case: 100k
+memories and 1M episodes, ``--sizes 100000 --episodes 1000000``).
 
 Memory texts are LoCoMo dialog turns (../shared/data/locomo-dev.json; Maharana et al.,
 ACL 2024; CC BY-NC 4.0), cycled with a serial number to reach each size, and the
@@ -8,6 +10,13 @@ run), cycled the same way; each copy gets a little noise (σ 0.01 a dimension, c
 its turn about 0.97), as a paraphrase would, because an HNSW graph over hundreds of
 identical vectors is not a store anyone has. Every query is embedded with the real
 embedder.
+
+Episodes are the same turns as said, one episode per turn and copy (``<speaker>: <text>``
+as the word index sees it, the speaker's name in what is embedded, ``Episode.said``),
+their vectors the turns' (as memories) noised the same way with another seed, said over the last year
+(most of them archived, as in a store that old), 20 turns a conversation; they share the
+one vector index, told apart by ``kind``, as on Cloudflare. Recall then asks the memories
+and the episodes in one ranking, each channel both tables.
 
 Per size, printed: p50/p95 of ``Recall.run`` (k=10, no bookkeeping, hybrid: embedding,
 vector and word channels, fusion) and of Chroma (HNSW, the same embedder: query embedding
@@ -22,7 +31,7 @@ fill. Chroma's column needs the bench extra (``pip install -e ".[local,bench]"``
 ``--no-chroma`` leaves it out.
 
     .venv/bin/python bench/recall_latency.py [--sizes 10000 100000 1000000] [--queries 200]
-        [--no-chroma] [--ann-threshold N]
+        [--no-chroma] [--ann-threshold N] [--episodes N]
 
 Figures from a contended machine mean little: run it on a quiet one.
 """
@@ -38,6 +47,7 @@ import resource
 import tempfile
 import time
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -45,32 +55,39 @@ import numpy as np
 
 from companion_memory.adapters.local.runtime import build_local_runtime
 from companion_memory.clock import iso
+from companion_memory.domain.episode import Episode
 from companion_memory.domain.memory import Memory
 from companion_memory.domain.search_text import embedding_text
-from companion_memory.memory.vector_mirror import vector_metadata
+from companion_memory.memory.vector_mirror import MEMORY_FILTER
+from companion_memory.memory.vector_sources import episode_metadata, vector_metadata
 from companion_memory.ports import Embedder, VectorRecord
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
+from companion_memory.store.episodes import EpisodeStore
 from companion_memory.store.memories import MemoryStore
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev.json"
 BATCH = 2000
 NOISE = 0.01
-FILTER = {"namespace": "default", "status": "active"}
+FILTER = {"namespace": "default", "status": "active", **MEMORY_FILTER}
+EPISODE_TURNS_PER_CONVERSATION = 20
+EPISODE_DAYS = 365
 CHROMA_FILTER = {"$and": [{"namespace": "default"}, {"status": "active"}]}
 
 
-def corpus(data: Path) -> tuple[list[str], list[str]]:
-    turns, questions = [], []
+def corpus(data: Path) -> tuple[list[str], list[tuple[str, str]], list[str]]:
+    """The turns as memories, as episodes (speaker, words), and the questions."""
+    turns, said, questions = [], [], []
     for sample in json.loads(data.read_text(encoding="utf-8")):
         conversation = sample["conversation"]
         number = 1
         while f"session_{number}" in conversation:
             date = conversation[f"session_{number}_date_time"]
             turns += [f'({date}) {t["speaker"]} said, "{t["text"]}"' for t in conversation[f"session_{number}"]]
+            said += [(t["speaker"], t["text"]) for t in conversation[f"session_{number}"]]
             number += 1
         questions += [qa["question"] for qa in sample["qa"]]
-    return turns, questions
+    return turns, said, questions
 
 
 def rss_mb() -> float:
@@ -83,9 +100,9 @@ def percentiles(timings: list[float]) -> tuple[float, float]:
     return ordered[len(ordered) // 2], ordered[int(len(ordered) * 0.95)]
 
 
-def batches(count: int, turns: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+def batches(count: int, turns: np.ndarray, seed: int = 7) -> Iterator[tuple[int, np.ndarray]]:
     """The stored vectors, batch by batch, the same for every store: turn i % len, noised."""
-    generator = np.random.default_rng(7)
+    generator = np.random.default_rng(seed)
     for start in range(0, count, BATCH):
         rows = np.arange(start, min(count, start + BATCH))
         vectors = turns[rows % len(turns)] + NOISE * generator.standard_normal((rows.size, turns.shape[1]))
@@ -102,6 +119,33 @@ def memory(i: int, texts: list[str], now: str) -> Memory:
         created_at=now,
         updated_at=now,
     )
+
+
+def episode(i: int, count: int, said: list[tuple[str, str]], now: datetime) -> Episode:
+    """The i-th of ``count`` episodes said over the last EPISODE_DAYS, oldest first."""
+    speaker, words = said[i % len(said)]
+    at = iso(now - timedelta(days=EPISODE_DAYS * (1 - i / count)))
+    return Episode(
+        id=f"e{i:08d}",
+        namespace="default",
+        conversation_id=f"c{i // EPISODE_TURNS_PER_CONVERSATION}",
+        role=("user", "assistant")[i % 2],
+        speaker=speaker,
+        source="ingest",
+        content=f"{words} #{i}",
+        created_at=at,
+        stored_at=at,
+    )
+
+
+async def add_episodes(runtime: Runtime, count: int, said: list[tuple[str, str]], turns: np.ndarray) -> None:
+    now = runtime.clock.now()
+    for start, vectors in batches(count, turns, seed=11):
+        episodes = [episode(i, count, said, now) for i in range(start, start + len(vectors))]
+        await runtime.db.batch([EpisodeStore.insert_if_new(e) for e in episodes])
+        await runtime.vectors.upsert(
+            [VectorRecord(e.id, v.tolist(), episode_metadata(e)) for e, v in zip(episodes, vectors, strict=True)]
+        )
 
 
 async def populate(runtime: Runtime, count: int, texts: list[str], turns: np.ndarray, queries: np.ndarray) -> list:
@@ -149,7 +193,14 @@ async def embed_turns(embedder: Embedder, texts: list[str]) -> np.ndarray:
 
 
 async def run_size(
-    size: int, texts: list[str], turns: np.ndarray, questions: list[str], settings: Settings, chroma: bool
+    size: int,
+    texts: list[str],
+    turns: np.ndarray,
+    questions: list[str],
+    settings: Settings,
+    chroma: bool,
+    said: list[tuple[str, str]],
+    episodes: int,
 ) -> None:
     with tempfile.TemporaryDirectory() as name:
         directory = Path(name)
@@ -160,6 +211,8 @@ async def run_size(
         )
         started = time.perf_counter()
         truth = await populate(runtime, size, texts, turns, queries)
+        if episodes:
+            await add_episodes(runtime, episodes, said, turns)
         filled = time.perf_counter() - started
         runtime.vectors.close()  # type: ignore[attr-defined]
         runtime.db.close()  # type: ignore[attr-defined]
@@ -227,9 +280,14 @@ async def run_size(
 
 
 async def main(
-    sizes: list[int], query_count: int, chroma: bool, ann_threshold: int | None, turn_vectors: Path | None
+    sizes: list[int],
+    query_count: int,
+    chroma: bool,
+    ann_threshold: int | None,
+    turn_vectors: Path | None,
+    episodes: int,
 ) -> None:
-    texts, questions = corpus(DATA)
+    texts, said, questions = corpus(DATA)
     questions = random.Random(42).sample(questions, min(query_count, len(questions)))
     # No query cache: each question is embedded for every recall and every Chroma query,
     # as a new question is (the interleaving would otherwise hand one of them a cached vector).
@@ -253,8 +311,10 @@ async def main(
         f"  {'embed p50/p95':>13}  {'vec R@10':>8}{'':>6}  {'start s':>6}  {'RSS +MB':>7}"
         f"  {'fill s':>7}  {'Chroma fill s':>7}"
     )
+    if episodes:
+        print(f"each size with {episodes} episodes beside its memories")
     for size in sizes:
-        await run_size(size, texts, turns, questions, settings, chroma)
+        await run_size(size, texts, turns, questions, settings, chroma, said, episodes)
 
 
 if __name__ == "__main__":
@@ -269,9 +329,15 @@ if __name__ == "__main__":
         default=None,
         help="a .npy of the turns' embeddings: read if it exists, else written",
     )
+    parser.add_argument("--episodes", type=int, default=0, help="episodes beside each size's memories")
     arguments = parser.parse_args()
     asyncio.run(
         main(
-            arguments.sizes, arguments.queries, not arguments.no_chroma, arguments.ann_threshold, arguments.turn_vectors
+            arguments.sizes,
+            arguments.queries,
+            not arguments.no_chroma,
+            arguments.ann_threshold,
+            arguments.turn_vectors,
+            arguments.episodes,
         )
     )

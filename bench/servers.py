@@ -187,7 +187,7 @@ def build_store(directory: Path, count: int, turns: list[str], *, threads: int =
     from companion_memory.adapters.local.runtime import build_local_runtime
     from companion_memory.clock import iso
     from companion_memory.domain.memory import Memory
-    from companion_memory.memory.vector_mirror import vector_metadata
+    from companion_memory.memory.vector_sources import vector_metadata
     from companion_memory.ports import VectorRecord
     from companion_memory.settings import Settings
     from companion_memory.store.memories import MemoryStore

@@ -28,7 +28,7 @@ def ok(name: str) -> None:
 
 
 class MemoryIndex:
-    """Vectorize, faked: cosine over what was upserted, filtered like Vectorize's $eq/$in."""
+    """Vectorize, faked: cosine over what was upserted, filtered as the port's filter says."""
 
     def __init__(self, dimensions: int) -> None:
         self.dimensions = dimensions
@@ -39,19 +39,10 @@ class MemoryIndex:
             self.records[record.id] = record
 
     async def query(self, vector: Sequence[float], *, top_k: int, filter: Mapping[str, Any] | None = None) -> list[Any]:
+        from companion_memory import vector_filter
         from companion_memory.ports import VectorMatch
 
-        def matches(metadata: Mapping[str, Any]) -> bool:
-            for key, wanted in (filter or {}).items():
-                value = metadata.get(key)
-                if isinstance(wanted, Mapping):
-                    if "$in" in wanted and value not in wanted["$in"]:
-                        return False
-                    if "$eq" in wanted and value != wanted["$eq"]:
-                        return False
-                elif value != wanted:
-                    return False
-            return True
+        conditions = vector_filter.parse(filter or {})
 
         def cosine(values: Sequence[float]) -> float:
             dot = sum(a * b for a, b in zip(vector, values, strict=True))
@@ -59,7 +50,9 @@ class MemoryIndex:
             return dot / norm if norm else 0.0
 
         found = [
-            VectorMatch(r.id, cosine(r.values), dict(r.metadata)) for r in self.records.values() if matches(r.metadata)
+            VectorMatch(r.id, cosine(r.values), dict(r.metadata))
+            for r in self.records.values()
+            if vector_filter.passes(conditions, r.metadata)
         ]
         return sorted(found, key=lambda m: -m.score)[:top_k]
 
@@ -314,6 +307,49 @@ async def check_write_and_recall(db: Any, settings: dict[str, Any]) -> None:
     ok("recall path: vector, full-text and substring channels on D1")
 
 
+async def check_episodes(db: Any, settings: dict[str, Any]) -> None:
+    from companion_memory.clock import FixedClock
+    from companion_memory.memory.conversation_search import ConversationSearch
+    from companion_memory.memory.episode_forget import EpisodeForgetter
+    from companion_memory.memory.ingest import IncomingMessage, MessageIngestor
+    from companion_memory.memory.recall import Recall
+    from companion_memory.memory.vector_mirror import VectorMirror
+    from companion_memory.store.episode_search import EpisodeScope
+    from companion_memory.store.episodes import EpisodeStore
+    from tests.fakes.embedder import HashEmbedder
+
+    clock = FixedClock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
+    index = MemoryIndex(384)
+    mirror = VectorMirror(db, index, HashEmbedder(dimensions=384, model="test-words"), clock)
+    said = [
+        IncomingMessage(role="user", content="我周末去爬山了 <private>和前任</private>"),
+        IncomingMessage(role="assistant", content="the wifi password: hunter22!"),
+    ]
+    outcomes = await MessageIngestor(db, clock, mirror).ingest("episodes", said, conversation_id="c1")
+    ids = [o.id for o in outcomes]
+    rows = await db.all("SELECT id, content FROM episodes WHERE namespace = 'episodes' ORDER BY created_at, rowid")
+    assert [(r["id"], r["content"]) for r in rows] == list(
+        zip(ids, ["我周末去爬山了", "the wifi password: [credential]"], strict=True)
+    )
+    found = await db.all("SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH ?", ("爬山",))
+    assert len(found) == 1, found
+    assert (await mirror.drain()).synced == 2 and {r.metadata["kind"] for r in index.records.values()} == {"episode"}
+    recall = Recall(db, mirror, clock, memory_config(settings))
+    result = await recall.run("爬山", namespace="episodes", k=3, rerank=False)
+    assert [(h.memory.id, h.episode is not None) for h in result.hits[:1]] == [(ids[0], True)], result.hits
+    assert {"vector", "lexical"} <= result.hits[0].channels.keys(), result.hits[0].channels
+    [turn] = await ConversationSearch(recall).search(
+        "episodes", "wifi password", EpisodeScope(roles=("assistant",)), limit=5
+    )
+    assert (turn.id, turn.content) == (ids[1], "the wifi password: [credential]")
+    window = await EpisodeStore(db).around(turn, before=5, after=5)
+    assert sorted(e.id for e in window) == sorted(ids)  # said in the same instant
+    ok("episode recall: found by words and meaning on D1, searched by role, its conversation read around it")
+    assert await EpisodeForgetter(db, mirror, clock).forget("episodes", conversation_id="c1") == 2
+    assert await index.count() == 0 and not await db.all("SELECT id FROM messages WHERE namespace = 'episodes'")
+    ok("episode path: message and episode in one batch on D1, private cut, secret masked, embedded, forgotten")
+
+
 async def main() -> None:
     import cf_env
 
@@ -330,4 +366,5 @@ async def main() -> None:
     settings = json.loads(cf_env.CONFIG)
     queue_retries = await check_queue(db, cf_env.TASKS, settings)
     await check_write_and_recall(db, settings)
+    await check_episodes(db, settings)
     await queue_retries

@@ -255,6 +255,20 @@ def test_stop_writes_the_new_turns_back_once(server: LiveServer, tmp_path: Path)
     ]
 
 
+def test_a_prompt_gets_what_was_said_in_other_sessions_not_in_its_own(server: LiveServer, tmp_path: Path) -> None:
+    transcript = tmp_path / "said.jsonl"
+    write_lines(transcript, [prompt("The flaky test was the zeppelin fixture"), reply(text("I pinned its seed."))])
+    env = hook_env(tmp_path, server.url)
+    event = {"hook_event_name": "Stop", "session_id": "said-" + SESSION, "transcript_path": str(transcript)}
+    assert run_hook(event, env=env).returncode == 0
+    asking = {"hook_event_name": "UserPromptSubmit", "prompt": "which fixture was the zeppelin flake?"}
+    context = context_of(run_hook(asking | {"session_id": "another-" + SESSION}, env=env))
+    assert "[said 2026-11-30 by you] The flaky test was the zeppelin fixture" in context
+    # In the session that said it, it is in Claude Code's context already.
+    result = run_hook(asking | {"session_id": "said-" + SESSION}, env=env)
+    assert "zeppelin fixture" not in result.stdout
+
+
 def test_a_forked_session_stores_the_copied_turns_once(server: LiveServer, tmp_path: Path) -> None:
     # `claude --resume --fork-session` starts a new transcript holding the old lines (same uuids).
     old, new = tmp_path / "old.jsonl", tmp_path / "fork.jsonl"

@@ -129,10 +129,11 @@ async def test_export_then_import_round_trips(client: httpx.AsyncClient, runtime
         berlin["evidence"] == [{"quote": "I live in Berlin", "message_id": "m1"}] and berlin["status"] == "superseded"
     )
 
-    # Wipe and import: everything comes back, and the live memory is re-indexed.
-    for table in ("memories", "memory_relations", "precious", "glossary", "messages"):
+    # Wipe and import: everything comes back, and the live memory and the episode are re-indexed.
+    for table in ("memories", "memory_relations", "precious", "glossary", "messages", "episodes"):
         await runtime.db.run(f"DELETE FROM {table}")
-    await runtime.vectors.inner.delete([m["id"] for m in exported["memories"]])  # type: ignore[attr-defined]
+    wiped = [row["id"] for table in ("memories", "episodes") for row in exported[table]]
+    await runtime.vectors.inner.delete(wiped)  # type: ignore[attr-defined]
     imported = await client.post("/api/memories/import", json=exported, headers=auth())
     assert imported.status_code == 200, imported.text
     assert imported.json()["imported"]["memories"] == 2
@@ -141,7 +142,7 @@ async def test_export_then_import_round_trips(client: httpx.AsyncClient, runtime
     assert {k: v for k, v in again.items() if k != "exported_at"} == {
         k: v for k, v in exported.items() if k != "exported_at"
     }
-    assert await runtime.vectors.count() == 1
+    assert await runtime.vectors.count() == 2
     assert len(await runtime.writer.store.lexical_search("default", query_terms("Lisbon"))) == 1
 
 

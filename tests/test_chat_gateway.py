@@ -7,12 +7,14 @@ import itertools
 import sqlite3
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
 import openai
 import pytest
 
+from companion_memory.clock import local_date
 from companion_memory.settings import Settings
 from tests.conftest import GUIDE_DOG_KEY, MCP_KEY, OWNER_KEY
 from tests.live_server import LiveServer
@@ -409,3 +411,31 @@ def test_anthropic_stream_arrives_as_openai_chunks(tmp_path: Path, embedder, ups
         assert upstream.requests[-1].json["stream"] is True
     finally:
         live.stop()
+
+
+def test_what_was_said_in_another_chat_is_injected_and_this_chat_is_not(
+    server: LiveServer, upstream: RecordingUpstream
+) -> None:
+    upstream.reply_text = "What a sweet name for a kitten!"
+    first = [{"role": "user", "content": "I adopted a kitten today, she is called Mochi"}]
+    client(server).chat.completions.create(model="companion", messages=first)
+    assert len(rows(server, "SELECT id FROM episodes")) == 2  # the turn is kept after the answer
+    today = local_date(datetime.now(UTC), server.runtime.settings.DREAM_TIME_ZONE).isoformat()
+
+    client(server).chat.completions.create(
+        model="companion", messages=[{"role": "user", "content": "What is my kitten called?"}]
+    )
+    patch = upstream.requests[-1].json["messages"][-1]["content"]
+    assert f"[said {today} by you] I adopted a kitten today, she is called Mochi" in patch
+    assert f"[said {today} by me] What a sweet name for a kitten!" in patch
+
+    # The same chat, going on: its turns are in the prompt already, none is injected again.
+    going_on = [
+        *first,
+        {"role": "assistant", "content": "What a sweet name for a kitten!"},
+        {"role": "user", "content": "Is Mochi a good kitten name?"},
+    ]
+    client(server).chat.completions.create(model="companion", messages=going_on)
+    patch = upstream.requests[-1].json["messages"][-1]["content"]
+    assert "I adopted a kitten today" not in patch.split("\n\n<memories>", 1)[-1]
+    assert "What a sweet name" not in patch.split("\n\n<memories>", 1)[-1]

@@ -9,12 +9,14 @@ import json
 import os
 import subprocess
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from companion_memory.clock import local_date
 from companion_memory.settings import Settings
 from tests.claude_code import HOOK, ROOT, closed_port_url, run_hook, stored_messages
 from tests.conftest import MCP_KEY, OWNER_KEY
@@ -151,6 +153,13 @@ def test_claude_code_recalls_and_writes_the_session_back_once(
         ("user", "And my dog?"),
         ("assistant", "Your cat is called Miso."),
     ]
+
+    # A new session is told what was said in that one, dated and by whom.
+    model.reset()
+    run_claude(claude, home, project, model, "Did I ask about my dog before?")
+    said = [t for r in model.requests if r.provider == "anthropic" for t in texts(r) if "[said " in t]
+    today = local_date(datetime.now(UTC), server.runtime.settings.DREAM_TIME_ZONE).isoformat()
+    assert said and f"[said {today} by you] And my dog?" in said[0], said
 
 
 def test_claude_code_carries_on_when_the_memory_server_is_down(

@@ -10,12 +10,14 @@ import os
 import subprocess
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from companion_memory.clock import local_date
 from companion_memory.settings import Settings
 from tests.claude_code import ROOT, stored_messages
 from tests.conftest import MCP_KEY, OWNER_KEY
@@ -139,6 +141,22 @@ def test_codex_recalls_through_mcp_and_writes_the_turn_back(
             break
         time.sleep(0.1)
     assert turn == [("user", PROMPT, "codex"), ("assistant", ANSWER, "codex")]
+
+    # A new thread recalls that turn as what was said, dated and by whom.
+    model.reset()
+    model.tool_calls = [
+        {"name": "memory_recall", "namespace": "mcp__companion_memory", "arguments": {"query": "what is my cat called"}}
+    ]
+    run_codex(codex, home, project, model, "exec", "--skip-git-repo-check", "--json", "Did I ask about my cat?")
+    [output_item] = [
+        i
+        for r in model.requests
+        if r.provider == "responses"
+        for i in r.json["input"]
+        if i.get("type") == "function_call_output"
+    ]
+    today = local_date(datetime.now(UTC), server.runtime.settings.DREAM_TIME_ZONE).isoformat()
+    assert f"[said {today} by you] {PROMPT}" in output_item["output"]
 
     removed = run_cli(project, "hooks", "uninstall", "codex", HOME=str(home), CODEX_HOME=str(config.parent))
     assert removed.returncode == 0, removed.stderr

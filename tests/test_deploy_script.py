@@ -633,18 +633,23 @@ def _node_export(name: str):
 
 @needs_node
 def test_metadata_indexes_cover_what_the_mirror_stores_and_recall_filters_on() -> None:
-    source = (ROOT / "src" / "companion_memory" / "memory" / "vector_mirror.py").read_text()
-    function = next(
-        node
-        for node in ast.walk(ast.parse(source))
-        if isinstance(node, ast.FunctionDef) and node.name == "vector_metadata"
-    )
-    returned = next(node.value for node in ast.walk(function) if isinstance(node, ast.Return))
-    stored = {key.value for key in returned.keys}
+    source = (ROOT / "src" / "companion_memory" / "memory" / "vector_sources.py").read_text()
+
+    def keys(name: str) -> set[str]:
+        function = next(
+            node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.FunctionDef) and node.name == name
+        )
+        returned = next(node.value for node in ast.walk(function) if isinstance(node, ast.Return))
+        return {key.value for key in returned.keys}
+
+    stored = keys("vector_metadata")
     indexes = dict(_node_export("METADATA_INDEXES"))
     assert set(indexes) == stored
     assert indexes["pinned"] == "boolean"
     assert {indexes[k] for k in stored - {"pinned"}} == {"string"}
+    # An episode's vector shares the index: what queries filter it on is indexed too (its
+    # role is only returned, and Vectorize allows ten metadata indexes).
+    assert keys("episode_metadata") - {"role"} <= set(indexes)
 
 
 @needs_node

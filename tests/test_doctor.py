@@ -231,7 +231,7 @@ def test_the_doctor_finds_damage_and_repairs_it(
     code, out = doctor(tmp_path, capsys)
     lines = {line.split()[1]: line for line in out.splitlines()[:-1]}
     assert code == 1, out
-    assert lines["vector_index"].startswith("FAIL") and "1 live memories missing" in lines["vector_index"]
+    assert lines["vector_index"].startswith("FAIL") and "1 live memories and episodes missing" in lines["vector_index"]
     assert lines["expired_plans"].startswith("WARN") and lines["duplicates"].startswith("WARN")
 
     code, out = doctor(tmp_path, capsys, "--repair")
@@ -239,7 +239,10 @@ def test_the_doctor_finds_damage_and_repairs_it(
     backup = next(line for line in out.splitlines() if line.startswith("backup: "))
     path = Path(backup.removeprefix("backup: "))
     assert path.parent == tmp_path / "data" / "backups" and "Mochi" in path.read_text(encoding="utf-8")
-    assert "1 plans past their end marked expired" in out and "1 memories missing from the index queued" in out
+    assert (
+        "1 plans past their end marked expired" in out
+        and "1 memories and episodes missing from the index queued" in out
+    )
     after = out.split("afterwards:")[1]
     assert "FAIL" not in after and "WARN  duplicates" in after
     code, out = doctor(tmp_path, capsys)

@@ -35,7 +35,7 @@ async def test_requests_become_candidates_and_the_diary_is_written(client: httpx
     contents = sorted(c["content"] for c in pending)
     assert contents == sorted(
         [
-            "my sister's name is Lin",
+            "My sister's name is Lin",
             "我对花生过敏",
             "以后不要给我推荐花生酱",
             "Never call me Meiling, just Mei",

@@ -47,6 +47,7 @@ def test_the_family_has_one_root_and_two_branches() -> None:
         ModelAPIError,
         WorkersAIError,
         errors.TaskQueueError,
+        errors.HttpUnanswered,
         errors.UpstreamError,
     )
     assert all(issubclass(cls, errors.ServiceError) for cls in service)
@@ -58,6 +59,7 @@ def test_the_family_has_one_root_and_two_branches() -> None:
     assert issubclass(DimensionMismatch, ValueError)  # as before it joined the family
     # The ports re-export the very classes (adapters import them from there).
     assert ports.DatabaseError is errors.DatabaseError and ports.UpstreamError is errors.UpstreamError
+    assert ports.HttpUnanswered is errors.HttpUnanswered
 
 
 def test_every_member_carries_its_message() -> None:
@@ -67,6 +69,10 @@ def test_every_member_carries_its_message() -> None:
     assert (upstream.message, upstream.status, upstream.code) == ("slow", 504, "upstream_timeout")
     model = ModelAPIError("refused", status=422)
     assert (model.message, model.status) == ("refused", 422)
+    # The message first, its code by name, for every ServiceError, an OAuth refusal too.
+    refused = errors.OAuthError("the access token expired", code="invalid_token", status=401)
+    assert (refused.message, refused.code, refused.status) == ("the access token expired", "invalid_token", 401)
+    assert errors.Conflict("taken", code="fact_key_taken").code == "fact_key_taken"
     rpc = RpcError(INVALID_PARAMS, "Invalid params: x", {"x": 1})
     assert (rpc.code, rpc.message, rpc.data, str(rpc)) == (INVALID_PARAMS, "Invalid params: x", {"x": 1}, rpc.message)
 

@@ -16,7 +16,7 @@ from companion_memory.domain.chat_turn import turn_id
 from companion_memory.domain.folding import TOOL_OUTPUT_HEAD_CHARS, TOOL_OUTPUT_TAIL_CHARS, trimmed
 from companion_memory.runtime import Runtime
 from tests.conftest import OWNER_KEY, auth
-from tests.test_chat_gateway import start
+from tests.test_chat_gateway import rows, start
 from tests.test_mcp_scopes import mcp_call
 from tests.test_plans import tool
 from tests.upstreams import RecordingUpstream
@@ -149,5 +149,25 @@ def test_the_anthropic_cached_prefix_stays_the_same_between_folds(
         # What is stored is what the client sent, folded or not.
         stored = httpx.get(f"{live.url}/v1/memory_boot", headers=auth()).json()["today_messages"]
         assert any(m["content"].startswith("Turn 0.") for m in stored)
+    finally:
+        live.stop()
+
+
+def test_a_fold_keeps_no_private_span(tmp_path: Path, embedder, upstream: RecordingUpstream) -> None:  # type: ignore[no-untyped-def]
+    live = start(tmp_path, embedder, CHAT_BASE_URL=upstream.url + "/v1", CONTEXT_FOLD_ENABLED=True, **FOLD)
+    try:
+        chat = [SYSTEM, *conversation(8)]
+        chat[1] = {**chat[1], "content": "Turn 0. <private>My code is quokkaberry.</private> " + "walk " * 100}
+        chat[-2] = {**chat[-2], "content": "Turn 7. <private>Keep this: zebrafinch.</private> Tell me more."}
+        sdk = openai.OpenAI(base_url=live.url + "/v1", api_key=OWNER_KEY, max_retries=0)
+        sdk.chat.completions.create(model="companion", messages=chat[:-1])
+        sent = str(upstream.requests[-1].json["messages"])
+        # The model hears the turn it answers, private span and all; the folded turns it
+        # reads as their summary, which was made without the span.
+        assert "fold_id" in sent and "zebrafinch" in sent and "quokkaberry" not in sent
+        folds = rows(live, "SELECT summary, messages FROM context_folds")
+        assert folds and "Turn 0." in str(folds)
+        stored = rows(live, "SELECT content FROM messages")
+        assert "quokkaberry" not in str(folds + stored) and "zebrafinch" not in str(folds + stored)
     finally:
         live.stop()

@@ -134,8 +134,15 @@ def test_first_start_generates_a_key_and_a_restart_keeps_everything(data_dir: Pa
     try:
         memories = httpx.get(server.url + "/v1/memories", headers=headers).json()["memories"]
         assert [m["content"] for m in memories] == ["我的猫叫小咪"]
-        health = httpx.get(server.url + "/v1/debug/vector_health", headers=headers).json()
-        assert health["indexed_vectors"] == 1 and health["embedding_model"] == MODEL_NAME
+        # The memory, and the message's episode, embedded in the background (before the
+        # stop, or by the queue the restart picked up again).
+        deadline = time.monotonic() + 30
+        while True:
+            health = httpx.get(server.url + "/v1/debug/vector_health", headers=headers).json()
+            if health["outbox"]["pending"] == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        assert health["indexed_vectors"] == 2 and health["embedding_model"] == MODEL_NAME
         assert health["task_queue"] == {"queued": 0, "dead": 0}
     finally:
         server.stop()

@@ -15,6 +15,7 @@ import pytest
 from companion_memory.adapters.cloudflare.vectorize import VectorizeIndex
 from companion_memory.adapters.local.vector_index import LocalVectorIndex
 from companion_memory.ports import VectorRecord
+from tests.fakes.d1 import FakeJsException
 from tests.fakes.vectorize import FakeVectorize
 
 
@@ -249,3 +250,26 @@ async def test_a_saved_graph_is_only_used_with_the_file_it_was_saved_from(tmp_pa
             (tmp_path / f"other.sqlite3{suffix}").rename(tmp_path / f"vectors.sqlite3{suffix}")
     index = LocalVectorIndex(tmp_path / "vectors.sqlite3", DIMS, ann_threshold=200)
     assert [m.id for m in await index.query((-vectors[3]).tolist(), top_k=1)] == ["o3"]
+
+
+REFUSED_FILTERS: list[dict] = [
+    {"type": {"$regex": "f.*"}},
+    {"$and": [{"type": "fact"}]},
+    {"type": {"$in": "fact"}},  # a list, not a string
+    {"type": {}},
+    {"namespace": {"$in": [f"namespace-{i}" for i in range(200)]}},  # over 2048 bytes of JSON
+]
+
+
+@pytest.mark.parametrize("where", REFUSED_FILTERS)
+async def test_the_local_index_refuses_the_filters_vectorize_refuses(where: dict) -> None:
+    # Else a filter that works on the local server would fail on the Worker.
+    fake = FakeVectorize(2, metadata_indexes=None, result_style="python")
+    with pytest.raises(FakeJsException, match="invalid filter"):
+        await fake.query([1.0, 0.0], {"filter": where})
+    with pytest.raises(ValueError):
+        await VectorizeIndex(fake, dimensions=2).query([1.0, 0.0], top_k=3, filter=where)
+    local = LocalVectorIndex(":memory:", 2)
+    await local.upsert([VectorRecord("a", [1.0, 0.0], {"type": "fact"})])
+    with pytest.raises(ValueError):
+        await local.query([1.0, 0.0], top_k=3, filter=where)

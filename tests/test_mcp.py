@@ -30,9 +30,10 @@ from tests.test_mcp_scopes import fold_row
 
 MODERN = "2026-07-28"
 # What the MCP key may call: every tool but memory_export, which needs the export scope as
-# GET /api/memories/export does, and the health report's two, which need the debug scope as
-# /v1/health/* does (tests/test_mcp_scopes.py checks every tool and key).
-OWNER_ONLY_TOOLS = ("memory_export", "memory_health", "memory_unanchored")
+# GET /api/memories/export does, the health report's two, which need the debug scope as
+# /v1/health/* does, and conversation_forget, the owner's as its REST twins are
+# (tests/test_mcp_scopes.py checks every tool and key).
+OWNER_ONLY_TOOLS = ("memory_export", "memory_health", "memory_unanchored", "conversation_forget")
 MCP_KEY_TOOLS = [name for name in TOOLS if name not in OWNER_ONLY_TOOLS]
 WRITING_TOOLS = {
     "memory_upsert",
@@ -50,6 +51,7 @@ WRITING_TOOLS = {
     "todo_abandon",
     "person_upsert",
     "person_merge",
+    "conversation_forget",
 }
 META = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
@@ -127,7 +129,7 @@ async def test_lists_all_tools_with_their_schemas(server: LiveServer, mode: str)
         tools = (await client.list_tools()).tools
     async with connect(server, mode) as client:
         assert [t.name for t in (await client.list_tools()).tools] == MCP_KEY_TOOLS
-    assert [t.name for t in tools] == list(TOOLS) and len(tools) == 33
+    assert [t.name for t in tools] == list(TOOLS) and len(tools) == 36
     for tool in tools:
         assert tool.input_schema == TOOLS[tool.name].input_schema
         assert tool.input_schema["type"] == "object" and tool.input_schema["additionalProperties"] is False
@@ -139,6 +141,7 @@ def valid_arguments(namespace: str, ids: dict[str, str]) -> dict[str, dict[str, 
     return {
         "memory_search": {"query": "coffee", "namespace": namespace},
         "memory_recall": {"query": "coffee", "namespace": namespace},
+        "conversation_search": {"query": "hiking", "namespace": namespace, "roles": ["user"], "limit": 5},
         "memory_list": {"namespace": namespace, "limit": 5},
         "memory_get": {"id": ids["get"]},
         "memory_export": {"namespace": namespace},
@@ -185,6 +188,8 @@ def valid_arguments(namespace: str, ids: dict[str, str]) -> dict[str, dict[str, 
         "person_get": {"id": ids["person"]},
         "person_list": {"namespace": namespace, "query": "my sister"},
         "person_merge": {"person_id": ids["person"], "other_id": ids["other_person"], "namespace": namespace},
+        "conversation_get": {"message_id": ids["said"], "before": 2, "after": 2},
+        "conversation_forget": {"message_id": ids["forget"]},
     }
 
 
@@ -197,6 +202,7 @@ def seed_fold(server: LiveServer, fold_id: str) -> None:
 INVALID_ARGUMENTS: dict[str, tuple[dict[str, Any], str]] = {
     "memory_search": ({"query": ""}, "query"),
     "memory_recall": ({"query": "x", "k": "many"}, "k"),
+    "conversation_search": ({"query": "x", "start_date": "last week"}, "start_date"),
     "memory_list": ({"limit": 0}, "limit"),
     "memory_get": ({}, "id"),
     "memory_export": ({"namespace": "bad namespace!"}, "namespace"),
@@ -228,6 +234,8 @@ INVALID_ARGUMENTS: dict[str, tuple[dict[str, Any], str]] = {
     "person_get": ({"id": ""}, "id"),
     "person_list": ({"limit": 0}, "limit"),
     "person_merge": ({"person_id": "x"}, "other_id"),
+    "conversation_get": ({"message_id": "x", "before": 51}, "before"),
+    "conversation_forget": ({"message_id": ""}, "message_id"),
 }
 
 
@@ -260,6 +268,13 @@ async def test_every_tool_with_valid_and_invalid_arguments(server: LiveServer, m
         for name, person in (("person", "Bo"), ("other_person", "Bobby")):
             found = await client.call_tool("person_upsert", {"name": person, "namespace": namespace})
             ids[name] = found.structured_content["person"]["id"]  # type: ignore[index]
+        said = {
+            "messages": [{"role": "user", "content": f"Seed turn {n}"} for n in range(2)],
+            "namespace": namespace,
+            "conversation_id": f"seed-{mode}",
+        }
+        stored = (await client.call_tool("memory_ingest", said)).structured_content["messages"]  # type: ignore[index]
+        ids["said"], ids["forget"] = (m["id"] for m in stored)
         valid = valid_arguments(namespace, ids)
         assert set(valid) == set(TOOLS) == set(INVALID_ARGUMENTS)
         for name, arguments in valid.items():
@@ -274,7 +289,7 @@ async def test_every_tool_with_valid_and_invalid_arguments(server: LiveServer, m
             text = result.content[0].text  # type: ignore[union-attr]
             assert text.startswith(f"Invalid arguments for {name}: ") and named in text, text
             # A time is refused as REST refuses it; any other argument as the MCP convention says.
-            code = "invalid_time" if name == "diary_get" else "invalid_arguments"
+            code = "invalid_time" if name in ("diary_get", "conversation_search") else "invalid_arguments"
             assert result.structured_content == {"error": {"code": code, "message": text}}
 
 
@@ -370,7 +385,7 @@ async def test_the_key_in_the_query_or_the_header(server: LiveServer, mode: str,
     async with connect(server, mode, path=f"{path}?token={MCP_KEY}", key=None) as client:
         assert [t.name for t in (await client.list_tools()).tools] == MCP_KEY_TOOLS
     async with connect(server, mode, path=path, key=OWNER_KEY) as client:
-        assert len((await client.list_tools()).tools) == 33
+        assert len((await client.list_tools()).tools) == len(TOOLS)
 
 
 @pytest.mark.parametrize("key, says", [("wrong-key", "unknown API key"), (None, "Authorization: Bearer")])
@@ -841,3 +856,45 @@ async def test_upsert_and_recall_in_process_on_sqlite_and_d1(client: httpx.Async
         headers={"Authorization": f"Bearer {MCP_KEY}"},
     )
     assert len(listed.json()["result"]["tools"]) == len(MCP_KEY_TOOLS)
+
+
+async def test_a_private_span_is_never_stored_by_a_tool(server: LiveServer) -> None:
+    async with connect(server, "auto", key=OWNER_KEY) as client:
+        memory_id = await upsert(client, "private", "work", "I work at <private>Acme Corp</private> as a nurse")
+        got = await client.call_tool("memory_get", {"id": memory_id})
+        assert got.structured_content["memory"]["content"] == "I work at as a nurse"  # type: ignore[index]
+        for tool, arguments in (
+            ("memory_upsert", {"fact_key": "all", "content": "<private>all of it</private>"}),
+            ("todo_add", {"text": "<private>all of it</private>"}),
+            ("person_upsert", {"name": "<private>all of it</private>"}),
+            ("glossary_set", {"term": "<private>all of it</private>"}),
+        ):
+            refused = await client.call_tool(tool, {**arguments, "namespace": "private"})
+            assert refused.is_error and refused.structured_content["error"]["code"] == "empty_content"  # type: ignore[index]
+
+        # Every tool that writes text the owner gave: the span is cut before the row is made.
+        span = "<private>quokkaberry Tuesday</private>"
+        written = [
+            ("todo_add", {"text": f"buy {span} milk", "note": f"for {span}"}),
+            ("glossary_set", {"term": f"tea {span}", "aliases": [f"chai {span}"], "definition": f"a {span} drink"}),
+            ("person_upsert", {"name": f"Anna {span}", "aliases": [span + " sis"], "notes": f"ill {span}"}),
+            ("person_upsert", {"name": "Lin", "relation": f"friend {span}"}),
+            ("mood_log", {"label": "happy", "reason": f"the {span} news"}),
+            ("memory_pin", {"content": f"you {span} matter", "note": f"said {span}"}),
+            ("memory_ingest", {"messages": [{"role": "user", "content": f"I like {span} tea"}]}),
+        ]
+        answers = []
+        for tool, arguments in written:
+            answer = await client.call_tool(tool, {**arguments, "namespace": "private"})
+            assert not answer.is_error, answer.content
+            answers.append(answer.structured_content)
+        anna, lin = answers[2]["person"]["id"], answers[3]["person"]["id"]  # type: ignore[index]
+        merge = {"person_id": anna, "other_id": lin, "reason": f"same {span}", "namespace": "private"}
+        assert not (await client.call_tool("person_merge", merge)).is_error
+        share = {"memory_id": memory_id, "target_namespace": "default", "note": f"worth {span}"}
+        assert not (await client.call_tool("memory_share", share)).is_error
+    assert answers[0]["todo"]["text"] == "buy milk" and answers[2]["person"]["aliases"] == ["sis"]  # type: ignore[index]
+    with sqlite3.connect(server.runtime.db.path) as db:  # type: ignore[attr-defined]
+        tables = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        stored = str([db.execute(f'SELECT * FROM "{name}"').fetchall() for name in tables]).lower()
+    assert "quokkaberry" not in stored and "private>" not in stored

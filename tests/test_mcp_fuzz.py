@@ -34,13 +34,24 @@ from companion_memory.api.mcp.tools import TOOLS, Tool
 from companion_memory.application.bindings import Confinement
 from companion_memory.application.principal import MEMORY_READ
 from companion_memory.application.use_case import Input, UseCase
+from companion_memory.domain.episode import Episode
 from companion_memory.domain.json_value import json_problem
 from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
 from companion_memory.runtime import Runtime
+from companion_memory.store.episodes import EpisodeStore
 from companion_memory.store.folds import FoldStore
 from tests.conftest import MCP_KEY, OWNER_KEY, app_on, auth
 from tests.fakes.d1 import make_d1_database
-from tests.test_mcp_scopes import ERAS, KEYS, META, MODERN, fast_runtime, fold_row, may_call, mcp_call
+from tests.test_mcp_scopes import (
+    ERAS,
+    KEYS,
+    META,
+    MODERN,
+    fast_runtime,
+    fold_row,
+    may_call,
+    mcp_call,
+)
 
 # Values of every JSON type, and the awkward ones of each.
 DEEP = json.loads("[" * 200 + "]" * 200)
@@ -95,6 +106,22 @@ JUNK: list[Any] = [
 
 
 FOLD_ID = "seed-fold"
+EPISODE_ID = "seed-episode"
+
+
+def seed_turn(episode_id: str) -> Episode:
+    """A turn with an id of our choosing (an ingested one gets a new id), for the valid calls."""
+    at = "2026-11-30T10:00:00.000Z"
+    return Episode(
+        id=episode_id,
+        namespace="default",
+        conversation_id="seed-chat",
+        role="user",
+        source="ingest",
+        content="We walked to the lighthouse",
+        created_at=at,
+        stored_at=at,
+    )
 
 
 def valid_arguments(ids: Iterator[str]) -> dict[str, dict[str, Any]]:
@@ -102,6 +129,7 @@ def valid_arguments(ids: Iterator[str]) -> dict[str, dict[str, Any]]:
     return {
         "memory_search": {"query": "coffee", "k": 5, "types": ["preference"]},
         "memory_recall": {"query": "coffee with oat milk", "min_score": 0.0},
+        "conversation_search": {"query": "coffee", "roles": ["user"], "start_date": "2026-11-01", "limit": 5},
         "memory_list": {"limit": 5, "status": "active", "type": "preference"},
         "memory_get": {"id": next(ids)},
         "memory_export": {"namespace": "default"},
@@ -146,6 +174,13 @@ def valid_arguments(ids: Iterator[str]) -> dict[str, dict[str, Any]]:
         "todo_next": {"namespace": "default"},
         "todo_list": {"status": "open", "limit": 5},
         "todo_stats": {"namespace": "default"},
+        "conversation_get": {"message_id": EPISODE_ID, "before": 2, "after": 2},
+        # A span of a conversation that holds nothing: the seeded turn stays for the others.
+        "conversation_forget": {
+            "conversation_id": "none-such",
+            "since": "2026-11-01T00:00:00Z",
+            "until": "2026-11-02T00:00:00+08:00",
+        },
     }
 
 
@@ -324,6 +359,7 @@ async def seed(http: httpx.AsyncClient, count: int) -> Iterator[str]:
 
     runtime: Runtime = http._transport.app.state.runtime  # type: ignore[attr-defined]
     await runtime.db.batch([FoldStore.insert(fold_row(FOLD_ID))])
+    await runtime.db.batch([EpisodeStore.insert_if_new(seed_turn(EPISODE_ID))])
 
     def cycle() -> Iterator[str]:
         while True:

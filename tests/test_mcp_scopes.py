@@ -161,6 +161,15 @@ async def seed_two_people(http: httpx.AsyncClient, name: str, namespace: str = "
     return f"{await seed_person(http, name, namespace)} {await seed_person(http, name + ' too', namespace)}"
 
 
+async def seed_episode(http: httpx.AsyncClient, text: str, namespace: str = "default") -> str:
+    """A turn said in ``namespace``: an ingested message, which is stored as an episode."""
+    message = {"role": "user", "content": f"Seed turn {text}: we walked to the lighthouse"}
+    body = {"namespace": namespace, "conversation_id": "seed-chat", "messages": [message]}
+    response = await http.post("/v1/ingest/messages", json=body, headers=auth(OWNER_KEY))
+    assert response.status_code == 200, response.text
+    return str(response.json()["messages"][0]["id"])
+
+
 def _merge(ids: str) -> dict[str, Any]:
     survivor, other = ids.split()
     return {"person_id": survivor, "other_id": other}
@@ -172,6 +181,13 @@ TWINS: dict[str, Twin] = {
     ),
     "memory_recall": Twin(
         "memory:read", "POST", "/v1/memory/recall", lambda _: {"query": "coffee"}, lambda _: {"query": "coffee"}
+    ),
+    "conversation_search": Twin(
+        "memory:read",
+        "POST",
+        "/v1/conversations/search",
+        lambda _: {"query": "coffee"},
+        lambda _: {"query": "coffee"},
     ),
     "memory_list": Twin("memory:read", "GET", "/v1/memories", _none, lambda _: {}),
     "memory_get": Twin("memory:read", "GET", "/v1/memories/{id}", _none, lambda i: {"id": i}),
@@ -244,6 +260,12 @@ TWINS: dict[str, Twin] = {
     "person_get": Twin("memory:read", "GET", "/v1/people/{id}", _none, lambda i: {"id": i}, seed_person),
     "person_list": Twin("memory:read", "GET", "/v1/people", _none, lambda _: {}),
     "person_merge": Twin("memory:write", "POST", "/v1/person_proposals", _merge, _merge, seed_two_people),
+    "conversation_get": Twin(
+        "memory:read", "GET", "/v1/conversations/messages/{id}", _none, lambda i: {"message_id": i}, seed_episode
+    ),
+    "conversation_forget": Twin(
+        "owner", "DELETE", "/v1/conversations/messages/{id}", _none, lambda i: {"message_id": i}, seed_episode
+    ),
 }
 
 
@@ -420,4 +442,4 @@ async def test_a_bound_key_acts_in_its_namespace_and_is_refused_elsewhere(
             assert refused_by_rest == (not may_call(key, tool) or outside), (tag, rest.text)
             if may_call(key, tool) and outside:
                 assert refused_namespace(rest) == refused_namespace(mcp) == "elsewhere", (tag, rest.text, mcp.text)
-                assert "Seed memory" not in rest.text + mcp.text, tag
+                assert "Seed memory" not in rest.text + mcp.text and "Seed turn" not in rest.text + mcp.text, tag

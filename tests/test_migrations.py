@@ -61,7 +61,7 @@ async def test_the_substring_index_takes_in_the_memories_written_before_it(
         ("m1", "default", "fact", "Locker code ZQW4471K", "2026-11-30T00:00:00.000Z", "2026-11-30T00:00:00.000Z"),
     )
     await apply_migrations(db, later)
-    assert await MemoryStore(db).substring_search("default", ["qw447"]) == ["m1"]
+    assert [i for i, _ in await MemoryStore(db).substring_search("default", ["qw447"])] == ["m1"]
     await db.run("INSERT INTO memories_substring (memories_substring, rank) VALUES ('integrity-check', 1)")
 
 

@@ -293,6 +293,7 @@ ROUTES: list[tuple[str, str, dict[str, Any] | None, int]] = [
     ("GET", "/v1/admin/graph?namespace={ns}", None, 200),
     ("GET", "/v1/admin/starmap?format=mermaid&namespace={ns}", None, 200),
     ("GET", "/v1/admin/diary?namespace={ns}", None, 200),
+    ("GET", "/v1/conversations?namespace={ns}", None, 200),
     ("GET", "/v1/dream/status?namespace={ns}", None, 200),
     ("GET", "/v1/shares/{share}", None, 200),
     ("POST", "/v1/shares/{share}/revoke", {}, 403),

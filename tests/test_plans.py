@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from companion_memory.clock import FixedClock
-from companion_memory.memory.extraction import plans_in
 from companion_memory.memory.plan_dates import resolve_when
+from companion_memory.memory.statements import PLAN, statements_in
 from companion_memory.runtime import Runtime
 from tests.conftest import MCP_KEY, auth
 from tests.test_dream import say
@@ -200,7 +200,7 @@ async def test_the_dream_without_a_model_finds_plans_with_their_days(
     pending = (await client.get("/v1/candidates", headers=auth())).json()["candidates"]
     plans = sorted((c["content"], c["type"], c["valid_to"], c["evidence"][0]["quote"]) for c in pending)
     assert plans == [
-        ("I'm visiting my sister next week", "plan", "2026-12-13", "I'm visiting my sister next week."),
+        ("I'm visiting my sister next week", "plan", "2026-12-13", "I'm visiting my sister next week"),
         ("周末去看海", "plan", "2026-12-06", "周末去看海"),
     ]
     sea = next(c for c in pending if c["content"] == "周末去看海")
@@ -302,9 +302,12 @@ def test_words_without_a_day_ahead_name_none() -> None:
         ("Tomorrow is Monday", []),
         ("明天你有空吗", []),  # a question
         ("我上周末去了海边", []),  # the past
+        ("我今天去爬山了", []),  # said today, and done
+        ("I'm not going to the party next week", []),
+        ("我明天不去上班了", []),
     ],
 )
 def test_what_the_rules_take_for_a_plan(said: str, plans: list[tuple[str, str]]) -> None:
-    found = plans_in(said, date(2026, 11, 30))
+    found = statements_in(said, date(2026, 11, 30))
     assert [(p.content, p.valid_to) for p in found] == plans
-    assert all(p.type == "plan" and p.evidence[0] in said for p in found)
+    assert all(p.kind == PLAN and p.quote in said for p in found)

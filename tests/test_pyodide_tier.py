@@ -31,6 +31,8 @@ CHECKS = (
     "ok queue: a failing task is retried with its delay",
     "ok write path",
     "ok recall path",
+    "ok episode recall",
+    "ok episode path",
 )
 
 

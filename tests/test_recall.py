@@ -14,7 +14,8 @@ from companion_memory.domain.memory import Memory
 from companion_memory.domain.search_text import query_terms
 from companion_memory.ports import Database, RerankScore, SqlValue
 from companion_memory.runtime import Runtime
-from companion_memory.store.memories import POSTINGS_BUDGET, MemoryStore
+from companion_memory.store.memories import MemoryStore
+from companion_memory.store.text_search import POSTINGS_BUDGET
 from tests.conftest import MCP_KEY, auth
 
 MEMORIES = {
@@ -449,7 +450,8 @@ async def test_a_fragment_too_common_to_pick_anything_out_is_not_looked_for(db: 
     await db.batch([MemoryStore.insert(m) for m in memories])
     store = MemoryStore(db)
     assert await store.substring_search("default", ["yzzy"]) == []  # in every one of them
-    assert sorted(await store.substring_search("default", ["zzy-12"])) == ["m012", *(f"m{i}" for i in range(120, 130))]
+    found = [i for i, _ in await store.substring_search("default", ["zzy-12"])]
+    assert sorted(found) == ["m012", *(f"m{i}" for i in range(120, 130))]
     assert await store.substring_search("default", ["qqq"]) == []  # no memory has the trigram
 
 
@@ -467,7 +469,7 @@ async def test_a_memory_written_after_a_common_word_was_counted_is_found_by_its_
     # Its rare word is counted afresh, and with the common one it ranks first.
     assert [i for i, _ in await store.lexical_search("default", query_terms("lighthouse"))] == ["m9000"]
     assert (await store.lexical_search("default", query_terms("weather lighthouse")))[0][0] == "m9000"
-    assert (await store.term_frequencies(query_terms("lighthouse"))) == {query_terms("lighthouse")[0]: 1}
+    assert (await store.text.term_frequencies(query_terms("lighthouse"))) == {query_terms("lighthouse")[0]: 1}
 
 
 async def test_an_accented_word_finds_its_memory_with_or_without_the_accent(

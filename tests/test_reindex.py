@@ -8,6 +8,7 @@ import pytest
 
 from companion_memory.api.app import create_app
 from companion_memory.domain.search_text import embedding_text
+from companion_memory.memory.tasks import PassTask
 from companion_memory.memory.vector_mirror import EMBEDDED_TEXT_FORM
 from companion_memory.ports import VectorRecord
 from companion_memory.runtime import Runtime
@@ -111,7 +112,9 @@ async def test_vectors_of_an_older_text_form_are_made_again_in_the_background(
         assert not any("vector search off" in n for n in result["meta"]["notes"])  # the old vectors serve meanwhile
         health = (await other.get("/v1/debug/vector_health", headers=auth(DEBUG_KEY))).json()
         assert health["mismatch"] is None and health["index"]["text_form"] == EMBEDDED_TEXT_FORM
-        assert health["outbox"]["pending"] == 3  # queued once, for the background
+        assert health["vector_pass"] == "refresh"  # a pass over the rows, for the background
+    assert await restarted.tasks.run(PassTask()) == {"queued": 3, "running": False}
+    assert (await restarted.mirror.outbox.stats())["pending"] == 3  # queued once
     assert (await restarted.mirror.drain()).synced == 3
     wanted = await runtime.embedder.embed([embedding_text(t) for t in texts], kind="passage")
     stored = {r.id: r.values for r in await runtime.vectors.get(ids)}

@@ -88,6 +88,12 @@ def existing(live: LiveServer) -> dict[str, list[str]]:
             post("/v1/person_proposals", {"person_id": people[i], "other_id": people[i + 1]})["proposal"]["id"]
             for i in (0, 2, 4)
         ]
+        turns = [{"role": "user", "content": f"seeded turn {i}"} for i in range(6)]
+        said = [
+            m["id"]
+            for n in range(3)
+            for m in post("/v1/ingest/messages", {"conversation_id": f"c{n}", "messages": turns[n::3]})["messages"]
+        ]
         keys = [f"key{i}" for i in range(3)]
         for key in keys:
             assert http.put(f"/v1/cache/default/{key}", json={"value": {"n": 1}}).status_code == 200
@@ -123,6 +129,8 @@ def existing(live: LiveServer) -> dict[str, list[str]]:
         "target_id": memories,
         "person_id": people,
         "proposal_id": proposals,
+        "message_id": said,
+        "conversation_id": ["c0", "c1", "c2"],
     }
 
 
@@ -158,6 +166,9 @@ def test_every_operation_keeps_its_document(
     exercise(case, live, existing)
 
 
+CONVERSATION_VERBS = ("/v1/conversations/forget", "/v1/conversations/search")
+
+
 def exercise(case: schemathesis.Case, live: LiveServer, existing: dict[str, list[str]]) -> None:
     # Most cases address an existing row, the rest keep what was generated (missing ones).
     # Chosen from the case itself, not by @schema.given: that would switch off the
@@ -175,8 +186,9 @@ def exercise(case: schemathesis.Case, live: LiveServer, existing: dict[str, list
             case.body["target_id"] = existing["target_id"][(aim + 1) % len(existing["target_id"])]
     response = case.call(base_url=live.url, timeout=30)
     checks = CHECKS
-    if case.operation.path in ("/v1/memory/recall", "/v1/memory/search"):
+    if case.operation.path in ("/v1/memory/recall", "/v1/memory/search", *CONVERSATION_VERBS):
         # The undocumented /v1/memory/{memory_id} aliases also match these paths: GET, PATCH
-        # and DELETE are served (a 404 for a memory called "recall"), and Allow says so.
+        # and DELETE are served (a 404 for a memory called "recall"), and Allow says so; so
+        # does DELETE /v1/conversations/{conversation_id} (a conversation called "forget").
         checks = [c for c in CHECKS if c not in (unsupported_method, allow_header_conformance)]
     case.validate_response(response, checks=checks)

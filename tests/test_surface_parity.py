@@ -9,7 +9,8 @@ import jsonschema
 
 from companion_memory.runtime import Runtime
 from tests.conftest import MCP_KEY, OWNER_KEY, auth
-from tests.test_mcp_scopes import mcp_call
+from tests.episodes import said
+from tests.test_mcp_scopes import mcp_call, seed_episode
 
 
 async def tool(client: httpx.AsyncClient, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -72,8 +73,10 @@ async def test_every_tool_answers_what_its_output_schema_says(client: httpx.Asyn
     await client.post(
         "/v1/ingest/messages", json={"messages": [{"role": "user", "content": "coffee time"}]}, headers=auth()
     )
+    await said(runtime, "coffee time, with oat milk", conversation_id="c1")
     calls: list[tuple[str, dict[str, Any]]] = [
         ("memory_search", {"query": "coffee"}),
+        ("conversation_search", {"query": "coffee"}),
         ("memory_recall", {"query": "coffee"}),
         ("memory_list", {}),
         ("memory_get", {"id": memory_id}),
@@ -134,7 +137,13 @@ async def test_every_tool_answers_what_its_output_schema_says(client: httpx.Asyn
     merge = await tool(client, "person_merge", {"person_id": ana, "other_id": sister})
     jsonschema.validate(merge, schemas["person_merge"])
     jsonschema.validate(await tool(client, "person_list", {"query": "my sister"}), schemas["person_list"])
+    turn = await seed_episode(client, "said once")
+    jsonschema.validate(await tool(client, "conversation_get", {"message_id": turn}), schemas["conversation_get"])
+    forgot = await tool(client, "conversation_forget", {"message_id": turn})
+    jsonschema.validate(forgot, schemas["conversation_forget"])
     assert set(schemas) == {name for name, _ in calls + mood_and_todo_calls} | {
+        "conversation_get",
+        "conversation_forget",
         "person_upsert",
         "person_get",
         "person_merge",
@@ -189,6 +198,26 @@ async def test_the_same_mistake_is_the_same_error_on_both_surfaces(client: httpx
             (400, "invalid_status"),
         ),
         (
+            await client.get("/v1/conversations/messages/nope", headers=auth()),
+            await refusal(client, "conversation_get", {"message_id": "nope"}),
+            (404, "not_found"),
+        ),
+        (
+            await client.delete("/v1/conversations/nope", headers=auth()),
+            await refusal(client, "conversation_forget", {"conversation_id": "nope"}),
+            (404, "not_found"),
+        ),
+        (
+            await client.post("/v1/conversations/forget", json={"since": "2026-11-30T00:00:00Z"}, headers=auth()),
+            await refusal(client, "conversation_forget", {"since": "2026-11-30T00:00:00Z"}),
+            (400, "invalid_forget"),
+        ),
+        (
+            await client.delete("/v1/conversations/messages/nope", headers=auth(MCP_KEY)),
+            await refusal(client, "conversation_forget", {"message_id": "nope"}, MCP_KEY),
+            (403, "forbidden"),
+        ),
+        (
             await client.get("/api/memories/export", headers=auth(MCP_KEY)),
             await refusal(client, "memory_export", {}, MCP_KEY),
             (403, "forbidden"),
@@ -197,3 +226,14 @@ async def test_the_same_mistake_is_the_same_error_on_both_surfaces(client: httpx
     for rest, mcp, expected in cases:
         assert rest_refusal(rest) == expected
         assert mcp == expected[1]
+
+
+async def test_a_search_with_episodes_answers_alike(client: httpx.AsyncClient, runtime: Runtime) -> None:
+    episode = await said(runtime, "I take my coffee with oat milk since the summer", conversation_id="c1")
+    await said(runtime, "coffee again today", conversation_id="now")
+    query = {"query": "coffee oat milk", "k": 5, "min_score": 0, "conversation_id": "now"}
+    rest = (await client.post("/v1/memory/search", json=query, headers=auth())).json()
+    mcp = await tool(client, "memory_search", query)
+    assert [h["id"] for h in rest["hits"]] == [episode.id] and rest["meta"]["episodes"] == [episode.id]
+    assert rest["hits"][0]["role"] == "user" and rest["hits"][0]["conversation_id"] == "c1"
+    assert mcp == rest

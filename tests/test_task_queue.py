@@ -10,12 +10,15 @@ from typing import Any
 import pytest
 
 from companion_memory.adapters.local.runtime import build_local_runtime
-from companion_memory.adapters.local.server import work_queue
+from companion_memory.adapters.local.server import catch_up_mirror, work_queue
 from companion_memory.adapters.local.sqlite import SqliteDatabase
 from companion_memory.adapters.local.task_queue import MAX_ATTEMPTS, LocalTaskQueue
 from companion_memory.clock import FixedClock
+from companion_memory.memory import vector_passes
+from companion_memory.memory.ingest import IncomingMessage
+from companion_memory.memory.vector_passes import PassStep
 from companion_memory.memory.writes import Actor, MemoryDraft
-from companion_memory.ports import QueueMessage
+from companion_memory.ports import QueueMessage, VectorIndexError, VectorRecord
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
 from tests.conftest import FlakyIndex
@@ -175,11 +178,88 @@ async def test_a_reindex_finishes_in_the_background_after_its_first_step(tmp_pat
     assert isinstance(runtime.queue, LocalTaskQueue)
     while await runtime.queue.deliver(runtime.tasks.handle):  # what the writes queued
         pass
-    assert await runtime.mirror.start_reindex() == 250 and await runtime.vectors.count() == 0
-    await runtime.mirror.drain(100)  # the one step a client asked for, then it went away
+    assert await runtime.mirror.rebuild(restart=True) == 250  # the one step a client asked for
+    await runtime.mirror.drain(100)  # then it went away
     while await runtime.queue.deliver(runtime.tasks.handle):
         pass
     assert await runtime.vectors.count() == 250 and (await runtime.mirror.outbox.stats())["pending"] == 0
+    assert await runtime.mirror.passes.current() is None
+
+
+async def fails(*_: object, **__: object) -> None:
+    raise VectorIndexError("vector index unavailable")
+
+
+async def test_a_reindex_goes_a_page_at_a_time_and_on_after_a_restart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_passes, "PASS_PAGE", 2)
+    clock = FixedClock(START)
+    runtime = await build_local_runtime(Settings(), tmp_path, embedder=HashEmbedder(), clock=clock)
+    for i in range(5):
+        await runtime.writer.create("default", MemoryDraft(content=f"fact number {i}"), Actor("t"))
+    said = [IncomingMessage(role="user", content=f"I said thing {i}") for i in range(3)]
+    episodes = [o.id for o in await runtime.ingestor.ingest("default", said)]
+    assert isinstance(runtime.queue, LocalTaskQueue)
+    while await runtime.queue.deliver(runtime.tasks.handle):
+        pass
+    assert await runtime.vectors.count() == 8
+
+    assert await runtime.mirror.start_reindex() == 8  # begun; nothing done yet
+    assert await runtime.mirror.passes.step(pages=1) == PassStep(queued=2, running=True)
+    assert await runtime.vectors.count() == 6 and await runtime.mirror.passes.remaining() == 6
+    # The owner forgets an episode the pass has not reached while the index is down: the
+    # pass leaves the purge waiting in the outbox as it is.
+    with monkeypatch.context() as down:
+        down.setattr(runtime.vectors, "delete", fails)
+        assert await runtime.episode_forgetter.forget("default", ids=[episodes[0]]) == 1
+    runtime.vectors.close()  # type: ignore[attr-defined]
+    runtime.db.close()  # type: ignore[attr-defined]
+
+    restarted = await build_local_runtime(Settings(), tmp_path, embedder=HashEmbedder(), clock=clock)
+    await catch_up_mirror(restarted)  # the pass goes on from its place
+    clock.advance(minutes=1)
+    assert isinstance(restarted.queue, LocalTaskQueue)
+    while await restarted.queue.deliver(restarted.tasks.handle):
+        pass
+    assert await restarted.mirror.passes.current() is None
+    assert await restarted.vectors.count() == 7 and (await restarted.mirror.outbox.stats())["pending"] == 0
+    assert await restarted.db.all("SELECT id FROM episodes WHERE id = ?", (episodes[0],)) == []
+
+
+async def test_a_start_looks_up_no_row_and_writes_every_vector_owed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = FixedClock(START)
+    runtime = await build_local_runtime(Settings(), tmp_path, embedder=HashEmbedder(), clock=clock)
+    ids = [
+        (await runtime.writer.create("default", MemoryDraft(content=f"fact {i}"), Actor("t"))).memory.id
+        for i in range(3)
+    ]
+    # A vector owed when the server stopped (the index failed, or the process died between
+    # the row's batch and the index write): the outbox has it, written in the row's batch.
+    with monkeypatch.context() as down:
+        down.setattr(runtime.vectors, "upsert", fails)
+        owed = (await runtime.writer.create("default", MemoryDraft(content="a fact owed"), Actor("t"))).memory.id
+    runtime.vectors.close()  # type: ignore[attr-defined]
+    runtime.db.close()  # type: ignore[attr-defined]
+
+    restarted = await build_local_runtime(Settings(), tmp_path, embedder=HashEmbedder(), clock=clock)
+    looked_up: list[str] = []
+    get = restarted.vectors.get
+
+    async def counted(wanted: Sequence[str]) -> list[VectorRecord]:
+        looked_up.extend(wanted)
+        return await get(wanted)
+
+    monkeypatch.setattr(restarted.vectors, "get", counted)
+    await catch_up_mirror(restarted)
+    assert looked_up == [] and await restarted.mirror.passes.current() is None
+    clock.advance(minutes=1)
+    assert isinstance(restarted.queue, LocalTaskQueue)
+    while await restarted.queue.deliver(restarted.tasks.handle):
+        pass
+    assert {r.id for r in await get([*ids, owed])} == {*ids, owed}
 
 
 @pytest.mark.parametrize(
@@ -204,3 +284,4 @@ def test_task_bodies_read_back_as_tasks() -> None:
     assert tasks.parse_task({"task": "vector_mirror"}) == tasks.MirrorTask()
     assert tasks.parse_task({"task": "reindex", "restart": True, "newer": 1}) == tasks.ReindexTask(restart=True)
     assert tasks.parse_task({"task": "retention", "force": True}) == tasks.RetentionTask(force=True)
+    assert tasks.parse_task({"task": "vector_pass"}) == tasks.PassTask()

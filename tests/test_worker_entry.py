@@ -26,7 +26,7 @@ from companion_memory.clock import FixedClock
 from companion_memory.memory.ingest import IncomingMessage
 from companion_memory.memory.writes import Actor, MemoryDraft
 from tests.cloudflare_tools import ROOT, WRANGLER, compatibility_date, require_toolchain, tool_env
-from tests.conftest import NIGHTLY_STEPS
+from tests.conftest import MCP_KEY, NIGHTLY_STEPS, OWNER_KEY
 from tests.fakes.d1 import FakeJsException
 from tests.fakes.queues import MAX_DELAY_SECONDS
 from tests.fakes.worker_env import migrate, worker_env
@@ -147,6 +147,33 @@ async def test_malformed_tasks_are_dropped_and_failing_ones_retried_then_dead_le
         env.TASKS.advance(MAX_DELAY_SECONDS)
         assert await deliver(entry, env) == 1
     assert env.TASKS.pending == [] and [m.body for m in env.TASKS.dead_letters] == [{"task": "vector_mirror"}]
+
+
+async def test_the_queue_consumer_embeds_episodes_with_workers_ai(
+    entry: types.ModuleType, env: SimpleNamespace
+) -> None:
+    """Storing what was said queues its embedding; the consumer makes it with Workers AI and
+    writes it to Vectorize beside the memories, with the episode kind filter's metadata."""
+    runtime = await entry._get_runtime(env)
+    said = [IncomingMessage(role="user", content="I adopted a beagle called Toby")]
+    [outcome] = await runtime.ingestor.ingest("default", said, conversation_id="c1", source="chat")
+    assert outcome.id not in env.VECTORIZE.vectors and env.AI.calls == []  # nothing embedded on the way in
+    [(body, delay)] = env.TASKS.sent
+    assert body == {"task": "vector_mirror"} and delay == 0
+    assert await deliver(entry, env) == 1
+    [(model, inputs)] = env.AI.calls
+    assert model == runtime.embedder.model and inputs["text"] == ["i adopted a beagle called toby"]
+    stored = env.VECTORIZE.vectors[outcome.id]
+    assert stored["metadata"] == {
+        "namespace": "default",
+        "status": "active",
+        "kind": "episode",
+        "type": "episode",
+        "role": "user",
+    }
+    matches = await runtime.vectors.query(stored["values"], top_k=5, filter={"kind": "memory"})
+    assert matches == []  # memory queries never see it
+    assert (await runtime.mirror.outbox.stats())["pending"] == 0
 
 
 async def test_reindex_runs_through_the_queue(entry: types.ModuleType, env: SimpleNamespace) -> None:
@@ -290,3 +317,49 @@ def test_the_static_assets_send_the_panel_headers(tmp_path: Path) -> None:
     finally:
         os.killpg(dev.pid, signal.SIGTERM)
         dev.wait(timeout=30)
+
+
+async def test_what_was_said_is_recalled_searched_read_and_forgotten_on_the_worker(entry: types.ModuleType) -> None:
+    """Through the Worker's fetch, on every binding's fake: ingested turns embedded by the
+    Queue consumer are recalled as episodes by Vectorize's kind filter and by D1's word
+    indexes, found by conversation_search (REST and MCP), read with conversation_get, and
+    forgotten, the vectors first."""
+    env = worker_env(CHATBOX_API_KEY=OWNER_KEY, MEMORY_MCP_API_KEY=MCP_KEY, ENABLE_MEMORY_RERANKER="false")
+    await migrate(env)
+    worker = entry.Default(SimpleNamespace(waitUntil=lambda promise: None), env)
+
+    async def call(method: str, path: str, body: Any = None, key: str = OWNER_KEY) -> Any:
+        headers = {"authorization": f"Bearer {key}", "content-type": "application/json"}
+        if path == "/mcp":
+            headers |= {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25"}
+        content = None if body is None else json.dumps(body).encode()
+        request = SimpleNamespace(method=method, url="https://worker.example" + path, headers=headers, body=content)
+        response = await worker.fetch(request)
+        assert response.status_code == 200, (path, response.text)
+        return response.json()
+
+    turns = [
+        {"role": "user", "content": "I adopted a beagle called Toby"},
+        {"role": "assistant", "content": "Toby is a lovely name for a beagle"},
+    ]
+    stored = await call("POST", "/v1/ingest/messages", {"conversation_id": "dogs", "messages": turns}, MCP_KEY)
+    ids = [m["id"] for m in stored["messages"]]
+    assert await deliver(entry, env) >= 1 and set(ids) <= env.VECTORIZE.vectors.keys()
+
+    recalled = await call("POST", "/v1/memory/recall", {"query": "what breed is my dog Toby?"}, MCP_KEY)
+    first = recalled["hits"][0]
+    assert first["id"] in ids and first["type"] == "episode" and first["id"] in recalled["meta"]["episodes"]
+    assert {"vector", "lexical"} <= set(first["channels"]), first
+    found = await call("POST", "/v1/conversations/search", {"query": "beagle", "roles": ["user"]}, MCP_KEY)
+    assert [t["id"] for t in found["turns"]] == ids[:1]
+    tool = {"name": "conversation_search", "arguments": {"query": "beagle", "roles": ["assistant"]}}
+    answer = await call("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": tool}, MCP_KEY)
+    assert [t["id"] for t in answer["result"]["structuredContent"]["turns"]] == ids[1:]
+    window = await call("GET", f"/v1/conversations/messages/{ids[1]}?before=5", key=MCP_KEY)
+    assert [t["content"] for t in window["turns"]] == [t["content"] for t in turns]
+
+    forget = {"name": "conversation_forget", "arguments": {"conversation_id": "dogs"}}
+    await call("POST", "/mcp", {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": forget})
+    await deliver(entry, env)
+    assert not set(ids) & env.VECTORIZE.vectors.keys()
+    assert not await (await entry._get_runtime(env)).db.all("SELECT id FROM episodes UNION ALL SELECT id FROM messages")

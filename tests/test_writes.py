@@ -3,9 +3,13 @@ hand-authored protection, the sensitive-data filter, audit events, the outbox.""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
+from companion_memory.domain.memory import Evidence
 from companion_memory.errors import Conflict, InvalidInput, NotFound, SensitiveContent
+from companion_memory.memory.vector_passes import PassStep
 from companion_memory.memory.writes import Actor, MemoryDraft
 from companion_memory.runtime import Runtime
 
@@ -236,13 +240,16 @@ async def test_a_newer_write_is_not_lost_behind_an_older_retry(runtime: Runtime)
     assert await vector_ids(runtime) == set()  # the archive (newest state) won
 
 
-async def test_enqueue_missing_rebuilds_an_empty_index(runtime: Runtime) -> None:
+async def test_a_sweep_refills_an_emptied_index(runtime: Runtime) -> None:
     ids = [
         (await runtime.writer.upsert("default", MemoryDraft(content=f"fact {i}", fact_key=f"k{i}"), AGENT)).memory.id
         for i in range(3)
     ]
+    assert await runtime.mirror.unaccounted() == 0
     await runtime.vectors.inner.delete(ids)  # type: ignore[attr-defined]
-    assert await runtime.mirror.enqueue_missing() == 3
+    assert await runtime.mirror.unaccounted() == 3  # no write owes them: the index lost them
+    assert await runtime.mirror.passes.begin("sweep")
+    assert await runtime.mirror.passes.step() == PassStep(queued=3, running=False)
     assert (await runtime.mirror.drain()).synced == 3
     assert await vector_ids(runtime) == set(ids)
 
@@ -254,14 +261,46 @@ async def test_edit_changes_fields_and_records_them(runtime: Runtime) -> None:
     )
     assert result.memory.tags == ["music", "taste"] and result.memory.importance == 0.9 and result.memory.pinned
     events = await runtime.writer.store.events(m.id)
-    assert events[-1]["event"] == "edited" and set(events[-1]["detail"]["fields"]) == {
+    assert events[-1]["event"] == "updated" and set(events[-1]["detail"]["fields"]) == {
         "tags",
         "importance",
         "pinned",
         "layer",  # pinned: permanent
     }
-    with pytest.raises(InvalidInput):
-        await runtime.writer.edit(m.id, MemoryDraft(type="wibble"), OWNER)
     other = (await runtime.writer.upsert("default", MemoryDraft(content="likes rock", fact_key="music2"), AGENT)).memory
     with pytest.raises(Conflict):
         await runtime.writer.edit(other.id, MemoryDraft(fact_key="music"), OWNER)
+
+
+@pytest.mark.parametrize("path", ["upsert", "edit"])
+async def test_an_upsert_and_an_edit_change_a_memory_by_one_rule(runtime: Runtime, path: str) -> None:
+    said = MemoryDraft(
+        content="likes jazz",
+        fact_key="music",
+        type="preference",
+        evidence=[Evidence("I love jazz", "m1")],
+        source_message_ids=["m1"],
+    )
+    memory = (await runtime.writer.upsert("default", said, AGENT)).memory
+    again = MemoryDraft(
+        content="likes jazz and blues",
+        type="wibble",
+        evidence=[Evidence("blues too", "m2"), Evidence("I love jazz", "m2")],
+        source_message_ids=["m2", "m1"],
+    )
+    if path == "upsert":
+        result = await runtime.writer.upsert("default", dataclasses.replace(again, fact_key="music"), AGENT)
+    else:
+        result = await runtime.writer.edit(memory.id, again, AGENT)
+    # A word that is no type is no error: the type stays, and the answer says so.
+    assert result.memory.type == "preference"
+    assert result.notes == ["unknown type 'wibble' ignored; kept 'preference'"]
+    # Evidence and sources are added, each quote and id once: a write never takes them away.
+    assert result.memory.evidence == [Evidence("I love jazz", "m1"), Evidence("blues too", "m2")]
+    assert result.memory.source_message_ids == ["m1", "m2"]
+    assert result.action == "updated" and result.memory.content == "likes jazz and blues"
+    events = await runtime.writer.store.events(memory.id)
+    assert [e["event"] for e in events] == ["created", "updated"]
+    assert events[-1]["detail"]["fields"] == ["content", "evidence", "source_message_ids"]
+    # Only an upsert is the memory said again.
+    assert result.memory.seen_count == (2 if path == "upsert" else 1)

@@ -7,7 +7,7 @@ import { flushPending } from "./ui.js";
 import { refreshPendingBadge } from "./badge.js";
 import { parseRoute } from "./router.js";
 
-const TABS = ["today", "review", "memories", "more", "settings"];
+const TABS = ["today", "review", "memories", "conversations", "more", "settings"];
 // Pages that live under a tab without being one.
 const PARENT = { starmap: "memories" };
 
@@ -16,6 +16,7 @@ const PAGES = {
   review: () => import("./pages/review.js"),
   memories: () => import("./pages/memories.js"),
   starmap: () => import("./pages/starmap.js"),
+  conversations: () => import("./pages/conversations.js"),
   more: () => import("./pages/more.js"),
   settings: () => import("./pages/settings.js"),
 };

@@ -148,7 +148,7 @@ export function when(value, now = new Date()) {
   if (!date) return value ? String(value) : "";
   const seconds = (now.getTime() - date.getTime()) / 1000;
   if (seconds >= 0 && seconds < 3600) return ago(date, now);
-  if (dayOf(date) === dayOf(now)) return produced(formatter("date", { hour: "2-digit", minute: "2-digit" }).format(date));
+  if (dayOf(date) === dayOf(now)) return timeOfDay(date);
   return dateTime(date);
 }
 
@@ -157,6 +157,13 @@ export function dateTime(value) {
   const date = parse(value);
   if (!date) return value ? String(value) : "";
   return produced(formatter("date", { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" }).format(date));
+}
+
+/** The time of day alone, for a list under its day's heading: "09:05". */
+export function timeOfDay(value) {
+  const date = parse(value);
+  if (!date) return value ? String(value) : "";
+  return produced(formatter("date", { hour: "2-digit", minute: "2-digit" }).format(date));
 }
 
 /** How long ago (or how far ahead): "3 分钟前", "3 min ago", "yesterday". */

@@ -10,8 +10,10 @@ Claude Code runs it with one JSON object on stdin; ``hook_event_name`` says what
 
 - SessionStart      the boot package (permanent memories, open plans, impressions, precious
                     words), short, as additionalContext.
-- UserPromptSubmit  recall on the prompt (/v1/memory/recall); the hits as a <memories> block
-                    in additionalContext, nothing when no memory passes the floor.
+- UserPromptSubmit  recall on the prompt (/v1/memory/recall); the hits (memories, and what
+                    was said in other sessions, dated "[said <day> by you]") as a <memories>
+                    block in additionalContext, nothing when no memory passes the floor. The
+                    session's own turns are in its context already and are not recalled.
 - Stop, SessionEnd  the transcript's new user and assistant turns, from where the last run
                     stopped, to /v1/ingest/messages. Each turn's id is its transcript line's
                     uuid, so a re-run (or a resumed or forked session) stores nothing twice.
@@ -53,6 +55,8 @@ TOOL_SUMMARY = 160  # characters of a tool call's one-line summary
 BOOT_CHARS = 6_000  # the session-start context is read on every session: keep it short
 RECALL_CHARS = 8_000  # Claude Code shows a longer additionalContext as a preview, not whole
 PRECIOUS_SHOWN = 3
+# Who said an episode, as the server's block says it: the user is "you", the agent "me".
+SAID_BY = {"user": "you", "assistant": "me", "system": "the system", "tool": "a tool"}
 BATCH = 200  # messages per ingest call
 MAX_CALLS = 5  # ingest calls per run; the rest waits for the next Stop
 CHECKPOINT_TAIL = 2_000_000  # bytes of the transcript's end read for the checkpoint
@@ -485,19 +489,26 @@ def _fit(block: str, limit: int) -> str:
     return block[:limit].rstrip() + " …\n</memories>"
 
 
-def recall_context(prompt: str) -> str:
+def _label(hit: dict[str, Any]) -> str:
+    """How the server's own <memories> block dates a hit (memory/context.py)."""
+    day = hit.get("day") or str(hit.get("updated_at", ""))[:10]
+    if hit.get("type") == "episode":
+        who = hit.get("speaker") or SAID_BY.get(str(hit.get("role")), hit.get("role"))
+        return f"[said {day} by {who}]"
+    until = f", until {hit['valid_to']}" if hit.get("valid_to") else ""
+    return f"[{hit.get('type')}, {day}{until}]"
+
+
+def recall_context(prompt: str, session: Any = None) -> str:
     """The memories recalled for the prompt as a <memories> block; empty when none passed."""
     if not prompt.strip() or prompt.lstrip().startswith("/"):
         return ""
     _, _, namespace = _config()
-    answer = call("POST", "/v1/memory/recall", {"query": prompt, "namespace": namespace})
-    lines = []
-    for number, hit in enumerate(answer.get("hits") or [], start=1):
-        until = f", until {hit['valid_to']}" if hit.get("valid_to") else ""
-        lines.append(
-            f"{number}. [{hit.get('type')}, {hit.get('day') or str(hit.get('updated_at', ''))[:10]}{until}] "
-            f"{hit.get('content')}"
-        )
+    body: dict[str, Any] = {"query": prompt, "namespace": namespace}
+    if session:
+        body["conversation_id"] = str(session)
+    answer = call("POST", "/v1/memory/recall", body)
+    lines = [f"{number}. {_label(hit)} {hit.get('content')}" for number, hit in enumerate(answer.get("hits") or [], 1)]
     glossary = answer.get("glossary_hits") or []
     if glossary:
         lines.append("Glossary (the user's own words):")
@@ -550,7 +561,7 @@ def handle(event: dict[str, Any]) -> str | None:
     if name == "SessionStart":
         context = boot_context()
     elif name == "UserPromptSubmit":
-        context = recall_context(str(event.get("prompt") or ""))
+        context = recall_context(str(event.get("prompt") or ""), event.get("session_id"))
     elif name in ("Stop", "SessionEnd"):
         sync(event)
     elif name == "PreCompact":

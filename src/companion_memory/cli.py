@@ -437,7 +437,7 @@ async def _fill_index(runtime: Runtime, *, restart: bool = False) -> bool:
         print(f"rebuilding the vector index with {runtime.embedder.model}: {progress.queued} memories", file=sys.stderr)
     of = f"/{progress.queued}" if progress.queued else ""
     embedded = progress.indexed_now
-    while progress.indexed_now and not progress.done:
+    while not progress.done and (progress.indexed_now or progress.rebuilding):
         print(f"\rindexing vectors: {embedded}{of}", end="", file=sys.stderr, flush=True)
         progress = await health.vector_reindex(runtime, SYSTEM, health.ReindexRequest(batch=batch))
         embedded += progress.indexed_now

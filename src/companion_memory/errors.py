@@ -72,11 +72,12 @@ class Unauthenticated(ServiceError):
 class OAuthError(ServiceError):
     """An OAuth protocol refusal (RFC 6749 §5.2, RFC 7591 §3.2.2, RFC 7009): ``code`` is
     the OAuth ``error`` value (``invalid_grant``, ``invalid_target``...) and ``status``
-    the HTTP status the OAuth endpoints answer it with."""
+    the HTTP status the OAuth endpoints answer it with. The message comes first, as for
+    every ``ServiceError``."""
 
     code = "invalid_request"
 
-    def __init__(self, code: str, message: str, *, status: int = 400) -> None:
+    def __init__(self, message: str, *, code: str, status: int = 400) -> None:
         super().__init__(message, code=code)
         self.status = status
 
@@ -86,8 +87,8 @@ class RedirectableOAuthError(OAuthError):
     it goes back to the client at ``location`` (its redirect URI with ``error``, ``state``
     and ``iss``, RFC 6749 §4.1.2.1) instead of being shown to the person in the browser."""
 
-    def __init__(self, code: str, message: str, *, location: str) -> None:
-        super().__init__(code, message)
+    def __init__(self, message: str, *, code: str, location: str) -> None:
+        super().__init__(message, code=code)
         self.location = location
 
 
@@ -123,6 +124,12 @@ class BackupError(InfrastructureError):
 class TaskQueueError(InfrastructureError):
     """The task queue (``ports.TaskQueue``) could not take a task. A queue kept in the
     database fails with ``DatabaseError`` instead."""
+
+
+class HttpUnanswered(InfrastructureError):
+    """An HTTP GET (``ports.HttpClient``) got no answer (no connection, a timeout, a broken
+    transfer, a body over the limit); the message starts with the failure's kind, e.g.
+    ``ConnectTimeout: timed out``. Any status is an answer, and no error."""
 
 
 class UpstreamError(InfrastructureError):

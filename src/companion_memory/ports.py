@@ -21,6 +21,7 @@ from typing import Any, Literal, Protocol
 from .errors import BackupError as BackupError
 from .errors import ConstraintError as ConstraintError
 from .errors import DatabaseError as DatabaseError
+from .errors import HttpUnanswered as HttpUnanswered
 from .errors import InfrastructureError as InfrastructureError
 from .errors import ModelError as ModelError
 from .errors import TaskQueueError as TaskQueueError
@@ -275,12 +276,6 @@ class BackupStore(Protocol):
     async def save(self, name: str, text: str) -> str:
         """Keep ``text`` under ``name``; answers where it went (a path)."""
         ...
-
-
-class HttpUnanswered(Exception):
-    """The request got no answer (no connection, a timeout, a broken transfer, a body
-    over the limit); the message starts with the failure's kind, e.g.
-    ``ConnectTimeout: timed out``."""
 
 
 class HttpClient(Protocol):

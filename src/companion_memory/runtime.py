@@ -13,9 +13,11 @@ from .memory.boot import Boot
 from .memory.config import MemoryConfig
 from .memory.consolidation import Consolidation
 from .memory.context import ContextAssembler
+from .memory.conversation_search import ConversationSearch
 from .memory.doctor import Doctor
 from .memory.dream import Dream
 from .memory.dream_model import ModelExtractor
+from .memory.episode_forget import EpisodeForgetter
 from .memory.extraction import Extractor, RequestExtractor
 from .memory.folding import ExtractiveFolds, Folding, FoldSummarizer, ModelFolds
 from .memory.github_daily import GithubDaily
@@ -103,7 +105,11 @@ class Runtime:
 
     @cached_property
     def ingestor(self) -> MessageIngestor:
-        return MessageIngestor(self.db, self.clock)
+        return MessageIngestor(self.db, self.clock, self.mirror)
+
+    @cached_property
+    def episode_forgetter(self) -> EpisodeForgetter:
+        return EpisodeForgetter(self.db, self.mirror, self.clock)
 
     @cached_property
     def snapshots(self) -> Snapshots:
@@ -112,6 +118,10 @@ class Runtime:
     @cached_property
     def recall(self) -> Recall:
         return Recall(self.db, self.mirror, self.clock, self.config, self.reranker)
+
+    @cached_property
+    def conversation_search(self) -> ConversationSearch:
+        return ConversationSearch(self.recall)
 
     @cached_property
     def sharing(self) -> Sharing:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import fields
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -164,6 +165,8 @@ class Settings(BaseModel):
     # What the panel calls the companion ("Mei's todos"); empty: she, 她.
     COMPANION_NAME: str = Field("", max_length=64)
     MESSAGES_RETENTION_DAYS: int = Field(7, ge=1)
+    # 0 keeps episodes for good (bench/episode_storage.py: about 46 MB a year at 100 a day).
+    EPISODE_RETENTION_DAYS: int = Field(365, ge=0)
     # Sensitive-data classes the owner lets automatic writers store (comma separated:
     # credential, private_key, payment_card, national_id, phone).
     MEMORY_SENSITIVE_ALLOW: frozenset[str] = frozenset()
@@ -219,44 +222,6 @@ class Settings(BaseModel):
         return self.EMBEDDING_MODEL or runtime_default
 
     def memory_config(self) -> MemoryConfig:
-        """The values the memory services read."""
-        return MemoryConfig(
-            dream_time_zone=self.DREAM_TIME_ZONE,
-            messages_retention_days=self.MESSAGES_RETENTION_DAYS,
-            memory_sensitive_allow=self.MEMORY_SENSITIVE_ALLOW,
-            dedup_cosine=self.DEDUP_COSINE,
-            memory_top_k=self.MEMORY_TOP_K,
-            memory_min_score=self.MEMORY_MIN_SCORE,
-            memory_filter_max_candidates=self.MEMORY_FILTER_MAX_CANDIDATES,
-            memory_filter_max_output=self.MEMORY_FILTER_MAX_OUTPUT,
-            memory_filter_min_score=self.MEMORY_FILTER_MIN_SCORE,
-            memory_filter_max_content_chars=self.MEMORY_FILTER_MAX_CONTENT_CHARS,
-            recall_min_score=self.RECALL_MIN_SCORE,
-            memory_inject_decay_window_min=self.MEMORY_INJECT_DECAY_WINDOW_MIN,
-            enable_memory_reranker=self.ENABLE_MEMORY_RERANKER,
-            dream_namespace=self.DREAM_NAMESPACE,
-            dream_max_messages=self.DREAM_MAX_MESSAGES,
-            dream_max_runs=self.DREAM_MAX_RUNS,
-            dream_memory_context_limit=self.DREAM_MEMORY_CONTEXT_LIMIT,
-            impression_ladder_max_chars=self.IMPRESSION_LADDER_MAX_CHARS,
-            empty_memory_min_chars=self.EMPTY_MEMORY_MIN_CHARS,
-            consolidate_duplicate_cosine=self.CONSOLIDATE_DUPLICATE_COSINE,
-            rule_importance_floor=self.RULE_IMPORTANCE_FLOOR,
-            relation_half_life_days=self.RELATION_HALF_LIFE_DAYS,
-            relation_drop_below=self.RELATION_DROP_BELOW,
-            people_half_life_days=self.PEOPLE_FAMILIARITY_HALF_LIFE_DAYS,
-            memory_instant_awake_hours=self.MEMORY_INSTANT_AWAKE_HOURS,
-            memory_instant_asleep_hours=self.MEMORY_INSTANT_ASLEEP_HOURS,
-            memory_instant_revivals=self.MEMORY_INSTANT_REVIVALS,
-            memory_long_after_mentions=self.MEMORY_LONG_AFTER_MENTIONS,
-            memory_long_after_days=self.MEMORY_LONG_AFTER_DAYS,
-            memory_cold_after_days=self.MEMORY_COLD_AFTER_DAYS,
-            context_fold_threshold_tokens=self.CONTEXT_FOLD_THRESHOLD_TOKENS,
-            context_fold_keep_turns=self.CONTEXT_FOLD_KEEP_TURNS,
-            share_daily_nomination_cap=self.SHARE_DAILY_NOMINATION_CAP,
-            github_daily_repo=self.GITHUB_DAILY_REPO,
-            github_daily_path=self.GITHUB_DAILY_PATH,
-            github_daily_namespace=self.GITHUB_DAILY_NAMESPACE,
-            github_api_url=self.GITHUB_API_URL,
-            github_daily_token=self.GITHUB_DAILY_TOKEN,
-        )
+        """The values the memory services read: each field of ``MemoryConfig`` is the setting
+        of the same name, lower-cased, so a new one is declared here and named there."""
+        return MemoryConfig(**{field.name: getattr(self, field.name.upper()) for field in fields(MemoryConfig)})

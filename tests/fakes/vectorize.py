@@ -15,7 +15,8 @@ It reproduces the Worker binding API (workerd ``cloudflare-internal:vectorize-ap
 - Scores are cosine similarity (-1 … 1, 1 is identical). Values are stored as float32,
   as Vectorize stores them, so returned values show float32 rounding.
 - Metadata filtering: ``$eq $ne $in $nin $lt $lte $gt $gte``, implicit ``$eq`` for a bare
-  value, several keys AND-ed, dotted keys address nested properties. As in Vectorize, only
+  value, several keys AND-ed, read and evaluated by ``companion_memory.vector_filter`` (as
+  the local index evaluates it); dotted keys address nested properties. As in Vectorize, only
   *metadata indexes* can be filtered on, and a vector is only in a metadata index if it was
   written after the index was created; string values are indexed (and returned with
   ``returnMetadata: "indexed"``) truncated to their first 64 bytes. ``metadata_indexes=None``
@@ -54,6 +55,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from companion_memory import vector_filter
 from tests.fakes.d1 import FakeJsException, FakeJsProxy, _wrap
 
 ResultStyle = Literal["jsproxy", "python"]
@@ -71,9 +73,6 @@ MAX_FILTER_BYTES = 2048
 MAX_METADATA_INDEXES = 10
 INDEXED_STRING_BYTES = 64
 DEFAULT_TOP_K = 5
-
-_VALUE_OPS = ("$eq", "$ne", "$lt", "$lte", "$gt", "$gte")
-_LIST_OPS = ("$in", "$nin")
 
 _MISSING = object()
 
@@ -103,16 +102,6 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _kind(value: Any) -> str | None:
-    if isinstance(value, bool):
-        return "boolean"
-    if _is_number(value):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return None
-
-
 def _lookup(metadata: Mapping[str, Any], path: str) -> Any:
     if path in metadata:
         return metadata[path]
@@ -124,71 +113,16 @@ def _lookup(metadata: Mapping[str, Any], path: str) -> Any:
     return current
 
 
-def _same(a: Any, b: Any) -> bool:
-    # JSON semantics: true is not 1, 1 is 1.0.
-    return _kind(a) == _kind(b) and a == b
-
-
-def _compare(op: str, value: Any, operand: Any) -> bool:
-    kind = _kind(value)
-    if kind is None or kind == "boolean" or kind != _kind(operand):
-        return False
-    return {
-        "$lt": value < operand,
-        "$lte": value <= operand,
-        "$gt": value > operand,
-        "$gte": value >= operand,
-    }[op]
-
-
-def _condition_matches(value: Any, condition: Mapping[str, Any]) -> bool:
-    # A property a vector does not have (or that is not indexed for it) equals nothing, is
-    # in no list, and satisfies $ne / $nin (the usual document-store reading; assumed).
-    present = value is not _MISSING and value is not None
-    for op, operand in condition.items():
-        if op == "$eq":
-            ok = (not present) if operand is None else present and _same(value, operand)
-        elif op == "$ne":
-            ok = present if operand is None else not (present and _same(value, operand))
-        elif op == "$in":
-            ok = present and any(_same(value, item) for item in operand)
-        elif op == "$nin":
-            ok = not (present and any(_same(value, item) for item in operand))
-        else:
-            ok = present and _compare(op, value, operand)
-        if not ok:
-            return False
-    return True
-
-
-def _validate_filter(filter: Any) -> dict[str, dict[str, Any]]:
+def _validate_filter(filter: Any) -> vector_filter.Conditions:
     def bad(reason: str) -> FakeJsException:
         return _error("VECTOR_QUERY", 40027, f"invalid filter: {reason}")
 
     if not isinstance(filter, dict) or not filter:
         raise bad("filter must be a non-empty object")
-    if len(json.dumps(filter, separators=(",", ":"), ensure_ascii=False).encode()) >= MAX_FILTER_BYTES:
-        raise bad(f"filter JSON must be less than {MAX_FILTER_BYTES} bytes")
-    normalised: dict[str, dict[str, Any]] = {}
-    for key, value in filter.items():
-        if not key or key.startswith("$") or '"' in key or len(key) > 512:
-            raise bad(f"invalid key {key!r}")
-        if value is None or _kind(value) is not None:
-            normalised[key] = {"$eq": value}
-            continue
-        if not isinstance(value, dict) or not value:
-            raise bad(f"invalid value for {key!r}")
-        for op, operand in value.items():
-            if op in _VALUE_OPS:
-                if operand is not None and _kind(operand) is None:
-                    raise bad(f"{op} on {key!r} takes a string, number, boolean or null")
-            elif op in _LIST_OPS:
-                if not isinstance(operand, list) or not all(_kind(item) for item in operand):
-                    raise bad(f"{op} on {key!r} takes an array of strings, numbers or booleans")
-            else:
-                raise bad(f"unsupported operator {op!r}")
-        normalised[key] = dict(value)
-    return normalised
+    try:
+        return vector_filter.parse(filter)
+    except ValueError as error:
+        raise bad(str(error)) from None
 
 
 class FakeVectorize:
@@ -328,7 +262,7 @@ class FakeVectorize:
         entries: dict[str, Any] = {}
         for name in names:
             value = _lookup(metadata, name)
-            kind = _kind(value) if value is not _MISSING else None
+            kind = vector_filter.kind(value) if value is not _MISSING else None
             if kind is None or (indexes is not None and indexes[name] != kind):
                 continue
             entries[name] = _truncate_utf8(value, INDEXED_STRING_BYTES) if kind == "string" else value
@@ -422,10 +356,7 @@ class FakeVectorize:
         for stored in self.vectors.values():
             if namespace is not None and stored.get("namespace") != namespace:
                 continue
-            indexed = stored["_indexed"]
-            if not all(
-                _condition_matches(indexed.get(key, _MISSING), condition) for key, condition in conditions.items()
-            ):
+            if not vector_filter.passes(conditions, stored["_indexed"]):
                 continue
             scored.append((_cosine(query, stored["values"]), stored))
         scored.sort(key=lambda pair: (-pair[0], pair[1]["id"]))

@@ -83,7 +83,9 @@ function messagesCard(messages) {
     ? h("div", {}, earlier, rows)
     : emptyState(t("today.noMessages"), t("today.noMessagesHint"));
   return h("section", { class: "card", id: "today-messages" },
-    h("div", { class: "card-head" }, h("h2", {}, t("today.messages")), h("span", { class: "chip" }, num(messages.length))), list);
+    h("div", { class: "card-head" }, h("h2", {}, t("today.messages")),
+      h("span", { class: "row" }, h("span", { class: "chip" }, num(messages.length)), h("a", { class: "small", href: "#/conversations" }, t("today.allConversations")))),
+    list);
 }
 
 export function render(container) {

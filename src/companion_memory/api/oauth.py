@@ -82,18 +82,18 @@ async def _form(request: Request) -> dict[str, str]:
     try:
         pairs = parse_qsl((await request.body()).decode("utf-8"), keep_blank_values=True)
     except UnicodeDecodeError:
-        raise OAuthError("invalid_request", "the body is not UTF-8 form data") from None
+        raise OAuthError("the body is not UTF-8 form data", code="invalid_request") from None
     names = [name for name, _ in pairs]
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
-        raise OAuthError("invalid_request", f"parameters may appear only once: {', '.join(repeated)}")
+        raise OAuthError(f"parameters may appear only once: {', '.join(repeated)}", code="invalid_request")
     form = dict(pairs)
     scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() == "basic" and "client_id" not in form:
         try:
             form["client_id"] = unquote(base64.b64decode(credentials, validate=True).decode().partition(":")[0])
         except (binascii.Error, UnicodeDecodeError):
-            raise OAuthError("invalid_client", "malformed Basic credentials", status=401) from None
+            raise OAuthError("malformed Basic credentials", code="invalid_client", status=401) from None
     return form
 
 

@@ -130,6 +130,11 @@ OUTCOMES: dict[tuple[str, str], set[int]] = {
     ("GET", "/v1/diary"): {404},
     # Folds unused for 30 days are removed.
     ("GET", "/v1/context/folds/{fold_id}"): {404},
+    ("GET", "/v1/conversations/messages/{message_id}"): {404},
+    ("DELETE", "/v1/conversations/messages/{message_id}"): {404},
+    # A conversation with no turns (left) in the namespace: 404.
+    ("DELETE", "/v1/conversations/{conversation_id}"): {404},
+    ("POST", "/v1/conversations/forget"): {404},
     ("GET", "/v1/precious/{precious_id}"): {404},
     ("DELETE", "/v1/precious/{precious_id}"): {404},
     ("POST", "/v1/glossary"): {200},  # 201 created, 200 replaced

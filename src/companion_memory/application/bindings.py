@@ -43,6 +43,8 @@ _ROW_NAMES: dict[Table, str] = {
     "todos": "todo",
     "context_folds": "fold",
     "memory_shares": "share",
+    "episodes": "message",
+    "messages": "message",
 }
 
 

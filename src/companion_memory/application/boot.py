@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import NotFound
+from ..memory.sensitive import mask_sensitive
 from ..runtime import Runtime
 from .fields import Day, Namespace
 from .moods import MoodOverview
@@ -87,10 +88,15 @@ class DiaryList(Output):
 
 
 @use_case("boot.package", MEMORY_READ)
-async def boot(runtime: Runtime, _: Principal, scope: Scope) -> BootPackage:
+async def boot(runtime: Runtime, principal: Principal, scope: Scope) -> BootPackage:
     """Impressions ladder, newest precious words, glossary, today's messages, counts by type, open plans,
     moods, her todos."""
     package = await runtime.boot.package(scope.namespace)
+    if not principal.actor.owner:
+        # The raw message keeps a pasted secret for the dream; another key sees it as its episode does.
+        package["today_messages"] = [
+            {**m, "content": mask_sensitive(m["content"])[0]} for m in package["today_messages"]
+        ]
     return BootPackage.model_validate({**package, "companion_name": runtime.settings.COMPANION_NAME})
 
 

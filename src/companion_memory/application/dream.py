@@ -30,6 +30,9 @@ class DreamCounts(BaseModel):
     rejected_moods: int = Field(0, description="Moods whose label or whose the vocabulary does not know.")
     people_proposals: int = Field(0, description="New people, new names and merges proposed for review.")
     people_mentioned: int = Field(0, description="People named in the messages (their familiarity grew).")
+    duplicates: int = Field(
+        0, description="Additions left out: proposed already this night, or waiting in review in the same words."
+    )
 
 
 class DreamCandidate(BaseModel):

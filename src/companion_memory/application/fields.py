@@ -10,8 +10,9 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints
 from pydantic_core import PydanticCustomError
 
-from ..clock import DAY_RANGE, TIME_RANGE, TimeError, parse_day, parse_time
+from ..clock import DAY_RANGE, STORED_DAY, TIME_RANGE, TimeError, parse_day, parse_time
 from ..domain.layers import ChosenLayer
+from ..domain.private_spans import strip_private
 from ..domain.types import MEMORY_TYPES, NAMESPACE_PATTERN
 from ..memory.plan_dates import plan_end
 from ..store.places import Table
@@ -41,9 +42,28 @@ NamespaceName = Annotated[
     Field(description="Letters, digits and . _ : - ; at most 64 characters."),
 ]
 Namespace = Annotated[NamespaceName, InNamespace()]
+
+
+# -- what the owner marked <private> (domain/private_spans.py) is never stored. Every field of
+# free text someone gives a write carries one of these, so each surface (REST, MCP, the panel)
+# cuts it where the input is built: ``CutPrivate`` keeps what is left, even nothing (a note,
+# a reason); ``HasWords`` refuses a value left empty (code empty_content).
+def _words(text: str) -> str:
+    kept = strip_private(text)
+    if not kept.strip():
+        raise PydanticCustomError("empty_content", "must have words besides <private> spans (which are never stored)")
+    return kept
+
+
+CutPrivate = AfterValidator(strip_private)
+HasWords = AfterValidator(_words)
+# A name or term, kept without the spaces around it.
+TrimmedWords = AfterValidator(lambda text: _words(text).strip())
 MemoryContent = Annotated[str, StringConstraints(min_length=1, max_length=20_000)]
 FactKey = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 ShortText = Annotated[str, StringConstraints(max_length=100)]
+# A person's name as a chat client gives it: one line.
+SpeakerName = Annotated[str, StringConstraints(strip_whitespace=True, max_length=100, pattern=r"^[^\r\n]*$")]
 Tag = Annotated[str, StringConstraints(max_length=64)]
 Id = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 MemoryRef = Annotated[Id, RowOf("memories")]
@@ -53,8 +73,9 @@ PreciousRef = Annotated[Id, RowOf("precious")]
 TodoRef = Annotated[Id, RowOf("todos")]
 FoldRef = Annotated[Id, RowOf("context_folds")]
 ShareRef = Annotated[Id, RowOf("memory_shares")]
+EpisodeRef = Annotated[Id, RowOf("episodes")]
 Score = Annotated[float, Field(ge=0, le=1)]
-GlossaryTerm = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+GlossaryTerm = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), TrimmedWords]
 Cursor = Annotated[str, StringConstraints(max_length=500), Field(description="next_cursor from the previous page.")]
 # A type filter: the document offers the known types, and the use case answers
 # ``invalid_type`` for any other (the same on every surface), naming the known ones.
@@ -91,6 +112,14 @@ def _plan_end(text: str) -> str:
     return text.strip()
 
 
+def _day_or_time(text: str) -> str:
+    text = text.strip()
+    if STORED_DAY.fullmatch(text):
+        _day(text)
+        return text
+    return _time(text)
+
+
 TIME_FORMAT = f"ISO-8601 with Z or an offset, from {TIME_RANGE}"
 # A time someone gives; the field's description says how one without an offset is read.
 Moment = Annotated[
@@ -98,6 +127,8 @@ Moment = Annotated[
 ]
 # Read before pydantic's own date parsing, so that every day it refuses is refused alike.
 Day = Annotated[datetime.date, BeforeValidator(_day), Field(description=f"YYYY-MM-DD, {DAY_RANGE}.")]
+# A bound of a time range: a whole day (YYYY-MM-DD) or a time, as given.
+DayOrTime = Annotated[str, StringConstraints(max_length=40), AfterValidator(_day_or_time)]
 # A plan's end (type 'plan' only).
 ValidTo = Annotated[
     str,
@@ -110,7 +141,7 @@ ValidTo = Annotated[
 ]
 # The codes of the refusals above: a validation error made of one of them alone is
 # answered with that code (REST and MCP alike), not the generic one.
-FIELD_CODES = frozenset({"invalid_time"})
+FIELD_CODES = frozenset({"invalid_time", "empty_content"})
 
 
 def error_code(errors: Sequence[Any], default: str) -> str:

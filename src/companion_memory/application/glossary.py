@@ -11,13 +11,13 @@ from ..errors import Conflict, InvalidInput, NotFound
 from ..ports import ConstraintError
 from ..runtime import Runtime
 from ..store.glossary import GlossaryStore, distinct_aliases
-from .fields import GlossaryRef, GlossaryTerm, Namespace
+from .fields import CutPrivate, GlossaryRef, GlossaryTerm, Namespace
 from .principal import MEMORY_READ, MEMORY_WRITE, Principal
 from .records import Deleted, GlossaryEntry
 from .use_case import Input, Output, use_case
 
 Aliases = Annotated[list[GlossaryTerm], Field(max_length=50, description="Other names for the term.")]
-Definition = Annotated[str, Field(max_length=5_000)]
+Definition = Annotated[str, Field(max_length=5_000), CutPrivate]
 
 
 class GlossaryWrite(Input):

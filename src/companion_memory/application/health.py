@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from .. import __version__
 from ..runtime import Runtime
+from ..store.episodes import EpisodeStore
 from .principal import DEBUG, Principal
 from .use_case import Input, Nothing, Output, use_case
 
@@ -53,9 +54,16 @@ class VectorHealth(Output):
     mismatch: str | None = Field(description="Why the index cannot be used with this embedder, if it cannot.")
     indexed_vectors: int
     active_memories: int
-    missing_from_index: int
-    missing_count_complete: bool = Field(description=f"false: counting stopped after {MISSING_COUNT_LIMIT} memories.")
+    episodes: int
+    missing_from_index: int = Field(description="Live memories and episodes the index lacks.")
+    missing_count_complete: bool = Field(
+        description=f"false: counting stopped after {MISSING_COUNT_LIMIT} memories and episodes."
+    )
     outbox: OutboxStats
+    vector_pass: str | None = Field(
+        description="reindex, refresh (a new form of the embedded text) or sweep (rows the index lacks): the "
+        "pass over every row under way in the background, a page at a time; null when none is."
+    )
     task_queue: dict[str, int] | None = Field(description="Tasks by state, where the queue can tell.")
 
 
@@ -63,7 +71,7 @@ class ReindexRequest(Input):
     restart: Annotated[
         bool,
         Field(
-            description="Start over: empty the index and queue every live memory. Without it, a call "
+            description="Start over: empty the index and queue every live memory and episode. Without it, a call "
             "continues the rebuild in progress (or starts one if the embedder changed)."
         ),
     ] = False
@@ -71,11 +79,13 @@ class ReindexRequest(Input):
 
 
 class ReindexProgress(Output):
-    queued: int | None = Field(None, description="Memories queued, when this call started a rebuild.")
+    queued: int | None = Field(None, description="Memories and episodes the rebuild this call started queues.")
     indexed_now: int
     failed_now: int
     active_memories: int
-    pending: int
+    episodes: int
+    pending: int = Field(description="Memories and episodes still to index: queued, or not reached yet by the rebuild.")
+    rebuilding: bool = Field(description="The rebuild is still going over the rows (a page at a time).")
     done: bool
 
 
@@ -91,9 +101,11 @@ async def vector_health(runtime: Runtime, _: Principal, __: Nothing) -> VectorHe
             "mismatch": await runtime.mirror.mismatch(),
             "indexed_vectors": await runtime.vectors.count(),
             "active_memories": await runtime.writer.store.count_live(),
+            "episodes": await EpisodeStore(runtime.db).count(),
             "missing_from_index": missing,
             "missing_count_complete": exact,
             "outbox": await runtime.mirror.outbox.stats(),
+            "vector_pass": running.mode if (running := await runtime.mirror.passes.current()) else None,
             "task_queue": await runtime.queue.stats() if runtime.queue else None,
         }
     )
@@ -103,18 +115,20 @@ async def vector_health(runtime: Runtime, _: Principal, __: Nothing) -> VectorHe
 async def vector_reindex(runtime: Runtime, _: Principal, request: ReindexRequest) -> ReindexProgress:
     """Rebuild the vector index from the database, one batch per call: call again until
     ``done`` is true (the answer carries the progress)."""
-    queued = None
-    if request.restart or await runtime.mirror.mismatch():
-        queued = await runtime.mirror.start_reindex()
-    step = await runtime.mirror.drain(request.batch)
-    outbox = await runtime.mirror.outbox.stats()
+    mirror = runtime.mirror
+    queued = await mirror.rebuild(restart=request.restart)
+    step = await mirror.drain(request.batch)
+    pending = int((await mirror.outbox.stats())["pending"] or 0) + await mirror.passes.remaining()
+    rebuilding = await mirror.passes.current() is not None
     return ReindexProgress.model_validate(
         {
             "queued": queued,
             "indexed_now": step.synced,
             "failed_now": step.failed,
             "active_memories": await runtime.writer.store.count_live(),
-            "pending": outbox["pending"],
-            "done": outbox["pending"] == 0,
+            "episodes": await EpisodeStore(runtime.db).count(),
+            "pending": pending,
+            "rebuilding": rebuilding,
+            "done": pending == 0 and not rebuilding,
         }
     )

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from ..memory.ingest import IncomingMessage
 from ..runtime import Runtime
-from .fields import TIME_FORMAT, Id, Moment, Namespace, ShortText
+from .fields import TIME_FORMAT, Id, Moment, Namespace, ShortText, SpeakerName
 from .principal import MEMORY_WRITE, Principal
 from .use_case import Input, Output, use_case
 
@@ -27,6 +27,9 @@ class IngestMessage(Input):
     created_at: Annotated[Moment | None, Field(description=SAID_AT)] = None
     model: ShortText | None = None
     metadata: dict[str, Any] | None = None
+    name: Annotated[
+        SpeakerName | None, Field(description="Who said it (OpenAI's name): kept with its episode, which names them.")
+    ] = None
 
     def incoming(self) -> IncomingMessage:
         # OpenAI-style content parts become their text; other parts are noted, not kept.
@@ -42,6 +45,7 @@ class IngestMessage(Input):
             created_at=self.created_at,
             model=self.model,
             metadata=self.metadata,
+            name=self.name or None,
         )
 
 

@@ -37,6 +37,8 @@ class RetentionReport(Output):
     memories_expired: int | None = None
     memories_too_short: int | None = None
     memories_purged: int | None = None
+    episodes_expired: int | None = Field(None, description="Episodes said more than EPISODE_RETENTION_DAYS ago.")
+    episodes_backfilled: int | None = Field(None, description="Episodes given to messages stored before episodes were.")
     vectors_pending: int | None = Field(None, description="Vector deletions left in the outbox for a retry.")
 
 

@@ -57,7 +57,11 @@ class EvidenceIn(Input):
 
 class MemoryFields(Input):
     type: Annotated[
-        ShortText | None, Field(description=f"One of {', '.join(MEMORY_TYPES)}; anything else is stored as 'note'.")
+        ShortText | None,
+        Field(
+            description=f"One of {', '.join(MEMORY_TYPES)}; anything else is stored as 'note' "
+            "(an existing memory keeps its type), and the answer's notes say so."
+        ),
     ] = None
     fact_key: FactKey | None = None
     importance: Score | None = None
@@ -102,7 +106,7 @@ class MemoryWrite(MemoryFields):
 
 class MemoryUpsert(MemoryWrite):
     """``fact_key`` is required, and the document says so. The model itself lets a
-    missing one through, so that the use case can say why it is needed (``missing_fact_key``)
+    missing one through, so that the writer can say why it is needed (``missing_fact_key``)
     rather than a bare "field required"."""
 
     model_config = ConfigDict(json_schema_extra=_fact_key_required)
@@ -229,11 +233,6 @@ async def get_memory(runtime: Runtime, _: Principal, target: MemoryId) -> Memory
 @use_case("memories.upsert", MEMORY_WRITE)
 async def upsert_memory(runtime: Runtime, principal: Principal, write: MemoryUpsert) -> WriteAnswer:
     """Upsert by fact key: a new key creates, a known key updates in place."""
-    if not write.fact_key:
-        raise InvalidInput(
-            "fact_key is required: memories are written by upsert on a stable fact key, e.g. 'user.coffee.preference'",
-            code="missing_fact_key",
-        )
     return WriteAnswer.of(await runtime.writer.upsert(write.namespace, write.draft(principal), principal.actor))
 
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from ..memory.moods import MOOD_LABELS, distribution
 from ..runtime import Runtime
-from .fields import TIME_FORMAT, Moment, Namespace, Score, ShortText
+from .fields import TIME_FORMAT, CutPrivate, Moment, Namespace, Score, ShortText
 from .principal import MEMORY_READ, MEMORY_WRITE, Principal
 from .use_case import Input, Output, use_case
 
@@ -69,7 +69,7 @@ class MoodWrite(Input):
     namespace: Namespace = "default"
     whose: Whose = "companion"
     label: MoodLabel
-    reason: Annotated[str, Field(max_length=500, description="Why, in a few words.")] = ""
+    reason: Annotated[str, Field(max_length=500, description="Why, in a few words."), CutPrivate] = ""
     intensity: Annotated[Score, Field(description="0 barely, 1 overwhelming.")] = 0.5
     felt_at: Annotated[Moment | None, Field(description=FELT_AT)] = None
     source: ShortText = "api"

@@ -236,19 +236,19 @@ async def token(runtime: Runtime, _: Principal, request: TokenRequest) -> TokenA
     access token and refresh token."""
     params = {k: v for k, v in request.model_dump(exclude={"issuer", "grant_type"}).items() if v is not None}
     if not request.grant_type:
-        raise OAuthError("invalid_request", "grant_type is required")
+        raise OAuthError("grant_type is required", code="invalid_request")
     if request.grant_type == "authorization_code":
         return TokenAnswer.model_validate(await runtime.oauth.exchange_code(params, request.issuer))
     if request.grant_type == "refresh_token":
         return TokenAnswer.model_validate(await runtime.oauth.refresh(params))
-    raise OAuthError("unsupported_grant_type", "grant_type must be authorization_code or refresh_token")
+    raise OAuthError("grant_type must be authorization_code or refresh_token", code="unsupported_grant_type")
 
 
 @use_case("oauth.revoke", OAUTH_CLIENT)
 async def revoke(runtime: Runtime, _: Principal, revocation: Revocation) -> Acknowledged:
     """Token revocation (RFC 7009): a refresh token revokes its whole grant."""
     if not revocation.token:
-        raise OAuthError("invalid_request", "token is required")
+        raise OAuthError("token is required", code="invalid_request")
     await runtime.oauth.revoke(revocation.token, revocation.client_id)
     return Acknowledged()
 

@@ -9,12 +9,12 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from ..memory.people import MAX_ALIASES
 from ..runtime import Runtime
-from .fields import Id, Namespace, PersonRef, ShortText
+from .fields import CutPrivate, Id, Namespace, PersonRef, ShortText, TrimmedWords
 from .principal import MEMORY_READ, MEMORY_WRITE, OWNER, Principal
 from .records import MemoryRecord
 from .use_case import Input, Output, use_case
 
-PersonName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+PersonName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), TrimmedWords]
 ProposalStatus = Literal["pending", "approved", "rejected"]
 FAMILIARITY = (
     "0–1: each message that names her closes a tenth of the gap to 1; it halves every "
@@ -50,8 +50,8 @@ class PersonWrite(Input):
         list[PersonName] | None,
         Field(max_length=MAX_ALIASES, description="Other names she goes by; given, they replace hers."),
     ] = None
-    relation: Annotated[str | None, Field(max_length=100, description="Who she is to the owner.")] = None
-    notes: Annotated[str | None, Field(max_length=4000)] = None
+    relation: Annotated[str, Field(max_length=100, description="Who she is to the owner."), CutPrivate] | None = None
+    notes: Annotated[str, Field(max_length=4000), CutPrivate] | None = None
     source: ShortText = "api"
 
 
@@ -77,7 +77,7 @@ class MergeProposal(Input):
     namespace: Namespace = "default"
     person_id: Annotated[PersonRef, Field(description="The person who stays (her id and name are kept).")]
     other_id: Annotated[PersonRef, Field(description="The person merged into her: her names become aliases.")]
-    reason: Annotated[str, Field(max_length=500)] = ""
+    reason: Annotated[str, Field(max_length=500), CutPrivate] = ""
     source: ShortText = "api"
 
 

@@ -10,7 +10,7 @@ from ..clock import iso
 from ..errors import NotFound
 from ..runtime import Runtime
 from ..store.precious import PreciousStore
-from .fields import Cursor, Namespace, PreciousRef, ShortText
+from .fields import Cursor, CutPrivate, HasWords, Namespace, PreciousRef, ShortText
 from .principal import MEMORY_READ, MEMORY_WRITE, OWNER, Principal
 from .records import Deleted, PreciousRecord
 from .use_case import Input, Output, use_case
@@ -18,8 +18,8 @@ from .use_case import Input, Output, use_case
 
 class PreciousWrite(Input):
     namespace: Namespace = "default"
-    content: Annotated[str, Field(min_length=1, max_length=50_000, description="The exact words to keep.")]
-    note: Annotated[str, Field(max_length=2_000)] | None = None
+    content: Annotated[str, Field(min_length=1, max_length=50_000, description="The exact words to keep."), HasWords]
+    note: Annotated[str, Field(max_length=2_000), CutPrivate] | None = None
     source: ShortText = "api"
 
 
@@ -52,7 +52,8 @@ async def list_precious(runtime: Runtime, _: Principal, query: PreciousQuery) ->
 
 @use_case("precious.add", MEMORY_WRITE)
 async def add_precious(runtime: Runtime, _: Principal, write: PreciousWrite) -> PreciousAnswer:
-    """Keep words verbatim: no trimming, no filtering; precious words are the owner's own."""
+    """Keep words verbatim: no trimming, no filtering (precious words are the owner's own),
+    but for ``<private>`` spans, which are never stored (the input cuts them)."""
     at = iso(runtime.clock.now())
     item = await PreciousStore(runtime.db).add(write.namespace, write.content, write.note, write.source, at)
     return PreciousAnswer.model_validate({"precious": item})

@@ -8,7 +8,8 @@ from pydantic import Field
 
 from ..domain.counts import MAX_COUNT
 from ..runtime import Runtime
-from .fields import ExtraNamespaces, Namespace, Score, TypeFilter
+from ..store.episode_search import EpisodeScope
+from .fields import ExtraNamespaces, Id, Namespace, Score, TypeFilter
 from .memories import known_types
 from .principal import MEMORY_READ, Principal
 from .records import RecallAnswer
@@ -27,10 +28,25 @@ class RecallQuery(Input):
         list[TypeFilter], Field(default_factory=list, max_length=20, description="Only these memory types.")
     ]
     include_prompt: Annotated[bool, Field(description="Also answer the ready <memories> block.")] = False
+    conversation_id: Annotated[
+        Id | None,
+        Field(description="The conversation the prompt holds (a session): its episodes are not returned."),
+    ] = None
+    in_prompt: Annotated[
+        list[Annotated[str, Field(max_length=200_000)]],
+        Field(
+            default_factory=list,
+            max_length=1000,
+            description="The messages the prompt holds already: the episodes saying the same are not returned.",
+        ),
+    ]
 
     def count(self) -> int | None:
         k = self.k if self.k is not None else self.top_k
         return None if k is None else max(1, min(100, k))
+
+    def episodes(self) -> EpisodeScope:
+        return EpisodeScope(other_than=self.conversation_id)
 
 
 class SearchQuery(RecallQuery):
@@ -39,7 +55,7 @@ class SearchQuery(RecallQuery):
 
 @use_case("recall.run", MEMORY_READ)
 async def recall(runtime: Runtime, _: Principal, query: RecallQuery) -> RecallAnswer:
-    """The memories to inject for this message; records them as injected."""
+    """The memories and episodes to inject for this message; records them as injected."""
     result = await runtime.recall.run(
         query.query,
         namespace=query.namespace,
@@ -48,6 +64,8 @@ async def recall(runtime: Runtime, _: Principal, query: RecallQuery) -> RecallAn
         min_score=query.min_score,
         types=known_types(query.types),
         account=True,
+        episodes=query.episodes(),
+        in_prompt=query.in_prompt,
     )
     prompt = await runtime.context.for_turn(query.namespace, result) if query.include_prompt else None
     return RecallAnswer.of(result, prompt=prompt, time_zone=runtime.settings.DREAM_TIME_ZONE)
@@ -55,7 +73,7 @@ async def recall(runtime: Runtime, _: Principal, query: RecallQuery) -> RecallAn
 
 @use_case("recall.search", MEMORY_READ)
 async def search(runtime: Runtime, _: Principal, query: SearchQuery) -> RecallAnswer:
-    """Raw search: the same pipeline, no injection bookkeeping."""
+    """Raw search: the same pipeline, no injection bookkeeping; archived episodes too."""
     result = await runtime.recall.run(
         query.query,
         namespace=query.namespace,
@@ -65,6 +83,8 @@ async def search(runtime: Runtime, _: Principal, query: SearchQuery) -> RecallAn
         types=known_types(query.types),
         rerank=query.filter,
         resting=True,
+        episodes=query.episodes(),
+        in_prompt=query.in_prompt,
     )
     prompt = await runtime.context.for_turn(query.namespace, result) if query.include_prompt else None
     return RecallAnswer.of(result, prompt=prompt, time_zone=runtime.settings.DREAM_TIME_ZONE)

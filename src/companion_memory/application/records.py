@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..domain.episode import Episode
 from ..domain.memory import Memory
 from ..memory.context import Assembled, stored_day
 from ..memory.recall import Hit, RecallMeta, RecallResult
@@ -61,7 +62,9 @@ class MemoryRecord(MemoryFacts):
 
 
 class HitRecord(MemoryFacts):
-    """A recalled memory (without its evidence and sources) and how it was found."""
+    """A recalled memory (without its evidence and sources) and how it was found. An
+    episode (what was said, listed in meta.episodes) comes as a memory of type ``episode``,
+    created and updated when it was said, with its role and conversation."""
 
     score: float
     raw_score: float | None = Field(description="Relevance before decay; null when no similarity could be had.")
@@ -76,6 +79,9 @@ class HitRecord(MemoryFacts):
         "through this approved share."
     )
     day: str = Field(description="The day it last changed in DREAM_TIME_ZONE, as the <memories> block dates it.")
+    role: str | None = Field(None, description="Episodes: who said it (user, assistant, system or tool).")
+    speaker: str | None = Field(None, description="Episodes: the speaker's name, when the client gave one.")
+    conversation_id: str | None = Field(None, description="Episodes: the conversation it was said in.")
 
     @classmethod
     def of(cls, hit: Hit, time_zone: str) -> HitRecord:
@@ -90,6 +96,15 @@ class HitRecord(MemoryFacts):
                 "contradicted_by": hit.contradicted_by,
                 "share_id": hit.share_id,
                 "day": stored_day(hit.memory.updated_at, time_zone),
+                **(
+                    {}
+                    if hit.episode is None
+                    else {
+                        "role": hit.episode.role,
+                        "speaker": hit.episode.speaker,
+                        "conversation_id": hit.episode.conversation_id,
+                    }
+                ),
             }
         )
 
@@ -165,7 +180,13 @@ class RecallMetaRecord(BaseModel):
     floored: list[str]
     precious_overlap: list[str]
     contradicted: list[str] = Field(description="Older memories held back: a newer one contradicts them.")
-    resting: list[str] = Field(description="Cold memories, and asleep instant ones the query did not name.")
+    resting: list[str] = Field(
+        description="Cold memories, asleep instant ones and episodes the query did not name, and archived "
+        "episodes found by their meaning alone."
+    )
+    episodes: list[str] = Field(description="The hits that are episodes (what was said), not memories.")
+    in_prompt: list[str] = Field(description="Episodes left out: the prompt holds them already.")
+    evidence: list[str] = Field(description="Episodes left out: a memory returned was made from them.")
     notes: list[str]
     components: dict[str, ScorePartsRecord] = Field(description="Each hit's id → how its score was made.")
     context: dict[str, SectionReportRecord] = Field(
@@ -251,3 +272,27 @@ class PreciousRecord(BaseModel):
     note: str | None
     source: str
     created_at: str
+
+
+class TurnRecord(BaseModel):
+    """One turn of a conversation, as it was stored for recall (an episode: a
+    ``<private>`` span never stored, each secret replaced by a mark naming its class)."""
+
+    id: str = Field(description="The message's id (the episode's).")
+    namespace: str
+    conversation_id: str | None = Field(description="null: stored without one (the chat's turns, a script's).")
+    role: str
+    speaker: str | None = Field(description="The speaker's name, when the client gave one.")
+    source: str = Field(description="Where it came from: chat, ingest, mcp, claude-code, codex, github…")
+    content: str
+    created_at: str = Field(description="When it was said (UTC).")
+    day: str = Field(description="The day it was said in DREAM_TIME_ZONE.")
+
+    @classmethod
+    def of(cls, episode: Episode, time_zone: str) -> TurnRecord:
+        return cls.model_validate(
+            {
+                **episode.as_dict(),
+                "day": stored_day(episode.created_at, time_zone),
+            }
+        )

@@ -9,11 +9,11 @@ from pydantic import Field, StringConstraints
 
 from ..memory.sharing import SHARE_STATUSES, Decision
 from ..runtime import Runtime
-from .fields import MemoryRef, Namespace, NamespaceName, ShareRef, ShortText
+from .fields import CutPrivate, MemoryRef, Namespace, NamespaceName, ShareRef, ShortText
 from .principal import MEMORY_READ, MEMORY_WRITE, OWNER, Principal
 from .use_case import Input, Output, use_case
 
-Note = Annotated[str, StringConstraints(max_length=2000)]
+Note = Annotated[str, StringConstraints(max_length=2000), CutPrivate]
 
 
 class ShareProposal(Input):

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from ..memory.todos import DEFAULT_PRIORITY, TODO_STATUSES
 from ..runtime import Runtime
-from .fields import Day, Namespace, ShortText, TodoRef
+from .fields import CutPrivate, Day, HasWords, Namespace, ShortText, TodoRef
 from .principal import MEMORY_READ, MEMORY_WRITE, Principal
 from .use_case import Input, Output, use_case
 
@@ -31,10 +31,10 @@ class TodoRecord(BaseModel):
 
 class TodoWrite(Input):
     namespace: Namespace = "default"
-    text: Annotated[str, Field(min_length=1, max_length=500, description="What she means to do.")]
+    text: Annotated[str, Field(min_length=1, max_length=500, description="What she means to do."), HasWords]
     priority: Annotated[int, Field(ge=1, le=5, description="1 whenever … 5 urgent.")] = DEFAULT_PRIORITY
     due: Annotated[Day | None, Field(description="The day it is due, optional.")] = None
-    note: Annotated[str | None, Field(max_length=2000)] = None
+    note: Annotated[str, Field(max_length=2000), CutPrivate] | None = None
     source: ShortText = "api"
 
 

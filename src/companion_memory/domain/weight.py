@@ -90,3 +90,9 @@ def weigh(memory: Memory, now: datetime) -> Weight:
         freshness=freshness(memory, now),
         authored=AUTHORED_BONUS if memory.authored_by else 1.0,
     )
+
+
+# An episode is what was said, not what was kept: it weighs less than any memory can (the
+# least a memory weighs is (0.5 + 0.2 × 0.4) × 0.6 = 0.348: importance 0, a note, unused
+# for years), so a curated memory outranks an episode of equal relevance.
+EPISODE_WEIGHT = 0.34

@@ -2,7 +2,8 @@
 
 The edge builds one from its ``Settings`` (``Settings.memory_config()``), so the services
 never import the settings model or its validation framework. Each field is the setting
-of the same name, lower-cased, with the same meaning; the defaults and bounds live on
+of the same name, lower-cased, of the same type (tests/test_settings_documented.py holds
+them to it), and is copied by that name: the defaults, bounds and meaning live on
 ``Settings`` alone.
 """
 
@@ -18,6 +19,8 @@ class MemoryConfig:
     # Local days (the dream's, the diary's, the boot package's, GitHub daily's) are in this zone.
     dream_time_zone: str
     messages_retention_days: int
+    # 0: kept for good.
+    episode_retention_days: int
 
     # Writes, the dream and the review queue.
     memory_sensitive_allow: frozenset[str]
@@ -39,7 +42,6 @@ class MemoryConfig:
     dream_max_messages: int
     dream_max_runs: int
     dream_memory_context_limit: int
-    impression_ladder_max_chars: int
     empty_memory_min_chars: int
 
     # Nightly consolidation.
@@ -48,7 +50,7 @@ class MemoryConfig:
     relation_half_life_days: float
     relation_drop_below: float
     # People: familiarity halves every this many days without a mention.
-    people_half_life_days: float
+    people_familiarity_half_life_days: float
 
     # Layers.
     memory_instant_awake_hours: float

@@ -12,8 +12,15 @@ under a token budget (CONTEXT_BUDGET_TOKENS; tokens as domain/tokens.py counts t
 Each section has a cap, its share of the budget (``SECTIONS``), so one long section
 cannot starve the others; what the sections leave unused then goes, in section order, to
 those that had more to say. Lines are ranked: a section keeps its first lines and cuts
-the rest. The report says, per section, its cap, the tokens it used and what it kept
-and cut.
+the rest. A line may have a shorter form, taken when the whole does not fit. The report
+says, per section, its cap, the tokens it used and what it kept and cut.
+
+An episode recalled (what was said, memory/episode_recall.py) says when and who:
+``3. [said 2023-05-08 by you] I went to a support group yesterday…`` ("by you": the
+user; "by me": the companion, whose memories these are; the speaker's name when the
+client gave one). Where it cannot be read alone,
+the turn next to it comes along, as long as the budget has room for both: a short reply
+with the turn it answers, a question with the turn that answered it.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..clock import local_date, parse_iso
+from ..domain.episode import Episode
 from ..domain.memory import Memory
 from ..domain.tokens import text_tokens
 from ..ports import Clock, Database
@@ -45,6 +53,23 @@ PLANS_SHOWN = 10
 TODOS_SHOWN = 5
 PERMANENT_SHOWN = 20
 SHARED_SHOWN = 10
+# An episode is shown up to this many characters, a turn beside it up to the second.
+EPISODE_SHOWN_CHARS = 600
+NEIGHBOUR_SHOWN_CHARS = 200
+# A turn this short (in tokens) is a reply that needs the turn it answers.
+SHORT_TURN_TOKENS = 16
+# Who said it, as the label says it (after "by") and as a sentence starts with it.
+_BY = {"user": "you", "assistant": "me", "system": "the system", "tool": "a tool"}
+_SUBJECT = {"user": "you", "assistant": "I", "system": "the system", "tool": "a tool"}
+_QUESTION_ENDS = ("?", "？")
+
+
+@dataclass(frozen=True)
+class Line:
+    """A line of a section, with the shorter form it falls back to when it does not fit."""
+
+    text: str
+    short: str
 
 
 @dataclass
@@ -61,7 +86,7 @@ class Assembled:
     sections: dict[str, SectionReport]
 
 
-def assemble(content: Mapping[str, Sequence[str]], budget: int) -> Assembled:
+def assemble(content: Mapping[str, Sequence[str | Line]], budget: int) -> Assembled:
     """The block of the sections' lines that fit, and what each kept and cut. Empty when
     no section has a line, so that nothing is injected."""
     reports = {name: SectionReport(cap=int(budget * share)) for name, _, share in SECTIONS}
@@ -72,11 +97,13 @@ def assemble(content: Mapping[str, Sequence[str]], budget: int) -> Assembled:
         """Lines of ``name`` taken while they fit in ``room`` more tokens; the tokens used."""
         lines, report, used = content.get(name, ()), reports[name], 0
         for line in lines[len(kept[name]) :]:
-            cost = text_tokens(line) + (0 if kept[name] else text_tokens(titles[name]))
-            if used + cost > room:
+            title = 0 if kept[name] else text_tokens(titles[name])
+            forms = (line.text, line.short) if isinstance(line, Line) else (line,)
+            fitting = next((f for f in forms if used + title + text_tokens(f) <= room), None)
+            if fitting is None:
                 break
-            kept[name].append(line)
-            used += cost
+            kept[name].append(fitting)
+            used += title + text_tokens(fitting)
         report.tokens += used
         return used
 
@@ -90,7 +117,11 @@ def assemble(content: Mapping[str, Sequence[str]], budget: int) -> Assembled:
     return Assembled("\n".join(["<memories>", *body, "</memories>"]) if body else "", reports)
 
 
-def hit_line(number: int, hit: Hit, time_zone: str) -> str:
+def hit_line(number: int, hit: Hit, time_zone: str, shown: frozenset[str] = frozenset()) -> str | Line:
+    """The line of a recalled hit; for an episode, with the turn beside it that makes it
+    readable (unless that turn is a hit of its own, among ``shown``)."""
+    if hit.episode is not None:
+        return episode_line(number, hit.episode, [e for e in hit.thread if e.id not in shown], time_zone)
     memory = hit.memory
     note = "".join(
         f' (this contradicts an older memory, "{claim}"; the user has not yet said which one stands)'
@@ -99,6 +130,31 @@ def hit_line(number: int, hit: Hit, time_zone: str) -> str:
     # A shared memory was written about another context (a bot's): the model should know.
     origin = f", shared from {memory.namespace}" if hit.share_id else ""
     return f"{number}. {_label(memory, origin, time_zone)} {memory.content}{note}"
+
+
+def episode_line(number: int, episode: Episode, thread: Sequence[Episode], time_zone: str) -> Line:
+    """``N. [said <day> by <who>] <what>``, and the turn before it when it is a short reply,
+    or the turn after it when it is a question (``thread``: the turns just before and after)."""
+    line = (
+        f"{number}. [said {stored_day(episode.created_at, time_zone)} by {episode.speaker or _BY.get(episode.role, episode.role)}] "
+        f"{_cut(episode.content, EPISODE_SHOWN_CHARS)}"
+    )
+    question = episode.content.rstrip().endswith(_QUESTION_ENDS)
+    short = text_tokens(episode.content) <= SHORT_TURN_TOKENS
+    beside: list[str] = []
+    for turn in thread:
+        who, said = turn.speaker or _SUBJECT.get(turn.role, turn.role), _cut(turn.content, NEIGHBOUR_SHOWN_CHARS)
+        earlier = (turn.created_at, turn.id) < (episode.created_at, episode.id)
+        if earlier and short and not question:
+            beside.append(f'   (before it, {who} said: "{said}")')
+        elif not earlier and question:
+            beside.append(f'   (then {who} said: "{said}")')
+    return Line("\n".join([line, *beside]), line)
+
+
+def _cut(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def memory_line(memory: Memory, time_zone: str) -> str:
@@ -147,10 +203,11 @@ class ContextAssembler:
         """The block for one chat turn: what recall found, and the rest of the context."""
         own = [h for h in result.hits if not h.share_id]
         shared = [h for h in result.hits if h.share_id]
+        shown = frozenset(h.memory.id for h in result.hits)
+        remember: list[str | Line] = [hit_line(n, h, self.time_zone, shown) for n, h in enumerate(own, start=1)]
         return assemble(
             {
-                "remember": [hit_line(n, h, self.time_zone) for n, h in enumerate(own, start=1)]
-                + glossary_lines(result.glossary_hits),
+                "remember": [*remember, *glossary_lines(result.glossary_hits)],
                 "shared": [hit_line(n, h, self.time_zone) for n, h in enumerate(shared, start=1)],
                 **await self._standing(namespace),
             },

@@ -9,7 +9,8 @@ itself. Only a broken mirror or a damaged database fails; the rest asks for a lo
 
 ``repair`` does what needs no judgement: rewrite the times and counts no reader can use
 (``store/stored_values.py``: normalised where they can be read, else NULL or the row's
-own creation time), queue the memories the index lacks, drop the vectors of rows it must
+own creation time), queue the rows the index lacks (a sweep, in the background past its
+first pages), drop the vectors of rows it must
 not hold, expire plans past their end, rebuild the full-text indexes. Duplicates and
 contradictions are the owner's to settle (the review queue).
 """
@@ -238,7 +239,7 @@ class Doctor:
         # Writes in the outbox reach the index shortly: only what nothing will bring in fails.
         unexplained = missing > pending
         status: Status = "fail" if unexplained or orphaned else "warn" if missing else "ok"
-        summary = f"{missing} live memories missing from the index, {len(orphaned)} vectors of dead rows"
+        summary = f"{missing} live memories and episodes missing from the index, {len(orphaned)} vectors of dead rows"
         if missing and not unexplained:
             summary += "; the outbox is catching up"
         return [Check("vector_index", status, missing + len(orphaned), summary, detail)]
@@ -404,16 +405,20 @@ class Doctor:
                 + ("" if complete else f" (the first {SCAN_LIMIT} such rows; run the repair again)"),
             )
         )
-        queued = await self.mirror.enqueue_missing()
-        step = await self.mirror.drain(REPAIR_EMBED_BATCH) if queued else None
+        # A sweep over every row, its first pages now and the rest in the background.
+        await self.mirror.passes.begin("sweep")
+        swept = await self.mirror.passes.step()
+        step = await self.mirror.drain(REPAIR_EMBED_BATCH) if swept.queued else None
         await self.mirror.schedule_retry()
-        indexed = ""
-        if step:
-            indexed = f"; {step.synced} embedded now" + (
-                "" if step.synced >= queued else ", the rest in the background"
-            )
+        indexed = f"; {step.synced} embedded now" if step else ""
+        if swept.running or (step and step.synced < swept.queued):
+            indexed += ", the rest in the background"
         actions.append(
-            RepairAction("requeue_missing_vectors", queued, f"{queued} memories missing from the index queued{indexed}")
+            RepairAction(
+                "requeue_missing_vectors",
+                swept.queued,
+                f"{swept.queued} memories and episodes missing from the index queued{indexed}",
+            )
         )
         await self.db.batch(list(REBUILD_FULL_TEXT))
         actions.append(RepairAction("rebuild_full_text", 2, "the word and substring indexes rebuilt from the memories"))

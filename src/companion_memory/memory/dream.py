@@ -18,6 +18,7 @@ from typing import Any
 
 from ..clock import day_bounds, iso, local_date
 from ..domain.memory import Evidence, Memory
+from ..domain.search_text import normalised
 from ..domain.types import normalise_type
 from ..errors import InvalidInput, ServiceError
 from ..ports import Clock, Database, InfrastructureError
@@ -66,6 +67,7 @@ class Dream:
         # DREAM_MODEL, when configured: it confirms or dismisses what the contradiction rules suspect.
         self.judge = judge
         self.store = DreamStore(db)
+        self.candidates = CandidateStore(db)
         self.people = People(db, clock, config)
 
     def yesterday(self) -> date:
@@ -79,10 +81,11 @@ class Dream:
         At most DREAM_MAX_RUNS batches in all: what is left waits for the next run."""
         budget = self.config.dream_max_runs
         reports = []
+        proposed: set[tuple[str, str]] = set()
         for namespace, unread_day in await self._unread(day):
             if budget <= 0:
                 break
-            report = await self.run(namespace, unread_day, dry_run=dry_run, max_batches=budget)
+            report = await self.run(namespace, unread_day, dry_run=dry_run, max_batches=budget, proposed=proposed)
             budget -= report["counts"]["batches"]
             reports.append(report)
         return reports
@@ -108,10 +111,19 @@ class Dream:
         return f"dream:{namespace}:{day.isoformat()}"
 
     async def run(
-        self, namespace: str, day: date, *, dry_run: bool = False, max_batches: int | None = None
+        self,
+        namespace: str,
+        day: date,
+        *,
+        dry_run: bool = False,
+        max_batches: int | None = None,
+        proposed: set[tuple[str, str]] | None = None,
     ) -> dict[str, Any]:
         """One namespace's day, up to ``max_batches`` batches (DREAM_MAX_RUNS); the report's
-        ``more_to_read`` says the day has messages left for the next run."""
+        ``more_to_read`` says the day has messages left for the next run. ``proposed`` holds
+        the (namespace, normalised content) of the additions proposed so far this night:
+        none is proposed twice."""
+        proposed = set() if proposed is None else proposed
         since, until = day_bounds(day, self.config.dream_time_zone)
         cursor_name = self._cursor_name(namespace, day)
         position = await self.store.cursor(cursor_name)
@@ -139,6 +151,7 @@ class Dream:
                 "rejected_moods": 0,
                 "people_proposals": 0,
                 "people_mentioned": 0,
+                "duplicates": 0,
             },
             "started_at": iso(self.clock.now()),
             "candidates": [],
@@ -153,9 +166,12 @@ class Dream:
                     break
                 shown, _ = await self.writer.store.page(namespace, limit=self.config.dream_memory_context_limit)
                 extraction = await self.extractor.extract(batch, day.isoformat(), shown)
-                candidates = [
-                    c for memory in extraction.add if (c := await self._addition(namespace, batch, memory, day, report))
-                ]
+                additions = self._not_proposed(namespace, extraction.add, proposed, report)
+                candidates = await self._not_waiting(
+                    namespace,
+                    [c for memory in additions if (c := await self._addition(namespace, batch, memory, day, report))],
+                    report,
+                )
                 for kind, changes in (("update", extraction.update), ("delete", extraction.delete)):
                     candidates += [
                         c for change in changes if (c := await self._change(namespace, batch, change, kind, report))
@@ -210,6 +226,30 @@ class Dream:
         if not dry_run:
             await self.db.batch([DreamStore.record_run(report)])
         return report
+
+    @staticmethod
+    def _not_proposed(
+        namespace: str, memories: list[ExtractedMemory], proposed: set[tuple[str, str]], report: dict[str, Any]
+    ) -> list[ExtractedMemory]:
+        """The additions not proposed before this night, each once (case, width and punctuation aside)."""
+        fresh = []
+        for memory in memories:
+            key = (namespace, normalised(memory.content))
+            if key in proposed:
+                report["counts"]["duplicates"] += 1
+                continue
+            proposed.add(key)
+            fresh.append(memory)
+        return fresh
+
+    async def _not_waiting(
+        self, namespace: str, candidates: list[dict[str, Any]], report: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        """The candidates that no pending one proposes already in the same words (an earlier
+        night's, for something said again)."""
+        waiting = await self.candidates.pending_with_content(namespace, [c["content"] for c in candidates])
+        report["counts"]["duplicates"] += sum(c["content"] in waiting for c in candidates)
+        return [c for c in candidates if c["content"] not in waiting]
 
     async def _addition(
         self,

@@ -1,12 +1,12 @@
 """What the dream takes from a batch of messages, and the extractor that works with no
-model at all: explicit requests ("remember …", "记住…", "以后不要…", "always/never …"),
-plans with a day ("周末去看海", "I'm visiting my sister next week"), stated moods
-("我今天好累", "I'm so happy") and people named with who they are ("my sister Ana",
+model at all: the owner's explicit requests ("please remember that I …", "记住…"), rules
+("never call me …", "以后不要…") and plans with a day ("周末去看海", "I'm visiting my
+sister next week"), each a whole sentence of theirs (memory/statements.py); stated moods
+("我今天好累", "I'm so happy"); and people named with who they are ("my sister Ana",
 "我姐姐安娜")."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -15,7 +15,7 @@ from typing import Any, Protocol, TypeVar
 from ..domain.memory import Memory
 from .moods import moods_in
 from .people import PersonFound, SamePerson, people_in, same_people_in
-from .plan_dates import resolve_when
+from .statements import PLAN, REQUEST, RULE, statements_in
 
 # The diary shows at most this many characters of a title; a longer one is cut, not refused.
 TITLE_CHARS = 12
@@ -261,40 +261,16 @@ class Extractor(Protocol):
         ...
 
 
-_END = r"[^\n.!?。！？]"
-_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(rf"(?:please\s+)?remember(?:\s+that)?\s*[:,：，]?\s*(?P<fact>{_END}{{3,300}})", re.IGNORECASE), "note"),
-    (re.compile(rf"(?:请)?记住\s*[:：,，]?\s*(?P<fact>{_END}{{2,200}})"), "note"),
-    (re.compile(rf"(?P<fact>(?:以后|今后|永远|千万)(?:都)?(?:不要|别|要|请){_END}{{1,200}})"), "boundary"),
-    (re.compile(rf"\b(?P<fact>(?:always|never)\s+{_END}{{3,300}})", re.IGNORECASE), "boundary"),
-)
+# What each kind of statement becomes (memory/statements.py).
+_TYPES = {REQUEST: "note", RULE: "boundary", PLAN: "plan"}
 
 
-# A plan is a sentence that names a day ahead and says someone means to do something.
-_SENTENCE = re.compile(r"[^\n.!?。！？；;]+[.!?。！？；;]?")
-# "I'll", "we're", "I will", "I am flying", "we plan to", "I have a …": the speaker means to do it.
-_INTENT_EN = re.compile(
-    r"\b(?:i|we)(?:['’](?:ll|m|re)\b|\s+(?:will|shall|(?:am|are)\s+\w+ing|plan(?:ning)? to|have to|need to"
-    r"|want to|hope to|intend to|have (?:a|an|my))\b)",
-    re.IGNORECASE,
-)
-_INTENT_ZH = re.compile(r"要|去|打算|准备|计划|约|想|回|见|参加|考|出差|旅行|搬|面试")
-
-
-def plans_in(text: str, said_on: date) -> list[ExtractedMemory]:
-    """Plans in a user's message ("周末去看海", "I'm visiting my sister next week"), each
-    ending on the day its words name, counted from the day it was said."""
-    found = []
-    for match in _SENTENCE.finditer(text):
-        sentence = match.group(0).strip()
-        if len(sentence) < 4 or sentence.endswith(("?", "？", "吗")):
-            continue
-        when = resolve_when(sentence, said_on)
-        if when is None or when[0] < said_on or not (_INTENT_EN.search(sentence) or _INTENT_ZH.search(sentence)):
-            continue
-        content = sentence.rstrip(".!。！；;")
-        found.append(ExtractedMemory(content=content, type="plan", evidence=[sentence], valid_to=when[0].isoformat()))
-    return found
+def _kept_from(text: str, said_on: date) -> list[ExtractedMemory]:
+    """The owner's requests, rules and plans in a message, each quoting its sentence."""
+    return [
+        ExtractedMemory(content=s.content, type=_TYPES[s.kind], evidence=[s.quote], valid_to=s.valid_to)
+        for s in statements_in(text, said_on)
+    ]
 
 
 def _title(messages: Sequence[dict[str, Any]]) -> str:
@@ -317,10 +293,10 @@ def stated_moods(message: Mapping[str, Any]) -> list[ExtractedMood]:
 
 
 class RequestExtractor:
-    """The embedded default's dream: it keeps what the user explicitly asked to keep and
-    the plans they named a day for, logs the moods the owner and the companion said they
-    feel, and writes a plain diary entry. Every memory and mood quotes the words it came
-    from."""
+    """The embedded default's dream: it proposes what the user explicitly asked to keep,
+    the rules they set and the plans they named a day for, logs the moods the owner and
+    the companion said they feel, and writes a plain diary entry. Every memory and mood
+    quotes the words it came from."""
 
     name = "requests"
 
@@ -332,12 +308,7 @@ class RequestExtractor:
         for message in messages:
             if message["role"] != "user":
                 continue
-            for pattern, kind in _RULES:
-                for match in pattern.finditer(message["content"]):
-                    fact = match.group("fact").strip(" ,，:：")
-                    if len(fact) >= 2:
-                        found.append(ExtractedMemory(content=fact, type=kind, evidence=[match.group(0).strip()]))
-            found += plans_in(message["content"], date.fromisoformat(day))
+            found += _kept_from(message["content"], date.fromisoformat(day))
             people += people_in(message["content"])
             same += same_people_in(message["content"])
         users = [" ".join(m["content"].split())[:60] for m in messages if m["role"] == "user" and m["content"].strip()]
@@ -345,15 +316,8 @@ class RequestExtractor:
         return Extraction(
             title=_title(messages),
             summary=summary,
-            add=_unique(found),
+            add=found,
             moods=moods,
             people=people,
             same_people=same,
         )
-
-
-def _unique(memories: list[ExtractedMemory]) -> list[ExtractedMemory]:
-    seen: dict[str, ExtractedMemory] = {}
-    for memory in memories:
-        seen.setdefault(memory.content.lower(), memory)
-    return list(seen.values())

@@ -1,7 +1,7 @@
 """Long-chat folding (CONTEXT_FOLD_ENABLED): when a conversation passes
 CONTEXT_FOLD_THRESHOLD_TOKENS, its oldest turns are replaced by one summary that names
-its fold, and the fold keeps them word for word (``expand``) with their anchors, the ids
-the gateway stored them under. Tool outputs are cut to head and tail first.
+its fold, and the fold keeps them word for word (``expand``) but for their ``<private>``
+spans, with their anchors, the ids the gateway stored them under. Tool outputs are cut to head and tail first.
 
 The rules of where and when are in domain/folding.py; this finds the fold the
 conversation already has, folds further when it is still too long, and stores the fold.
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..clock import iso
-from ..domain.chat_turn import message_text
+from ..domain.chat_turn import message_text, without_private
 from ..domain.folding import (
     anchors,
     estimate_tokens,
@@ -141,7 +141,10 @@ class Folding:
         prefix_hash: str,
         now: str,
     ) -> dict[str, Any]:
-        summary = await self.summarizer.summarize(previous["summary"] if previous else "", sent[start:end])
+        # A fold is stored: what the owner marked private is neither kept nor summarised, so
+        # the model no longer sees it once its turns are folded.
+        folded = [without_private(m) for m in sent[start:end]]
+        summary = await self.summarizer.summarize(previous["summary"] if previous else "", folded)
         fold = {
             "id": self.new_id(),
             "namespace": namespace,
@@ -149,7 +152,7 @@ class Folding:
             "upto": end,
             "summary": summary,
             "summarizer": self.summarizer.name,
-            "messages": list(messages[start:end]),
+            "messages": [without_private(m) for m in messages[start:end]],
             "anchors": anchors(messages, start, end),
             "previous_id": previous["id"] if previous else None,
             "created_at": now,

@@ -1,4 +1,10 @@
-"""Store raw chat messages, once each. Extraction into memories happens in the dream.
+"""Store raw chat messages, once each, and each as an episode. Extraction into memories
+happens in the dream.
+
+What is stored of a message: its words without their ``<private>`` spans (never stored,
+domain/private_spans.py), in the message row, which the dream reads; and its episode
+(memory/episodes.py), which recall and search find, written in the same batch and
+embedded in the background through the vector outbox.
 
 A message's identity (what a retry repeats) is, in order of strength:
 - the client's own ``id``: the same id is the same message for as long as it is kept;
@@ -14,16 +20,25 @@ hour later) and is kept.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from ..clock import iso, read_time
-from ..ports import Clock, Database
+from ..domain.episode import Episode
+from ..domain.private_spans import strip_private
+from ..domain.search_text import embedding_text
+from ..ports import Clock, Database, Statement
+from ..store.episodes import EpisodeStore
 from ..store.messages import MessageRow, MessageStore
+from ..store.outbox import OutboxStore
 from ..store.sql import to_json
+from .episodes import episode_of
+from .vector_mirror import VectorMirror
 
 # Long enough for a client's retries after a lost answer (an SDK's backoff, a queue's next
 # attempt), short enough that the same short reply in a conversation is rarely this close.
@@ -39,10 +54,16 @@ class IncomingMessage:
     created_at: str | None = None
     model: str | None = None
     metadata: dict[str, Any] | None = None
+    # Who said it (OpenAI's ``name``), kept with its episode.
+    name: str | None = None
     # The caller's own name for the message within the retry window, in place of what it
     # says and its rank (the gateway: the conversation as sent, so a retried turn whose
     # provider answered differently keeps its first reply).
     retry_key: str | None = None
+    # The embedding of these words made already (the gateway's user turn: recall's query
+    # vector, RecallResult.query_vector): the episode takes it instead of being embedded
+    # again, when it holds the same words (no secret masked in it).
+    vector: Sequence[float] | None = None
 
     @property
     def dated(self) -> bool:
@@ -84,9 +105,10 @@ def _ranked_hashes(messages: list[IncomingMessage], conversation_id: str | None)
 
 
 class MessageIngestor:
-    def __init__(self, db: Database, clock: Clock) -> None:
+    def __init__(self, db: Database, clock: Clock, mirror: VectorMirror) -> None:
         self.db = db
         self.clock = clock
+        self.mirror = mirror
         self.store = MessageStore(db)
 
     async def ingest(
@@ -99,6 +121,8 @@ class MessageIngestor:
     ) -> list[IngestOutcome]:
         moment = self.clock.now()
         now = iso(moment)
+        # What is private is not stored, nor is it part of a message's identity.
+        messages = [dataclasses.replace(m, content=strip_private(m.content)) for m in messages]
         rows: list[MessageRow] = []
         hashes = _ranked_hashes(messages, conversation_id)
         for index, (message, hashed) in enumerate(zip(messages, hashes, strict=True)):
@@ -129,9 +153,19 @@ class MessageIngestor:
         # its identity is handed to the new one (the old row keeps a unique key of its own).
         undated = dict.fromkeys(h for h, message in zip(hashes, messages, strict=True) if not message.dated)
         retired = MessageStore.retire(namespace, list(undated), stored_before=iso(moment - RETRY_WINDOW))
-        inserts = [MessageStore.insert_if_new(r) for r in unique]
-        results = (await self.db.batch([*retired, *inserts]))[len(retired) :] if unique else []
+        names = {row.id: message.name for row, message in zip(rows, messages, strict=True)}
+        episodes = {row.id: episode for row in unique if (episode := episode_of(row, names[row.id]))}
+        statements: list[Statement] = [*retired]
+        statements += [MessageStore.insert_if_new(row) for row in unique]
+        statements += EpisodeStore.insert_for_messages(list(episodes.values()))
+        statements += OutboxStore.enqueue_stored_episodes(list(episodes), now)
+        results = (await self.db.batch(statements))[len(retired) : len(retired) + len(unique)] if unique else []
         inserted = {row.client_hash for row, result in zip(unique, results, strict=True) if result.changes}
+        await self._embed_later(
+            [episodes[row.id] for row in unique if row.client_hash in inserted and row.id in episodes],
+            {row.id: message.vector for row, message in zip(rows, messages, strict=True) if message.vector},
+            {row.id: message.content for row, message in zip(rows, messages, strict=True)},
+        )
         existing = await self.store.ids_by_hash(namespace, [h for h in first_of if h not in inserted])
         outcomes: list[IngestOutcome] = []
         for row in rows:
@@ -141,3 +175,18 @@ class MessageIngestor:
             else:
                 outcomes.append(IngestOutcome(id=existing[row.client_hash], duplicate=True))
         return outcomes
+
+    async def _embed_later(
+        self, stored: list[Episode], vectors: dict[str, Sequence[float]], said: dict[str, str]
+    ) -> None:
+        """Hand the new episodes' embedding to the background, but for those whose words
+        were embedded already (and not changed by masking)."""
+        if not stored:
+            return
+        given = {
+            e.id: vectors[e.id]
+            for e in stored
+            if e.id in vectors and embedding_text(e.said()) == embedding_text(said[e.id])
+        }
+        if await self.mirror.place(given) < len(stored):
+            await self.mirror.schedule_retry()

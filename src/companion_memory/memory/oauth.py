@@ -176,16 +176,16 @@ class AuthorizationServer:
         information. ``address`` is where the request came from, for the rate limit."""
         redirect_uris = metadata.get("redirect_uris") or []
         if not redirect_uris:
-            raise OAuthError("invalid_redirect_uri", "redirect_uris is required: at least one redirect URI")
+            raise OAuthError("redirect_uris is required: at least one redirect URI", code="invalid_redirect_uri")
         for uri in redirect_uris:
             problem = redirect_uri_problem(uri)
             if problem:
-                raise OAuthError("invalid_redirect_uri", f"redirect URI {uri[:200]!r} {problem}")
+                raise OAuthError(f"redirect URI {uri[:200]!r} {problem}", code="invalid_redirect_uri")
         grant_types = metadata.get("grant_types") or ["authorization_code", "refresh_token"]
         if "authorization_code" not in grant_types:
-            raise OAuthError("invalid_client_metadata", "grant_types must include authorization_code")
+            raise OAuthError("grant_types must include authorization_code", code="invalid_client_metadata")
         if "code" not in (metadata.get("response_types") or ["code"]):
-            raise OAuthError("invalid_client_metadata", "response_types must include code")
+            raise OAuthError("response_types must include code", code="invalid_client_metadata")
         scope = self._scopes(metadata.get("scope"), error="invalid_client_metadata")
         now = self.clock.now()
         since = iso(now - timedelta(hours=1))
@@ -193,7 +193,9 @@ class AuthorizationServer:
         everyone, mine = await self.store.registrations_since(since, source)
         limit = self.config.registrations_per_hour
         if mine >= limit or everyone >= limit * REGISTRATION_CEILING:
-            raise OAuthError("temporarily_unavailable", "too many registrations; try again within the hour", status=429)
+            raise OAuthError(
+                "too many registrations; try again within the hour", code="temporarily_unavailable", status=429
+            )
         await self.store.forget_unused_clients(iso(now - timedelta(hours=UNUSED_CLIENT_HOURS)))
         name = displayable(str(metadata.get("client_name") or "")) or "An unnamed app"
         client = {
@@ -233,20 +235,20 @@ class AuthorizationServer:
         (``RedirectableOAuthError``)."""
         client_id = params.get("client_id") or ""
         if not client_id:
-            raise OAuthError("invalid_request", "client_id is required")
+            raise OAuthError("client_id is required", code="invalid_request")
         if "client_id" in repeated or "redirect_uri" in repeated:
-            raise OAuthError("invalid_request", "client_id and redirect_uri may appear only once")
+            raise OAuthError("client_id and redirect_uri may appear only once", code="invalid_request")
         client = await self._client(client_id)
         redirect_uri = params.get("redirect_uri") or ""
         if not redirect_uri:
-            raise OAuthError("invalid_request", "redirect_uri is required")
+            raise OAuthError("redirect_uri is required", code="invalid_request")
         if redirect_uri not in client["redirect_uris"]:
-            raise OAuthError("invalid_request", "redirect_uri is not one this client registered (matched exactly)")
+            raise OAuthError("redirect_uri is not one this client registered (matched exactly)", code="invalid_request")
         state = params.get("state")
 
         def refuse(error: str, message: str) -> RedirectableOAuthError:
             answer = {"error": error, "error_description": message, "state": state, "iss": issuer}
-            return RedirectableOAuthError(error, message, location=with_query(redirect_uri, answer))
+            return RedirectableOAuthError(message, code=error, location=with_query(redirect_uri, answer))
 
         if repeated:
             raise refuse("invalid_request", f"parameters may appear only once: {', '.join(sorted(repeated))}")
@@ -349,29 +351,29 @@ class AuthorizationServer:
         code = params.get("code") or ""
         verifier = params.get("code_verifier") or ""
         if not code:
-            raise OAuthError("invalid_request", "code is required")
+            raise OAuthError("code is required", code="invalid_request")
         if not verifier:
-            raise OAuthError("invalid_request", "code_verifier is required (PKCE)")
+            raise OAuthError("code_verifier is required (PKCE)", code="invalid_request")
         row = await self.store.code(digest(code))
         if row is None or row["client_id"] != client_id:
-            raise OAuthError("invalid_grant", "unknown authorization code")
+            raise OAuthError("unknown authorization code", code="invalid_grant")
         now = self.clock.now()
         if row["used_at"]:
             await self._revoke_lineage(row["grant_id"], "authorization code reused")
-            raise OAuthError("invalid_grant", "the authorization code was already used; its tokens are revoked")
+            raise OAuthError("the authorization code was already used; its tokens are revoked", code="invalid_grant")
         if parse_iso(row["expires_at"]) <= now:
-            raise OAuthError("invalid_grant", "the authorization code expired")
+            raise OAuthError("the authorization code expired", code="invalid_grant")
         if params.get("redirect_uri") != row["redirect_uri"]:
-            raise OAuthError("invalid_grant", "redirect_uri differs from the authorization request's")
+            raise OAuthError("redirect_uri differs from the authorization request's", code="invalid_grant")
         if not _VERIFIER.fullmatch(verifier) or not hmac.compare_digest(s256(verifier), row["code_challenge"]):
-            raise OAuthError("invalid_grant", "code_verifier does not match the code_challenge")
+            raise OAuthError("code_verifier does not match the code_challenge", code="invalid_grant")
         resource = params.get("resource")
         if resource and resource != row["resource"]:
-            raise OAuthError("invalid_target", "resource differs from the one authorized")
+            raise OAuthError("resource differs from the one authorized", code="invalid_target")
         grant_id = str(uuid.uuid4())
         await self.store.forget_revoked_grants(iso(now - timedelta(days=REVOKED_GRANT_DAYS)))
         if not await self.store.use_code(row["code_hash"], grant_id, iso(now)):
-            raise OAuthError("invalid_grant", "the authorization code was already used")
+            raise OAuthError("the authorization code was already used", code="invalid_grant")
         grant = {
             "id": grant_id,
             "client_id": client_id,
@@ -386,21 +388,21 @@ class AuthorizationServer:
         client_id = await self._token_client(params)
         token = params.get("refresh_token") or ""
         if not token:
-            raise OAuthError("invalid_request", "refresh_token is required")
+            raise OAuthError("refresh_token is required", code="invalid_request")
         row = await self.store.token(digest(token))
         if row is None or row["kind"] != "refresh" or row["client_id"] != client_id or row["revoked_at"]:
-            raise OAuthError("invalid_grant", "unknown or revoked refresh token")
+            raise OAuthError("unknown or revoked refresh token", code="invalid_grant")
         now = self.clock.now()
         if row["used_at"]:
             await self._revoke_lineage(row["grant_id"], "refresh token reused")
             raise OAuthError(
-                "invalid_grant", "the refresh token was already used; every token of this grant is revoked"
+                "the refresh token was already used; every token of this grant is revoked", code="invalid_grant"
             )
         if parse_iso(row["expires_at"]) <= now:
-            raise OAuthError("invalid_grant", "the refresh token expired")
+            raise OAuthError("the refresh token expired", code="invalid_grant")
         resource = params.get("resource")
         if resource and resource != row["resource"]:
-            raise OAuthError("invalid_target", "resource differs from the one authorized")
+            raise OAuthError("resource differs from the one authorized", code="invalid_target")
         granted = row["scope"]
         # RFC 6749 §6: a narrower scope for this access token only; the new refresh token
         # keeps the grant's, so a later refresh may ask for all of it again.
@@ -408,12 +410,12 @@ class AuthorizationServer:
         if any(s != OFFLINE_ACCESS for s in (params.get("scope") or "").split()):
             asked = self._scopes(params["scope"], error="invalid_scope")
             if not set(asked) <= set(granted.split()):
-                raise OAuthError("invalid_scope", "a refresh cannot widen the scope granted")
+                raise OAuthError("a refresh cannot widen the scope granted", code="invalid_scope")
             access_scope = " ".join(asked) if set(asked) != set(granted.split()) else None
         if not await self.store.use_refresh_token(row["token_hash"], iso(now)):
             await self._revoke_lineage(row["grant_id"], "refresh token reused")
             raise OAuthError(
-                "invalid_grant", "the refresh token was already used; every token of this grant is revoked"
+                "the refresh token was already used; every token of this grant is revoked", code="invalid_grant"
             )
         return await self._issue(
             row["grant_id"],
@@ -440,12 +442,12 @@ class AuthorizationServer:
         ``invalid_token`` (401) when it is unknown, expired, revoked or for another resource."""
         row = await self.store.token(digest(token))
         if row is None or row["kind"] != "access" or row["revoked_at"]:
-            raise OAuthError("invalid_token", "unknown or revoked access token", status=401)
+            raise OAuthError("unknown or revoked access token", code="invalid_token", status=401)
         now = self.clock.now()
         if parse_iso(row["expires_at"]) <= now:
-            raise OAuthError("invalid_token", "the access token expired", status=401)
+            raise OAuthError("the access token expired", code="invalid_token", status=401)
         if row["resource"] not in resources(issuer):
-            raise OAuthError("invalid_token", "the access token was issued for another resource", status=401)
+            raise OAuthError("the access token was issued for another resource", code="invalid_token", status=401)
         # Last use is for the owner's list of connected apps: a minute is precise enough,
         # and spares a write on every call.
         if not row["last_used_at"] or parse_iso(row["last_used_at"]) < now - timedelta(minutes=1):
@@ -473,7 +475,7 @@ class AuthorizationServer:
         unknown = [s for s in asked if s not in self.config.scopes]
         if unknown:
             raise OAuthError(
-                error, f"unknown scope {unknown[0][:100]!r}; this server grants {' '.join(self.config.scopes)}"
+                f"unknown scope {unknown[0][:100]!r}; this server grants {' '.join(self.config.scopes)}", code=error
             )
         return [s for s in self.config.scopes if s in asked] if asked else list(self.config.scopes)
 
@@ -486,9 +488,9 @@ class AuthorizationServer:
     async def _token_client(self, params: Mapping[str, str]) -> str:
         client_id = params.get("client_id") or ""
         if not client_id:
-            raise OAuthError("invalid_request", "client_id is required")
+            raise OAuthError("client_id is required", code="invalid_request")
         if await self.store.client(client_id) is None:
-            raise OAuthError("invalid_client", "unknown client", status=401)
+            raise OAuthError("unknown client", code="invalid_client", status=401)
         return client_id
 
     async def _issue(
@@ -525,7 +527,7 @@ class AuthorizationServer:
             return await self._metadata_document_client(client_id)
         client = await self.store.client(client_id)
         if client is None:
-            raise OAuthError("invalid_client", "unknown client_id: register first", status=401)
+            raise OAuthError("unknown client_id: register first", code="invalid_client", status=401)
         return client
 
     async def _metadata_document_client(self, url: str) -> dict[str, Any]:
@@ -538,10 +540,10 @@ class AuthorizationServer:
             return cached
         problem = metadata_document_url_problem(url)
         if problem:
-            raise OAuthError("invalid_client", f"a client_id URL {problem}", status=401)
+            raise OAuthError(f"a client_id URL {problem}", code="invalid_client", status=401)
         failed = await self.store.document_failure(url, iso(now - METADATA_DOCUMENT_RETRY))
         if failed is not None:
-            raise OAuthError("invalid_client", failed, status=401)
+            raise OAuthError(failed, code="invalid_client", status=401)
         try:
             document = _metadata_document(url, await self._read_metadata_document(url))
         except OAuthError as error:
@@ -568,7 +570,7 @@ class AuthorizationServer:
         """The document's bytes, following at most a few redirects; every address, the
         first and each one redirected to, must be a public host's. Any failure is the
         one ``METADATA_DOCUMENT_UNREADABLE``."""
-        unreadable = OAuthError("invalid_client", METADATA_DOCUMENT_UNREADABLE, status=401)
+        unreadable = OAuthError(METADATA_DOCUMENT_UNREADABLE, code="invalid_client", status=401)
         target = public_https_url(url)
         for _ in range(METADATA_DOCUMENT_REDIRECTS + 1):
             if target is None:
@@ -593,7 +595,7 @@ class AuthorizationServer:
 
 def _metadata_document(url: str, body: bytes) -> dict[str, Any]:
     def refuse(why: str) -> OAuthError:
-        return OAuthError("invalid_client", f"the client's metadata document {why}", status=401)
+        return OAuthError(f"the client's metadata document {why}", code="invalid_client", status=401)
 
     try:
         document = json.loads(body)

@@ -151,7 +151,10 @@ class People:
     def shown(self, person: Mapping[str, Any]) -> dict[str, Any]:
         """A person as answered: familiarity decayed to now."""
         now = self.clock.now()
-        return {**person, "familiarity": round(familiarity_at(person, now, self.config.people_half_life_days), 4)}
+        return {
+            **person,
+            "familiarity": round(familiarity_at(person, now, self.config.people_familiarity_half_life_days), 4),
+        }
 
     async def _person(self, person_id: str) -> dict[str, Any]:
         person = await self.store.get(person_id)
@@ -303,7 +306,7 @@ class People:
             for person in named_in(people, message["content"]):
                 said_at.setdefault(person["id"], []).append(message["created_at"])
         statements = []
-        half_life = self.config.people_half_life_days
+        half_life = self.config.people_familiarity_half_life_days
         for person in people:
             said = said_at.get(person["id"], [])
             if not said:
@@ -512,7 +515,7 @@ class People:
             raise Conflict("people of different namespaces cannot be merged", code="other_namespace")
         now_at = self.clock.now()
         now = iso(now_at)
-        half_life = self.config.people_half_life_days
+        half_life = self.config.people_familiarity_half_life_days
         combined = 1 - (1 - familiarity_at(survivor, now_at, half_life)) * (
             1 - familiarity_at(other, now_at, half_life)
         )

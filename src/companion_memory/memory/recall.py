@@ -19,11 +19,19 @@ Recall in a namespace also sees the memories approved-shared into it (memory/sha
 and may be asked to look in more namespaces at once: every channel reads them all, so
 their candidates meet in one fusion and one ranking, and each hit says where it lives
 (and, for a shared one, through which share).
+
+Episodes (what was said, memory/episode_recall.py) are ranked in the same ranking: each
+channel asks the memories and the episodes, and merges what both answer by the same
+measure (cosine, bm25) before the fusion. An episode weighs less than any memory, so a
+curated memory outranks an episode of equal relevance; an episode that is the evidence of
+a returned memory is not returned beside it, nor one the prompt holds already (the
+conversation's own turns, ``in_prompt``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 import operator
 from collections.abc import Sequence
@@ -32,6 +40,7 @@ from datetime import timedelta
 from typing import Any
 
 from ..clock import iso, parse_iso
+from ..domain.episode import EPISODE_KIND, Episode
 from ..domain.layers import REVIVE_RELEVANCE, instant_phase, revived
 from ..domain.memory import Memory
 from ..domain.search_text import (
@@ -43,17 +52,28 @@ from ..domain.search_text import (
     query_terms,
     substring_needles,
 )
-from ..domain.weight import weigh
-from ..ports import Clock, Database, ModelError, Reranker, VectorIndexError
+from ..domain.weight import EPISODE_WEIGHT, weigh
+from ..ports import Clock, Database, ModelError, Reranker, VectorFilterValue, VectorIndexError
+from ..store.episode_search import EpisodeScope, EpisodeSearch
+from ..store.episodes import EpisodeStore
 from ..store.glossary import GlossaryStore
 from ..store.memories import MemoryStore
 from ..store.people import PersonStore
 from ..store.precious import PreciousStore
 from ..store.shares import ShareStore
 from .config import MemoryConfig
+from .episode_recall import (
+    ARCHIVED_BY_MEANING,
+    WORD_CHANNELS,
+    InPrompt,
+    adjacent_to,
+    as_memory,
+    episode_phase,
+    without_evidence,
+)
 from .people import name_key, named_in, names_any, names_of, other_names
 from .plan_dates import is_open
-from .vector_mirror import VectorMirror
+from .vector_mirror import MEMORY_FILTER, VectorMirror
 
 # Reciprocal-rank fusion constant: small, so that the top ranks of each channel count
 # for more than a long tail (measured on LoCoMo by bench/locomo_recall.py).
@@ -64,11 +84,15 @@ PRECIOUS_OVERLAP = 0.6
 DECAY_FACTOR = 0.5
 # Share of a related memory's score that one hop along an edge passes on.
 RELATION_SHARE = 0.4
+# The weight of the edge between an episode and the turn said just before or after it.
+EPISODE_THREAD_WEIGHT = 1.0
 # How many fused candidates, per place in the final pool, are read from the database:
 # enough headroom for the gates and for related memories to climb.
 POOL_FACTOR = 2
 _MAX_QUERY_CHARS = 2000
 _PRECIOUS_CHECKED = 500
+# The episodes recall looks in unless told otherwise: all of its namespaces'.
+EVERY_EPISODE = EpisodeScope()
 # Approved shares read per recall, the newest first. The vector channel scores each one
 # (the index cannot filter on a share), so a namespace with more sees the newest only.
 SHARED_READ = 100
@@ -91,6 +115,13 @@ class Hit:
     contradicted_claims: list[str] = field(default_factory=list)
     share_id: str | None = None  # the approved share that brought it from its own namespace
     about_person: bool = False  # it names a person the query names (no similarity floor)
+    # Set when the hit is an episode (``memory`` is then its view, episode_recall.as_memory),
+    # and whether it is archived (found by its words only).
+    episode: Episode | None = None
+    archived: bool = False
+    # An episode's neighbours in its conversation that recall may return (the turns just
+    # before and after it), read by the expansion: the injection shows one where it helps.
+    thread: list[Episode] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -138,6 +169,11 @@ class RecallMeta:
     contradicted: list[str] = field(default_factory=list)
     # Cold memories, and asleep instant ones the query did not name: they rest (layers).
     resting: list[str] = field(default_factory=list)
+    # The hits that are episodes; episodes set aside as already in the prompt, and as the
+    # evidence of a memory returned.
+    episodes: list[str] = field(default_factory=list)
+    in_prompt: list[str] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     components: dict[str, ScoreParts] = field(default_factory=dict)
 
@@ -148,6 +184,29 @@ class _WordFound:
 
     ranked: dict[str, list[str]]
     rows: dict[str, Memory]
+    episodes: dict[str, Episode]
+
+
+@dataclass
+class _VectorFound:
+    """What the vector channel found: id → cosine, best first, which of them are
+    episodes, and the query's vector (None when the channel is down)."""
+
+    scores: dict[str, float]
+    episodes: set[str]
+    vector: list[float] | None
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """What one recall looks in: its reach, the memory types (none: every type), and the
+    episodes (None: none)."""
+
+    reach: Reach
+    types: Sequence[str]
+    episodes: EpisodeScope | None
+    memories: bool
+    prompt: InPrompt
 
 
 @dataclass
@@ -155,6 +214,11 @@ class RecallResult:
     hits: list[Hit]
     glossary_hits: list[dict[str, Any]]
     meta: RecallMeta
+    # The vector channel's embedding of the query as given (``embedding_text`` of it, in
+    # query mode), for a caller that stores those words (the gateway's user turn); None
+    # when it embedded other words (the query cut, or widened with people's other names)
+    # or none at all.
+    query_vector: list[float] | None = None
 
 
 class Recall:
@@ -174,6 +238,8 @@ class Recall:
         self.config = config
         self.reranker = reranker
         self.memories = MemoryStore(db)
+        self.episodes = EpisodeStore(db)
+        self.episode_search = EpisodeSearch(db)
 
     async def run(
         self,
@@ -189,11 +255,18 @@ class Recall:
         account: bool = False,
         vector: bool = True,
         resting: bool = False,
+        episodes: EpisodeScope | None = EVERY_EPISODE,
+        memories: bool = True,
+        in_prompt: Sequence[str] = (),
     ) -> RecallResult:
         """``namespaces`` are looked in besides ``namespace`` (whose glossary and precious
         rows apply). ``account`` is recall's bookkeeping (injection time and count,
         revivals); search leaves it off. ``vector=False`` answers from the full-text index
-        alone. ``resting`` also finds cold and asleep memories (search does)."""
+        alone. ``resting`` also finds cold and asleep memories, and archived episodes by
+        their meaning (search does). ``episodes`` narrows the episodes looked in (None:
+        none; its namespaces are recall's); a ``types`` filter is about memories and
+        leaves them out. ``in_prompt``: the texts of the messages the prompt holds, whose
+        episodes are not returned."""
         now = self.clock.now()
         k = max(1, min(100, k if k is not None else self.config.memory_filter_max_output))
         floor = self.config.recall_min_score if min_score is None else min_score
@@ -209,30 +282,33 @@ class Recall:
         said = text
         text, person_names = await self._with_other_names(namespace, text, meta)
         reach = await self._reach((namespace, *namespaces))
-        (vector_ranked, query_vector), words = await asyncio.gather(
-            self._vector_channel(text, reach, types, meta) if vector else _nothing(),
-            self._word_channels(text, said, reach, types),
+        scope = None if episodes is None or types else dataclasses.replace(episodes, namespaces=reach.namespaces)
+        asked = _Asked(reach, types, scope, memories, InPrompt(in_prompt))
+        found, words = await asyncio.gather(
+            self._vector_channel(text, asked, meta) if vector else _nothing(),
+            self._word_channels(text, said, asked),
         )
         size = max(self.config.memory_filter_max_candidates, k)
-        pool = await self._pool(
-            vector_ranked, query_vector, words, reach, types, POOL_FACTOR * size, meta, person_names
-        )
+        pool = await self._pool(found, words, asked, POOL_FACTOR * size, meta, person_names)
         pool = self._awake(pool, resting, meta)
         edges = _Edges(self.memories)
         if expand and pool:
-            pool = self._awake(await self._expand(pool, edges, reach, types), resting, meta)
+            pool = self._awake(await self._expand(pool, edges, asked), resting, meta)
         pool = (await self._contradictions(pool, edges, reach, types, meta))[:size]
         if rerank:
             await self._rerank(text, pool, meta)
         else:
             meta.reranker = "skipped"
-        hits = (await self._gate(pool, namespace, floor, meta))[:k]
+        gated = await self._gate(pool, namespace, floor, meta)
+        kept, meta.evidence = without_evidence([(h.memory, h.episode is not None) for h in gated], k)
+        hits = [gated[i] for i in kept]
         meta.components = {h.memory.id: meta.components[h.memory.id] for h in hits}
+        meta.episodes = [h.memory.id for h in hits if h.episode is not None]
         for hit in hits:
             hit.share_id = reach.share_of(hit.memory)
         if account and hits:
             await self._account(hits, iso(now))
-        return RecallResult(hits, glossary_hits, meta)
+        return RecallResult(hits, glossary_hits, meta, found.vector if text == query.strip() else None)
 
     async def _with_other_names(self, namespace: str, text: str, meta: RecallMeta) -> tuple[str, list[str]]:
         """The query with the other names of the people it names (asked about "my sister",
@@ -245,11 +321,21 @@ class Recall:
         return f"{text}\n{' '.join(extra)}", [name_key(n) for p in named_in(people, text) for n in names_of(p)]
 
     async def _account(self, hits: list[Hit], now: str) -> None:
-        """Injected now, once more; an instant memory is revived by it."""
+        """Injected now, once more; an instant memory or episode is revived by it."""
         policy = self.config.layer_policy
-        statements = MemoryStore.mark_injected([h.memory.id for h in hits], now)
+        statements = MemoryStore.mark_injected([h.memory.id for h in hits if h.episode is None], now)
         for hit in hits:
             memory = hit.memory.replace(last_injected_at=now, recall_count=hit.memory.recall_count + 1)
+            if hit.episode is not None:
+                changes = revived(memory, now, policy) if memory.layer == "instant" else {}
+                statements.append(EpisodeStore.mark_injected(memory.id, now, changes))
+                hit.episode = hit.episode.replace(
+                    last_injected_at=now,
+                    recall_count=memory.recall_count,
+                    **{c: changes[c] for c in ("layer", "layer_at", "revivals") if c in changes},
+                )
+                hit.memory = as_memory(hit.episode)
+                continue
             if memory.layer == "instant":
                 changes = revived(memory, now, policy)
                 statements.append(MemoryStore.update(memory.id, changes))
@@ -271,10 +357,23 @@ class Recall:
     def _awake(self, pool: list[Hit], resting: bool, meta: RecallMeta) -> list[Hit]:
         """The pool without what rests: cold memories, instant ones past their sleep, and
         asleep ones the query does not name (found by their words, clearly relevant).
-        ``resting`` (search) keeps all but the instant memories past their sleep."""
+        ``resting`` (search) keeps all but the instant memories past their sleep. An
+        episode past its sleep is archived: found by its words, or by search."""
         now, policy = self.clock.now(), self.config.layer_policy
         kept: list[Hit] = []
         for hit in pool:
+            if hit.episode is not None:
+                stage = episode_phase(hit.episode, now, policy)
+                hit.archived = stage == "archived"
+                # A neighbour of a turn found comes with it: the found turn's words brought it.
+                by_words = bool(hit.channels.keys() & WORD_CHANNELS) or hit.via is not None
+                named = by_words and (hit.raw_score or 0.0) >= REVIVE_RELEVANCE
+                close = (hit.raw_score or 0.0) >= ARCHIVED_BY_MEANING
+                if not resting and ((stage == "asleep" and not named) or (hit.archived and not (by_words or close))):
+                    meta.resting.append(hit.memory.id)
+                else:
+                    kept.append(hit)
+                continue
             layer = hit.memory.layer
             phase = instant_phase(hit.memory, now, policy) if layer == "instant" else "awake"
             named = bool(hit.channels.keys() - {"vector"}) and (hit.raw_score or 0.0) >= REVIVE_RELEVANCE
@@ -291,120 +390,186 @@ class Recall:
         shares = await ShareStore(self.db).approved_into(names, SHARED_READ)
         return Reach(names, {s["memory_id"]: s["id"] for s in shares})
 
-    async def _vector_channel(
-        self, text: str, reach: Reach, types: Sequence[str], meta: RecallMeta
-    ) -> tuple[dict[str, float], list[float] | None]:
-        """id → cosine similarity, best first, and the query's vector; nothing (and a
-        note) when the channel is down. Shared memories are scored one by one and ranked
-        with the namespaces' own."""
+    async def _vector_channel(self, text: str, asked: _Asked, meta: RecallMeta) -> _VectorFound:
+        """id → cosine similarity, best first, of the memories and the episodes (one query
+        each, by ``kind``), and the query's vector; nothing (and a note) when the channel
+        is down. Shared memories are scored one by one and ranked with the namespaces' own."""
         problem = await self.mirror.mismatch()
         if problem:
             meta.notes.append(f"vector search off: {problem}; lexical results only")
-            return {}, None
+            return _VectorFound({}, set(), None)
+        reach, top_k = asked.reach, self.config.memory_top_k
+        names = reach.namespaces
+        namespace: VectorFilterValue = names[0] if len(names) == 1 else {"$in": list(names)}
+        filters: list[dict[str, VectorFilterValue]] = []
+        if asked.memories:
+            where: dict[str, VectorFilterValue] = {"namespace": namespace, "status": "active", **MEMORY_FILTER}
+            if asked.types:
+                where["type"] = {"$in": list(asked.types)}
+            filters.append(where)
+        if asked.episodes is not None:
+            # No more: the rest of the episodes' scope has no metadata index; the row decides.
+            filters.append({"namespace": namespace, "kind": EPISODE_KIND})
         try:
             vector = (await self.embedder.embed([embedding_text(text)], kind="query"))[0]
-            names = reach.namespaces
-            where: dict[str, Any] = {
-                "namespace": names[0] if len(names) == 1 else {"$in": list(names)},
-                "status": "active",
-            }
-            if types:
-                where["type"] = {"$in": list(types)}
-            matches = await self.vectors.query(vector, top_k=self.config.memory_top_k, filter=where)
+            answers = await asyncio.gather(*(self.vectors.query(vector, top_k=top_k, filter=f) for f in filters))
             # The index may lag behind the row (type, status): _pool's row check decides.
-            shared = await self.vectors.get(list(reach.shared)) if reach.shared else []
+            shared = await self.vectors.get(list(reach.shared)) if reach.shared and asked.memories else []
         except (ModelError, VectorIndexError) as error:  # recall still answers from the words alone
             meta.notes.append(f"vector search unavailable ({type(error).__name__}: {error}); lexical results only")
-            return {}, None
-        scores = {m.id: m.score for m in matches} | {r.id: _cosine(vector, r.values) for r in shared}
-        best = sorted(scores, key=scores.__getitem__, reverse=True)[: self.config.memory_top_k]
-        return {id_: scores[id_] for id_ in best}, vector
+            return _VectorFound({}, set(), None)
+        scores = {m.id: m.score for answer in answers for m in answer} | {
+            r.id: _cosine(vector, r.values) for r in shared
+        }
+        told_apart = {m.id for m in answers[-1]} if asked.episodes is not None else set()
+        best = sorted(scores, key=scores.__getitem__, reverse=True)[:top_k]
+        return _VectorFound({id_: scores[id_] for id_ in best}, told_apart & set(best), vector)
 
-    async def _word_channels(self, text: str, said: str, reach: Reach, types: Sequence[str]) -> _WordFound:
+    async def _word_channels(self, text: str, said: str, asked: _Asked) -> _WordFound:
         """The word channels, and the rows of what they found: this needs only the
-        query's words, so it is done while the query is embedded."""
-        lexical, substring = await asyncio.gather(
-            self._lexical_channel(text, reach, types), self._substring_channel(said, reach, types)
+        query's words, so it is done while the query is embedded. Each channel merges
+        the memories and the episodes it finds by bm25, which scores both alike."""
+        (lexical, lexical_told), (substring, substring_told) = await asyncio.gather(
+            self._lexical_channel(text, asked), self._substring_channel(said, asked)
         )
-        rows = {m.id: m for m in await self.memories.get_many(list(dict.fromkeys(lexical + substring)))}
-        return _WordFound({"lexical": lexical, "substring": substring}, rows)
+        memory_ids = [i for i in dict.fromkeys(lexical + substring) if i not in lexical_told | substring_told]
+        episode_ids = list(lexical_told | substring_told)
+        memory_rows, episode_rows = await asyncio.gather(
+            self.memories.get_many(memory_ids), self.episodes.get_many(episode_ids)
+        )
+        return _WordFound(
+            {"lexical": lexical, "substring": substring},
+            {m.id: m for m in memory_rows},
+            {e.id: e for e in episode_rows},
+        )
 
-    async def _lexical_channel(self, text: str, reach: Reach, types: Sequence[str]) -> list[str]:
+    async def _lexical_channel(self, text: str, asked: _Asked) -> tuple[list[str], set[str]]:
+        """Ids best first, and which of them are episodes."""
         terms = query_terms(text)
         if not terms:
-            return []
-        found = await self.memories.lexical_search(
-            reach.namespaces, terms, types=types, limit=self.config.memory_top_k, shared=bool(reach.shared)
+            return [], set()
+        reach, limit = asked.reach, self.config.memory_top_k
+        memories, episodes = await asyncio.gather(
+            self.memories.lexical_search(
+                reach.namespaces, terms, types=asked.types, limit=limit, shared=bool(reach.shared)
+            )
+            if asked.memories
+            else _none(),
+            self.episode_search.lexical_search(asked.episodes, terms, limit=limit)
+            if asked.episodes is not None
+            else _none(),
         )
-        return [id_ for id_, _ in found]
+        return _merged(memories, episodes, limit)
 
-    async def _substring_channel(self, text: str, reach: Reach, types: Sequence[str]) -> list[str]:
-        """Memories holding a fragment of the query that the word index cannot match, one
-        with a term no memory has (in any namespace: the index keeps one vocabulary)."""
-        terms = {needle: query_terms(needle) for needle in substring_needles(text)}
-        if not terms:
-            return []
-        known = await self.memories.term_frequencies(sorted({t for found in terms.values() for t in found}))
-        unmatched = [needle for needle, found in terms.items() if any(t not in known for t in found)]
-        if not unmatched:
-            return []
-        return await self.memories.substring_search(
-            reach.namespaces, unmatched, types=types, limit=self.config.memory_top_k, shared=bool(reach.shared)
-        )
+    async def _substring_channel(self, text: str, asked: _Asked) -> tuple[list[str], set[str]]:
+        """Memories and episodes holding a fragment of the query that their word index
+        cannot match, one with a term no row of theirs has (in any namespace: an index
+        keeps one vocabulary)."""
+        needles = substring_needles(text)
+        if not needles:
+            return [], set()
+        reach, limit = asked.reach, self.config.memory_top_k
+
+        async def memories() -> list[tuple[str, float]]:
+            unmatched = await self.memories.text.unmatched(needles) if asked.memories else []
+            if not unmatched:
+                return []
+            return await self.memories.substring_search(
+                reach.namespaces, unmatched, types=asked.types, limit=limit, shared=bool(reach.shared)
+            )
+
+        async def episodes() -> list[tuple[str, float]]:
+            if asked.episodes is None:
+                return []
+            unmatched = await self.episode_search.text.unmatched(needles)
+            return (
+                await self.episode_search.substring_search(asked.episodes, unmatched, limit=limit) if unmatched else []
+            )
+
+        found = await asyncio.gather(memories(), episodes())
+        return _merged(*found, limit)
 
     async def _pool(
         self,
-        vector_ranked: dict[str, float],
-        query_vector: list[float] | None,
+        found: _VectorFound,
         words: _WordFound,
-        reach: Reach,
-        types: Sequence[str],
+        asked: _Asked,
         limit: int,
         meta: RecallMeta,
         person_names: Sequence[str] = (),
     ) -> list[Hit]:
         """The best ``limit`` fused candidates that are live, above the similarity
-        floor and not a repeat of a better one's text. A memory that names a person the
-        query names is about her, whatever its similarity (she may be "my sister" in the
-        query and "安娜" in the memory): no similarity floor applies to it."""
+        floor and not a repeat of a better one's text (a memory takes the place of an
+        episode that says the same). A memory that names a person the query names is
+        about her, whatever its similarity (she may be "my sister" in the query and
+        "安娜" in the memory): no similarity floor applies to it."""
         fused: dict[str, float] = {}
         channels: dict[str, dict[str, int]] = {}
-        for name, ids in (("vector", list(vector_ranked)), *words.ranked.items()):
+        for name, ids in (("vector", list(found.scores)), *words.ranked.items()):
             weight = CHANNEL_WEIGHTS[name]
             for rank, id_ in enumerate(ids, start=1):
                 fused[id_] = fused.get(id_, 0.0) + weight / (RRF_K + rank)
                 channels.setdefault(id_, {})[name] = rank
         ranked = sorted(fused, key=fused.__getitem__, reverse=True)[:limit]
-        similarity = {id_: self._relevance(vector_ranked[id_]) for id_ in ranked if id_ in vector_ranked}
+        similarity = {id_: self._relevance(found.scores[id_]) for id_ in ranked if id_ in found.scores}
         lexical_only = [id_ for id_ in ranked if id_ not in similarity]
-        if query_vector is not None and lexical_only:
+        if found.vector is not None and lexical_only:
             try:
                 for record in await self.vectors.get(lexical_only):
-                    similarity[record.id] = self._relevance(_cosine(query_vector, record.values))
+                    similarity[record.id] = self._relevance(_cosine(found.vector, record.values))
             except VectorIndexError as error:  # those hits go on without a similarity
                 meta.notes.append(f"vector lookup failed ({type(error).__name__}); some scores unknown")
-        rows = dict(words.rows)
-        rows |= {m.id: m for m in await self.memories.get_many([id_ for id_ in ranked if id_ not in rows])}
+        rows, told = dict(words.rows), dict(words.episodes)
+        missing = [id_ for id_ in ranked if id_ not in rows and id_ not in told]
+        vector_told = [id_ for id_ in missing if id_ in found.episodes]
+        rows |= {m.id: m for m in await self.memories.get_many([i for i in missing if i not in found.episodes])}
+        told |= {e.id: e for e in await self.episodes.get_many(vector_told)}
         pool: list[Hit] = []
-        seen_text: dict[str, str] = {}
+        seen_text: dict[str, Hit] = {}
         for id_ in ranked:
-            memory = rows.get(id_)
-            # The index is a mirror and may lag: the row decides what is live.
-            if memory is None or not _live(memory, reach, types) or not self._open(memory):
-                continue
+            episode = told.get(id_)
+            if episode is not None:
+                if not self._admits(episode, asked):
+                    if asked.prompt.holds(episode):
+                        meta.in_prompt.append(id_)
+                    continue
+                memory = as_memory(episode)
+            else:
+                row = rows.get(id_)
+                # The index is a mirror and may lag: the row decides what is live.
+                if row is None or not _live(row, asked.reach, asked.types) or not self._open(row):
+                    continue
+                memory = row
             raw = similarity.get(id_)
             about_person = bool(person_names) and names_any(memory.content, person_names)
             if raw is not None and raw < self.config.memory_min_score and not about_person:
                 meta.floored.append(id_)
                 continue
+            hit = Hit(
+                memory=memory,
+                score=fused[id_],
+                raw_score=raw,
+                channels=channels[id_],
+                about_person=about_person,
+                episode=episode,
+            )
             key = normalised(memory.content)
-            if key in seen_text:
+            earlier = seen_text.get(key)
+            if earlier is not None and not (earlier.episode is not None and episode is None):
                 meta.deduped.append(id_)
                 continue
-            seen_text[key] = id_
-            hit = Hit(memory=memory, score=fused[id_], raw_score=raw, channels=channels[id_], about_person=about_person)
-            pool.append(hit)
+            if earlier is not None:
+                meta.deduped.append(earlier.memory.id)
+                pool[pool.index(earlier)] = hit
+            else:
+                pool.append(hit)
+            seen_text[key] = hit
         return pool
+
+    @staticmethod
+    def _admits(episode: Episode, asked: _Asked) -> bool:
+        """An episode this recall may return: in its scope, and not one the prompt holds."""
+        return asked.episodes is not None and asked.episodes.admits(episode) and not asked.prompt.holds(episode)
 
     def _relevance(self, cosine: float) -> float:
         """Cosine similarity on the embedder's own scale, mapped onto 0–1."""
@@ -448,20 +613,30 @@ class Recall:
             if hit.raw_score is not None and hit.raw_score < floor and not hit.about_person:
                 meta.floored.append(hit.memory.id)
                 continue
-            relevance, weight, decay = hit.score, weigh(hit.memory, now), 1.0
+            relevance, decay = hit.score, 1.0
+            if hit.episode is None:
+                weight = weigh(hit.memory, now)
+                importance, freshness, authored, factor = (
+                    weight.importance,
+                    weight.freshness,
+                    weight.authored,
+                    weight.factor,
+                )
+            else:
+                importance, freshness, authored, factor = 0.0, 1.0, 1.0, EPISODE_WEIGHT
             injected = hit.memory.last_injected_at
             if injected and now - parse_iso(injected) < window:
                 decay = DECAY_FACTOR
                 hit.decayed = True
                 meta.decayed.append(hit.memory.id)
-            hit.score = relevance * weight.factor * decay
+            hit.score = relevance * factor * decay
             meta.components[hit.memory.id] = ScoreParts(
                 relevance=relevance,
                 raw_score=hit.raw_score,
-                importance=weight.importance,
-                freshness=weight.freshness,
-                authored=weight.authored,
-                weight=weight.factor,
+                importance=importance,
+                freshness=freshness,
+                authored=authored,
+                weight=factor,
                 decay=decay,
                 score=hit.score,
             )
@@ -469,30 +644,44 @@ class Recall:
         kept.sort(key=lambda h: h.score, reverse=True)
         return kept
 
-    async def _expand(self, pool: list[Hit], edges: _Edges, reach: Reach, types: Sequence[str]) -> list[Hit]:
+    async def _expand(self, pool: list[Hit], edges: _Edges, asked: _Asked) -> list[Hit]:
         """One hop along relation edges: a memory gains a weighted share of its best
         related memory's score, and a related memory outside the pool joins with that
-        share. A ``contradicts`` edge lends nothing (see _contradictions)."""
+        share. A ``contradicts`` edge lends nothing (see _contradictions). An episode's
+        neighbours in its conversation (the turns said just before and after it) are
+        related to it as a ``same_thread`` edge of weight 1 relates two memories."""
         by_id = {h.memory.id: h for h in pool}
         fused = {id_: h.score for id_, h in by_id.items()}
         lent: dict[str, tuple[float, str]] = {}
-        for edge in await edges.touching(list(by_id)):
+
+        def lend(here: str, there: str, weight: float) -> None:
+            share = RELATION_SHARE * weight * fused[here]
+            if share > lent.get(there, (0.0, ""))[0]:
+                lent[there] = (share, here)
+
+        for edge in await edges.touching([i for i, h in by_id.items() if h.episode is None]):
             for here, there in ((edge["source_id"], edge["target_id"]), (edge["target_id"], edge["source_id"])):
-                if here not in by_id:
-                    continue
-                if edge["relation"] == "contradicts":
-                    continue
-                share = RELATION_SHARE * float(edge["weight"]) * fused[here]
-                if share > lent.get(there, (0.0, ""))[0]:
-                    lent[there] = (share, here)
+                if here in by_id and edge["relation"] != "contradicts":
+                    lend(here, there, float(edge["weight"]))
+        told = [h.episode for h in pool if h.episode is not None]
+        around = await self.episodes.adjacent(told) if told else []
+        for hit in pool:
+            if hit.episode is not None:
+                hit.thread = [e for e in adjacent_to(hit.episode, around) if self._admits(e, asked)]
+                for neighbour in hit.thread:
+                    lend(hit.episode.id, neighbour.id, EPISODE_THREAD_WEIGHT)
         for id_, (share, _) in lent.items():
             if id_ in by_id:
                 by_id[id_].score += share
         outside = [id_ for id_ in lent if id_ not in by_id]
         for memory in await self.memories.get_many(outside):
-            if _live(memory, reach, types) and self._open(memory):
+            if _live(memory, asked.reach, asked.types) and self._open(memory):
                 share, source = lent[memory.id]
                 pool.append(Hit(memory=memory, score=share, raw_score=None, via=source))
+        for neighbour in around:
+            if neighbour.id in outside and self._admits(neighbour, asked):
+                share, source = lent[neighbour.id]
+                pool.append(Hit(as_memory(neighbour), score=share, raw_score=None, via=source, episode=neighbour))
         pool.sort(key=lambda h: h.score, reverse=True)
         return pool
 
@@ -508,7 +697,8 @@ class Recall:
         When the query found only the older, the newer takes its place (and its scores:
         the two are about the same thing)."""
         by_id = {h.memory.id: h for h in pool}
-        contradictions = [e for e in await edges.touching(list(by_id)) if e["relation"] == "contradicts"]
+        memory_ids = [i for i, h in by_id.items() if h.episode is None]
+        contradictions = [e for e in await edges.touching(memory_ids) if e["relation"] == "contradicts"]
         if not contradictions:
             return pool
         rows = {h.memory.id: h.memory for h in pool}
@@ -563,8 +753,22 @@ class _Edges:
         return [e for e in self.found.values() if e["source_id"] in wanted or e["target_id"] in wanted]
 
 
-async def _nothing() -> tuple[dict[str, float], None]:
-    return {}, None
+async def _nothing() -> _VectorFound:
+    return _VectorFound({}, set(), None)
+
+
+async def _none() -> list[tuple[str, float]]:
+    return []
+
+
+def _merged(
+    memories: list[tuple[str, float]], episodes: list[tuple[str, float]], limit: int
+) -> tuple[list[str], set[str]]:
+    """One channel's memories and episodes (each (id, bm25), best first) in one ranking,
+    the best ``limit``, and which of them are episodes. bm25 is lower for a better match;
+    at the same score the memory comes first."""
+    ranked = sorted([*((r, 0, i) for i, r in memories), *((r, 1, i) for i, r in episodes)])[:limit]
+    return [i for _, _, i in ranked], {i for _, kind, i in ranked if kind}
 
 
 def _live(memory: Memory, reach: Reach, types: Sequence[str]) -> bool:

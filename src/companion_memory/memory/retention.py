@@ -1,8 +1,14 @@
-"""Retention: old raw data goes, unused memories expire, retired rows are purged, and
-the mood timeline keeps MOOD_DAYS (a mood is how a day felt, not something to keep).
+"""Retention: old raw data goes, unused memories expire, retired rows are purged,
+episodes go after EPISODE_RETENTION_DAYS, and the mood timeline keeps MOOD_DAYS (a mood
+is how a day felt, not something to keep).
 
-At most once per 24 hours (unless forced). Purging removes a memory's vector before its
-row, through the vector outbox, so a failing index keeps the row until it can follow.
+At most once per 24 hours (unless forced). Purging removes a memory's or an episode's
+vector before its row, through the vector outbox, so a failing index keeps the row until
+it can follow. Raw messages (MESSAGES_RETENTION_DAYS) and episodes are kept apart: a
+message that goes leaves its episode, an episode that goes leaves its message.
+
+Retention also gives an episode to each message stored before episodes were, within
+the episodes' retention (the two agree, so what expires is not made again).
 """
 
 from __future__ import annotations
@@ -12,10 +18,13 @@ from typing import Any
 
 from ..clock import iso, parse_iso
 from ..ports import Clock, Database
+from ..store.episodes import EpisodeStore
 from ..store.memories import MemoryStore
+from ..store.messages import MessageStore
 from ..store.outbox import OutboxStore
 from ..store.retention import RetentionStore
 from .config import MemoryConfig
+from .episodes import backfilled
 from .folding import FOLDS_KEPT_DAYS
 from .vector_mirror import VectorMirror
 
@@ -26,7 +35,8 @@ MOOD_DAYS = 90
 EXPIRE_AFTER_DAYS = 180
 PURGE_AFTER_DAYS = 30
 _BATCH = 200
-# Memories expired or purged per run; a larger backlog continues on the next run.
+# Memories expired or purged, episodes expired or backfilled, per run; a larger backlog
+# continues on the next run.
 PER_RUN = 10_000
 
 
@@ -37,6 +47,7 @@ class Retention:
         self.clock = clock
         self.config = config
         self.store = RetentionStore(db)
+        self.episodes = EpisodeStore(db)
 
     async def run(self, *, force: bool = False) -> dict[str, Any]:
         now = self.clock.now()
@@ -69,8 +80,11 @@ class Retention:
             too_short = await self._retire(
                 await self.store.short_memories(self.config.empty_memory_min_chars, PER_RUN), "expired", iso(now)
             )
+        episodes_since = before(self.config.episode_retention_days) if self.config.episode_retention_days else ""
+        episodes_expired = await self._expire_episodes(episodes_since, iso(now)) if episodes_since else 0
+        episodes_backfilled = await self._backfill(episodes_since, iso(now))
         await self.db.batch([RetentionStore.record_run(iso(now))])
-        report = await self.mirror.drain(limit=max(200, expired + purged))
+        report = await self.mirror.drain(limit=max(200, expired + purged + episodes_expired + episodes_backfilled))
         return {
             "skipped": False,
             "messages": results[0].changes,
@@ -82,8 +96,32 @@ class Retention:
             "memories_expired": expired,
             "memories_too_short": too_short,
             "memories_purged": purged,
+            "episodes_expired": episodes_expired,
+            "episodes_backfilled": episodes_backfilled,
             "vectors_pending": report.failed + report.blocked,
         }
+
+    async def _expire_episodes(self, cutoff: str, at: str) -> int:
+        """Queue the episodes said before ``cutoff`` to go, vector first (the 'delete' op
+        keeps their messages); returns how many."""
+        rows = await self.episodes.said_before(cutoff, PER_RUN)
+        for start in range(0, len(rows), _BATCH):
+            await self.db.batch(
+                [
+                    OutboxStore.enqueue(r["id"], r["namespace"], "delete", at, "episode")
+                    for r in rows[start : start + _BATCH]
+                ]
+            )
+        return len(rows)
+
+    async def _backfill(self, since: str, at: str) -> int:
+        made = 0
+        messages = await MessageStore(self.db).without_episode(since=since, limit=PER_RUN)
+        for start in range(0, len(messages), _BATCH):
+            statements, count = backfilled(messages[start : start + _BATCH], at)
+            await self.db.batch(statements)
+            made += count
+        return made
 
     async def _retire(self, rows: list[dict[str, Any]], what: str, at: str) -> int:
         for start in range(0, len(rows), _BATCH):

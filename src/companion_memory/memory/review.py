@@ -53,13 +53,12 @@ class ReviewQueue:
         async def apply(candidate: dict[str, Any], actor: Actor) -> tuple[str, WriteResult | None, list[str]]:
             _not_a_contradiction(candidate)
             target = await self._active(target_id)
-            evidence = [Evidence.from_dict(e) for e in candidate["evidence"]]
-            known = {e.quote for e in target.evidence}
+            # The writer adds the evidence and sources to the target's (memory/writes.py _change).
             draft = MemoryDraft(
                 importance=max(target.importance, candidate["importance"]),
                 confidence=max(target.confidence, candidate["confidence"]),
-                evidence=target.evidence + [e for e in evidence if e.quote not in known],
-                source_message_ids=list(dict.fromkeys(target.source_message_ids + candidate["source_message_ids"])),
+                evidence=[Evidence.from_dict(e) for e in candidate["evidence"]],
+                source_message_ids=candidate["source_message_ids"],
             )
             return "merged", await self.writer.edit(target.id, draft, actor), []
 

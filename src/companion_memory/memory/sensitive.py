@@ -1,14 +1,22 @@
-"""Refuse secrets and personal identifiers in automatic memory writes.
+"""Find secrets and personal identifiers: refused in automatic memory writes, masked in episodes.
 
 A memory is recalled into prompts sent to third-party models, so an agent or the
 nightly dream must not turn a pasted API key or an ID number into one. The owner can
 allow a class (``MEMORY_SENSITIVE_ALLOW``) or write the memory by hand.
+
+An episode (what was said, recalled the same way) keeps the words around a secret and
+replaces the secret itself by a mark naming its class (``mask_sensitive``), whatever the
+owner allows: nobody chose to keep it.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
+# Each pattern's ``secret`` group, when it has one, is what is masked; the words before it
+# ("password is", "Bearer") stay, so the episode still reads as what was said.
 _CREDENTIAL_PATTERNS = [
     re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{20,}"),  # OpenAI / Anthropic
     re.compile(r"\bAKIA[0-9A-Z]{16}\b"),  # AWS access key id
@@ -17,13 +25,16 @@ _CREDENTIAL_PATTERNS = [
     re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"),  # Slack
     re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"),  # Google API key
     re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),  # JWT
-    re.compile(r"\bBearer\s+[A-Za-z0-9_\-.=]{20,}"),
+    re.compile(r"\bBearer\s+(?P<secret>[A-Za-z0-9_\-.=]{20,})"),
     re.compile(
         r"(?i)(?:password|passwd|passcode|pwd|api[ _\-]?key|secret|access[ _\-]?token|密码|口令|密钥)"
-        r"\s*(?:is|was|[:=：是为])\s*\S{4,}"
+        r"\s*(?:is|was|[:=：是为])\s*(?P<secret>\S{4,})"
     ),
 ]
-_PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----")
+# A key is masked from its header to its footer (or to the end, when it was cut off).
+_PRIVATE_KEY = re.compile(
+    r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----(?:.*?-----END (?:[A-Z]+ )*PRIVATE KEY-----|.*)", re.DOTALL
+)
 _CARD_CANDIDATE = re.compile(r"\b(?:\d[ \-]?){12,18}\d\b")
 _CN_ID = re.compile(r"\b\d{17}[\dXx]\b")
 _US_SSN = re.compile(r"\b\d{3}-\d{2}-\d{4}\b")
@@ -34,20 +45,28 @@ _PHONE = re.compile(
 SENSITIVE_CLASSES = ("credential", "private_key", "payment_card", "national_id", "phone")
 
 
+@dataclass(frozen=True)
+class SensitiveSpan:
+    start: int
+    end: int
+    kind: str
+
+
+def sensitive_spans(text: str) -> list[SensitiveSpan]:
+    """Every secret in ``text`` with its class, in the order of SENSITIVE_CLASSES, then of
+    where it is. Spans of different classes may overlap (a card number inside a key)."""
+    spans: list[SensitiveSpan] = []
+    for kind, pattern, valid in _RULES:
+        for match in pattern.finditer(text):
+            if valid is None or valid(match.group(0)):
+                group = "secret" if "secret" in pattern.groupindex else 0
+                spans.append(SensitiveSpan(match.start(group), match.end(group), kind))
+    return spans
+
+
 def find_sensitive(text: str) -> list[str]:
     """The sensitive-data classes present in ``text``, in a stable order."""
-    found: list[str] = []
-    if any(p.search(text) for p in _CREDENTIAL_PATTERNS):
-        found.append("credential")
-    if _PRIVATE_KEY.search(text):
-        found.append("private_key")
-    if any(_luhn_valid(re.sub(r"\D", "", m.group(0))) for m in _CARD_CANDIDATE.finditer(text)):
-        found.append("payment_card")
-    if any(_cn_id_valid(m.group(0)) for m in _CN_ID.finditer(text)) or _US_SSN.search(text):
-        found.append("national_id")
-    if _PHONE.search(text):
-        found.append("phone")
-    return found
+    return list(dict.fromkeys(span.kind for span in sensitive_spans(text)))
 
 
 def refused_classes(text: str, allowed: frozenset[str]) -> list[str]:
@@ -55,7 +74,30 @@ def refused_classes(text: str, allowed: frozenset[str]) -> list[str]:
     return [found for found in find_sensitive(text) if found not in allowed]
 
 
-def _luhn_valid(digits: str) -> bool:
+def mask_sensitive(text: str) -> tuple[str, list[str]]:
+    """``text`` with each secret replaced by ``[class]`` (``[phone]``, ``[credential]``…),
+    and the classes masked; overlapping secrets become one mark, of the first class."""
+    spans = sensitive_spans(text)
+    if not spans:
+        return text, []
+    merged: list[SensitiveSpan] = []
+    for span in sorted(spans, key=lambda s: (s.start, SENSITIVE_CLASSES.index(s.kind))):
+        if merged and span.start < merged[-1].end:
+            last = merged[-1]
+            merged[-1] = SensitiveSpan(last.start, max(last.end, span.end), last.kind)
+        else:
+            merged.append(span)
+    parts: list[str] = []
+    at = 0
+    for span in merged:
+        parts += [text[at : span.start], f"[{span.kind}]"]
+        at = span.end
+    parts.append(text[at:])
+    return "".join(parts), find_sensitive(text)
+
+
+def _luhn_valid(candidate: str) -> bool:
+    digits = re.sub(r"\D", "", candidate)
     if not 13 <= len(digits) <= 19:
         return False
     total = 0
@@ -72,3 +114,14 @@ def _cn_id_valid(number: str) -> bool:
     checks = "10X98765432"
     total = sum(int(d) * w for d, w in zip(number[:17], weights, strict=False))
     return checks[total % 11] == number[17].upper()
+
+
+# (class, pattern, the check a match must pass), in the order of SENSITIVE_CLASSES.
+_RULES: tuple[tuple[str, re.Pattern[str], Callable[[str], bool] | None], ...] = (
+    *(("credential", pattern, None) for pattern in _CREDENTIAL_PATTERNS),
+    ("private_key", _PRIVATE_KEY, None),
+    ("payment_card", _CARD_CANDIDATE, _luhn_valid),
+    ("national_id", _CN_ID, _cn_id_valid),
+    ("national_id", _US_SSN, None),
+    ("phone", _PHONE, None),
+)

@@ -18,11 +18,12 @@ from ..clock import iso, read_day, read_time
 from ..domain.counts import MAX_COUNT, read_count
 from ..domain.json_value import MAX_DEPTH, json_problem
 from ..domain.layers import LAYERS
+from ..domain.private_spans import strip_private
 from ..domain.types import MEMORY_TYPES, PLAN_STATUSES, STATUSES
 from ..errors import InvalidInput
 from ..pacing import HeavyReads
 from ..ports import Clock, Database
-from ..store.outbox import OutboxStore
+from ..store.outbox import OutboxKind, OutboxStore
 from ..store.snapshot import TABLES, TABLES_BY_NAME, SnapshotStore, TableSpec
 from ..store.stored_values import TABLES_BY_NAME as STORED_COLUMNS
 from .moods import MOOD_LABELS
@@ -145,7 +146,7 @@ class Snapshots:
                 after, first = rows[-1]["id"], False
 
     async def import_(self, document: Any) -> dict[str, Any]:
-        """Upsert every row by id; active memories are queued for the vector index, which
+        """Upsert every row by id; memories and episodes are queued for the vector index, which
         a queued ``vector_mirror`` task then fills in the background."""
         tables = _validate(document)
         now = iso(self.clock.now())
@@ -153,10 +154,11 @@ class Snapshots:
         refused: dict[str, int] = {}
         for table, rows in tables:
             statements = [SnapshotStore.upsert(table, row) for row in rows]
-            if table.name == "memories":
-                # Every imported memory gets a mirror pass: live ones are embedded,
-                # others are removed from the index if an older copy was there.
-                statements += [OutboxStore.enqueue(r["id"], r["namespace"], "upsert", now) for r in rows]
+            kind = _MIRRORED.get(table.name)
+            if kind:
+                # Every imported memory or episode gets a mirror pass: live ones are
+                # embedded, others are removed from the index if an older copy was there.
+                statements += [OutboxStore.enqueue(r["id"], r["namespace"], "upsert", now, kind) for r in rows]
             failed = 0
             for start in range(0, len(statements), _IMPORT_GROUP):
                 failed += await self.store.write(statements[start : start + _IMPORT_GROUP])
@@ -165,6 +167,9 @@ class Snapshots:
                 refused[table.name] = failed
         await self.mirror.schedule_retry()
         return {"imported": counts, "refused": refused}
+
+
+_MIRRORED: dict[str, OutboxKind] = {"memories": "memory", "episodes": "episode"}
 
 
 def _validate(document: Any) -> list[tuple[TableSpec, list[dict[str, Any]]]]:
@@ -197,7 +202,7 @@ def _validate(document: Any) -> list[tuple[TableSpec, list[dict[str, Any]]]]:
                 raise InvalidInput(
                     f"{table.name}[{index}].{nested} must be a string, number, boolean or null", code="invalid_snapshot"
                 )
-            row = _stored_values(table, index, row)
+            row = _without_private(table, index, _stored_values(table, index, row))
             if table.name == "memories":
                 problem = _memory_problem(row)
                 if problem:
@@ -214,6 +219,43 @@ def _validate(document: Any) -> list[tuple[TableSpec, list[dict[str, Any]]]]:
     if unknown:
         raise InvalidInput(f"unknown sections in export: {', '.join(sorted(unknown))}", code="invalid_snapshot")
     return tables
+
+
+# The words a row is for: a row the cut of its <private> spans leaves without them is
+# refused, as the write paths refuse it (a message may be left empty, as ingest leaves it).
+_WORDS = {
+    "memories": "content",
+    "episodes": "content",
+    "memory_candidates": "content",
+    "precious": "content",
+    "todos": "text",
+    "glossary": "term",
+    "people": "name",
+}
+
+
+def _cut(value: Any) -> Any:
+    if isinstance(value, str):
+        return strip_private(value)
+    if isinstance(value, list):
+        return [_cut(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _cut(v) for k, v in value.items()}
+    return value
+
+
+def _without_private(table: TableSpec, index: int, row: dict[str, Any]) -> dict[str, Any]:
+    """The row with the ``<private>`` spans cut from every text it holds, JSON columns too
+    (a backup from elsewhere, or made by hand, is stored as any write would be)."""
+    cut: dict[str, Any] = _cut(row)
+    column = _WORDS.get(table.name)
+    given = row.get(column) if column else None
+    if column and isinstance(given, str) and given.strip() and not cut[column].strip():
+        raise InvalidInput(
+            f"{table.name}[{index}].{column} has no words besides <private> spans (which are never stored)",
+            code="empty_content",
+        )
+    return cut
 
 
 def _flag(value: object, where: str) -> int:

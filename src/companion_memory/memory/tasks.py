@@ -7,6 +7,7 @@ the database (the vector outbox, the memories), the task only says "go on".
 
 - ``vector_mirror``: drain the outbox (index writes that failed or wait).
 - ``reindex``: rebuild the vector index from the database, then drain.
+- ``vector_pass``: a few pages of the pass over every row under way (memory/vector_passes.py).
 - ``retention``: run retention; a backlog larger than one run continues in a new task.
 """
 
@@ -20,6 +21,7 @@ from typing import Any, Literal
 from ..ports import QueueMessage, TaskQueue
 from .retention import PER_RUN, Retention
 from .vector_mirror import VectorMirror
+from .vector_passes import PASS_TASK
 
 log = logging.getLogger("companion_memory.tasks")
 MIRROR_BATCH = 100
@@ -42,14 +44,24 @@ class ReindexTask:
 
 
 @dataclass(frozen=True)
+class PassTask:
+    task: Literal["vector_pass"] = "vector_pass"
+
+
+@dataclass(frozen=True)
 class RetentionTask:
     task: Literal["retention"] = "retention"
     # A continuation runs even though retention ran in the last 24 hours.
     force: bool = False
 
 
-Task = MirrorTask | ReindexTask | RetentionTask
-_KINDS: dict[str, type[Task]] = {"vector_mirror": MirrorTask, "reindex": ReindexTask, "retention": RetentionTask}
+Task = MirrorTask | ReindexTask | PassTask | RetentionTask
+_KINDS: dict[str, type[Task]] = {
+    "vector_mirror": MirrorTask,
+    "reindex": ReindexTask,
+    "vector_pass": PassTask,
+    "retention": RetentionTask,
+}
 
 
 def parse_task(body: Any) -> Task:
@@ -104,12 +116,18 @@ class TaskRunner:
         if isinstance(task, MirrorTask):
             return await self._drain()
         if isinstance(task, ReindexTask):
-            queued = None
-            if task.restart or await self.mirror.mismatch():
-                queued = await self.mirror.start_reindex()
+            queued = await self.mirror.rebuild(restart=task.restart)
             return {"queued": queued, **await self._drain()}
+        if isinstance(task, PassTask):
+            step = await self.mirror.passes.step()
+            if step.queued:
+                await self.mirror.schedule_retry()
+            if step.running:
+                await self._send(PASS_TASK)
+            return {"queued": step.queued, "running": step.running}
         report = await self.retention.run(force=task.force)
-        if not report["skipped"] and PER_RUN in (report["memories_expired"], report["memories_purged"]):
+        backlog = ("memories_expired", "memories_purged", "episodes_expired", "episodes_backfilled")
+        if not report["skipped"] and PER_RUN in (report[name] for name in backlog):
             await self._send({"task": "retention", "force": True})
         if report.get("vectors_pending"):
             await self.mirror.schedule_retry()

@@ -1,16 +1,20 @@
-"""Keeps the vector index in step with the memories table through the outbox.
+"""Keeps the vector index in step with the memories and episodes tables through the outbox.
 
 Every write that changes what the index should hold enqueues an outbox entry in the
-same atomic batch as the row change. ``sync`` then applies it right away; if the
-embedder or the index fails, the entry stays and ``drain`` retries it later with
-backoff, run by a ``vector_mirror`` task on the queue (and by the nightly job as a
-safety net). So a vector write can be late, but never lost.
+same atomic batch as the row change. A memory's write then applies it right away
+(``sync``); an episode's is applied in the background (a ``vector_mirror`` task), so
+that storing what was said never waits for an embedding. If the embedder or the index
+fails, the entry stays and ``drain`` retries it later with backoff, run by a
+``vector_mirror`` task on the queue (and by the nightly job as a safety net). So a
+vector write can be late, but never lost.
+
+Both kinds share the index: every query filters on ``kind`` (vector_sources.py).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -18,9 +22,12 @@ from ..clock import iso, parse_iso
 from ..domain.memory import Memory
 from ..domain.search_text import embedding_text
 from ..ports import Clock, Database, Embedder, InfrastructureError, TaskQueue, VectorIndex, VectorRecord
+from ..store.episodes import EpisodeStore
 from ..store.memories import MemoryStore
-from ..store.outbox import OutboxEntry, OutboxStore
+from ..store.outbox import OutboxEntry, OutboxKind, OutboxStore
 from ..store.vector_state import VectorStateStore
+from .vector_passes import VectorPasses
+from .vector_sources import EpisodeRows, MemoryRows, MirroredKind
 
 log = logging.getLogger("companion_memory.vector_mirror")
 _MAX_BACKOFF = timedelta(hours=1)
@@ -35,6 +42,11 @@ EMBEDDED_TEXT_FORM = "folded-1"
 # index answers each with its values, and a page's worth of them is work on the event
 # loop (6 ms for 500 on a slow core, with the health report reading every live memory).
 PRESENCE_PAGE = 200
+# Vectors removed in one call (a forgotten day of episodes is hundreds): Vectorize takes
+# 1000 ids a call; the rows that follow them are one batch.
+REMOVALS_AT_ONCE = 100
+# What every query for memories adds to its filter: episodes share the index.
+MEMORY_FILTER = {"kind": "memory"}
 
 
 @dataclass(frozen=True)
@@ -47,22 +59,6 @@ class SyncReport:
     vectors: dict[str, Sequence[float]] = field(default_factory=dict)
 
 
-def vector_metadata(memory: Memory) -> dict[str, str | bool]:
-    return {
-        "namespace": memory.namespace,
-        "status": memory.status,
-        "type": memory.type,
-        "kind": "memory",
-        "pinned": memory.pinned,
-    }
-
-
-def is_indexed(memory: Memory) -> bool:
-    """Only live rows belong in the index (a plan only while it is active); everything
-    else is removed from it."""
-    return memory.status == "active" and memory.version_status == "current" and memory.plan_status in (None, "active")
-
-
 class VectorMirror:
     def __init__(
         self, db: Database, vectors: VectorIndex, embedder: Embedder, clock: Clock, queue: TaskQueue | None = None
@@ -73,8 +69,13 @@ class VectorMirror:
         self.clock = clock
         self.queue = queue
         self.memories = MemoryStore(db)
+        self.kinds: dict[OutboxKind, MirroredKind] = {
+            "memory": MemoryRows(self.memories),
+            "episode": EpisodeRows(EpisodeStore(db)),
+        }
         self.outbox = OutboxStore(db)
         self.state = VectorStateStore(db)
+        self.passes = VectorPasses(db, vectors, clock, queue, self.kinds, self._claim)
         self._mismatch: str | None = None
         self._checked = False
 
@@ -86,7 +87,7 @@ class VectorMirror:
         words only and mirror writes wait in the outbox.
 
         Vectors of the same model made from an older form of the text
-        (``EMBEDDED_TEXT_FORM``) stay usable meanwhile; every live memory is queued to be
+        (``EMBEDDED_TEXT_FORM``) stay usable meanwhile; a pass queues every live row to be
         embedded again, once, and the outbox replaces them in the background.
         """
         if not self._checked:
@@ -106,8 +107,7 @@ class VectorMirror:
             self._checked = True
             if stale_form:
                 await self.state.set(*wanted, EMBEDDED_TEXT_FORM, iso(self.clock.now()))
-                await self._enqueue_live(only_missing=False)
-                await self.schedule_retry()
+                await self.passes.begin("refresh")
         return self._mismatch
 
     async def sync(self, memory_ids: Sequence[str]) -> SyncReport:
@@ -142,7 +142,9 @@ class VectorMirror:
         if not text.strip() or await self.mismatch():  # no model embeds an empty text
             return None
         vector = (await self.embedder.embed([embedding_text(text)], kind="passage"))[0]
-        matches = await self.vectors.query(vector, top_k=1, filter={"namespace": namespace, "status": "active"})
+        matches = await self.vectors.query(
+            vector, top_k=1, filter={"namespace": namespace, "status": "active", **MEMORY_FILTER}
+        )
         return matches[0].id if matches and matches[0].score >= threshold else None
 
     async def similar(
@@ -168,7 +170,9 @@ class VectorMirror:
             vector = (await self.embedder.embed([text], kind="passage"))[0]
         if vector is None:
             return []
-        matches = await self.vectors.query(vector, top_k=top_k + 1, filter={"namespace": namespace, "status": "active"})
+        matches = await self.vectors.query(
+            vector, top_k=top_k + 1, filter={"namespace": namespace, "status": "active", **MEMORY_FILTER}
+        )
         unrelated, identical = self.embedder.similarity_range
         return [
             (m.id, min(1.0, max(0.0, (m.score - unrelated) / (identical - unrelated))))
@@ -191,28 +195,41 @@ class VectorMirror:
         else:
             return []
         matches = await self.vectors.query(
-            vector, top_k=top_k + 1, filter={"namespace": memory.namespace, "status": "active", "type": memory.type}
+            vector,
+            top_k=top_k + 1,
+            filter={"namespace": memory.namespace, "status": "active", "type": memory.type, **MEMORY_FILTER},
         )
         return [(m.id, m.score) for m in matches if m.id != memory.id and m.score >= threshold][:top_k]
 
-    async def enqueue_missing(self) -> int:
-        """Queue every live memory the index lacks (a new or emptied index); returns how many."""
-        return await self._enqueue_live(only_missing=True)
+    async def unaccounted(self) -> int:
+        """How many more rows the index should hold than it holds and the outbox owes: more
+        than none, and the index lost vectors no write knows of (a new, emptied or replaced
+        index file). A few counts, however many rows; vectors of dead rows the index
+        still holds can hide as many missing ones (the health report finds those)."""
+        live = 0
+        for rows in self.kinds.values():
+            live += await rows.count_live()
+        pending = int((await self.outbox.stats())["pending"] or 0)
+        return live - await self.vectors.count() - pending
 
     async def missing(self, limit: int) -> tuple[int, bool]:
-        """How many live memories the index lacks, counting the first ``limit`` of them;
-        says whether the count is complete."""
+        """How many live memories and episodes the index lacks, counting the first
+        ``limit`` of them (memories first); says whether the count is complete."""
         counted = missing = 0
-        after = ""
-        while counted < limit:
-            rows = await self.memories.live_ids(after=after, limit=min(PRESENCE_PAGE, limit - counted))
-            if not rows:
-                return missing, True
-            after = rows[-1]["id"]
-            counted += len(rows)
-            present = {r.id for r in await self.vectors.get([r["id"] for r in rows])}
-            missing += sum(r["id"] not in present for r in rows)
-        return missing, not await self.memories.live_ids(after=after, limit=1)
+        for rows in self.kinds.values():
+            after = ""
+            while counted < limit:
+                page = await rows.live_ids(after=after, limit=min(PRESENCE_PAGE, limit - counted))
+                if not page:
+                    break
+                after = page[-1]["id"]
+                counted += len(page)
+                present = {r.id for r in await self.vectors.get([r["id"] for r in page])}
+                missing += sum(r["id"] not in present for r in page)
+            else:
+                if await rows.live_ids(after=after, limit=1):
+                    return missing, False
+        return missing, True
 
     async def orphans(self, limit: int) -> tuple[list[str], bool]:
         """Vectors the index holds for rows it must not hold (archived, superseded, closed
@@ -231,34 +248,52 @@ class VectorMirror:
         return found, not await self.memories.unindexed_ids(after=after, limit=1)
 
     async def start_reindex(self) -> int:
-        """Empty the index of every memory's vector, claim it for the current embedder
-        and queue every live memory; ``drain`` (and a queued task) then fills it. Returns
-        how many are queued."""
-        after = ""
-        while ids := await self.memories.ids_after(after, 500):
-            await self.vectors.delete(ids)
-            after = ids[-1]
-        await self.state.set(self.embedder.model, self.embedder.dimensions, EMBEDDED_TEXT_FORM, iso(self.clock.now()))
-        self._mismatch, self._checked = None, True
-        queued = await self._enqueue_live(only_missing=False)
-        # The rebuild goes on in the background even if whoever started it stops asking.
-        await self.schedule_retry()
+        """Begin a rebuild (again, if one is under way): a pass removes every memory's and
+        episode's vector and queues every live row, a page at a time, and then claims the
+        index for the current embedder; ``drain`` fills it. It goes on in the background
+        even if whoever started it stops asking. Returns how many rows it queues."""
+        await self.passes.begin("reindex", over=True)
+        return await self.passes.remaining()
+
+    async def rebuild(self, *, restart: bool) -> int | None:
+        """One step of a rebuild, begun first when asked to (``restart``) or when the index
+        holds another embedder's vectors and none is under way; returns how many rows a
+        rebuild begun now queues."""
+        queued = None
+        if restart or (await self.mismatch() and await self.passes.current() is None):
+            queued = await self.start_reindex()
+        if (await self.passes.step()).queued:
+            await self.schedule_retry()
         return queued
 
-    async def _enqueue_live(self, *, only_missing: bool) -> int:
-        queued = 0
-        after = ""
-        while rows := await self.memories.live_ids(after=after, limit=PRESENCE_PAGE):
-            after = rows[-1]["id"]
-            present = {r.id for r in await self.vectors.get([r["id"] for r in rows])} if only_missing else set()
-            now = iso(self.clock.now())
-            wanted = [
-                OutboxStore.enqueue(r["id"], r["namespace"], "upsert", now) for r in rows if r["id"] not in present
-            ]
-            if wanted:
-                await self.db.batch(wanted)
-                queued += len(wanted)
-        return queued
+    async def _claim(self) -> None:
+        await self.state.set(self.embedder.model, self.embedder.dimensions, EMBEDDED_TEXT_FORM, iso(self.clock.now()))
+        self._mismatch, self._checked = None, True
+        await self.schedule_retry()
+
+    async def place(self, vectors: Mapping[str, Sequence[float]]) -> int:
+        """Use vectors made elsewhere for queued upserts instead of embedding the rows
+        again (the gateway's user turn: recall embedded its words already). What cannot
+        be placed stays queued for the background; returns how many were placed."""
+        if not vectors or await self.mismatch():
+            return 0
+        entries = [e for e in await self.outbox.entries(list(vectors)) if e.op == "upsert"]
+        try:
+            records = []
+            for kind, rows in self.kinds.items():
+                wanted = [e.memory_id for e in entries if e.kind == kind]
+                found = await rows.embeddable(wanted) if wanted else {}
+                records += [VectorRecord(r.id, vectors[r.id], r.metadata) for r in found.values()]
+            placed = {r.id for r in records}
+            if records:
+                await self.vectors.upsert(records)
+                await self.db.batch([OutboxStore.clear(e) for e in entries if e.memory_id in placed])
+        except (InfrastructureError, ValueError) as error:  # the background embeds them instead
+            log.warning(
+                "could not place %d given vectors (%s); they are embedded in the background", len(vectors), error
+            )
+            return 0
+        return len(placed)
 
     async def _apply(self, entries: list[OutboxEntry]) -> SyncReport:
         if not entries:
@@ -280,27 +315,31 @@ class VectorMirror:
             except (InfrastructureError, ValueError, RecursionError) as error:
                 await self._failed(upserts, error)
                 failed += len(upserts)
-        for entry in removals:
+        for start in range(0, len(removals), REMOVALS_AT_ONCE):
+            part = removals[start : start + REMOVALS_AT_ONCE]
             try:
-                await self.vectors.delete([entry.memory_id])
-                statements = [OutboxStore.clear(entry)]
-                if entry.op == "purge":
-                    statements = MemoryStore.delete_row(entry.memory_id) + statements
-                await self.db.batch(statements)
-                synced += 1
+                await self.vectors.delete([e.memory_id for e in part])
+                await self.db.batch(
+                    [s for e in part for s in (*self.kinds[e.kind].after_removal(e), OutboxStore.clear(e))]
+                )
+                synced += len(part)
             except InfrastructureError as error:  # the index or the database is down: retry later
-                await self._failed([entry], error)
-                failed += 1
+                await self._failed(part, error)
+                failed += len(part)
         return SyncReport(synced=synced, failed=failed, vectors=vectors)
 
     async def _upsert(self, entries: list[OutboxEntry]) -> dict[str, Sequence[float]]:
-        rows = {m.id: m for m in await self.memories.get_many([e.memory_id for e in entries])}
-        live = [rows[e.memory_id] for e in entries if e.memory_id in rows and is_indexed(rows[e.memory_id])]
-        gone = [e.memory_id for e in entries if e.memory_id not in rows or not is_indexed(rows[e.memory_id])]
+        live = []
+        for kind, rows in self.kinds.items():
+            wanted = [e.memory_id for e in entries if e.kind == kind]
+            found = await rows.embeddable(wanted) if wanted else {}
+            live += [found[id_] for id_ in wanted if id_ in found]
+        placed = {row.id for row in live}
+        gone = [e.memory_id for e in entries if e.memory_id not in placed]
         records = []
         if live:
-            embeddings = await self.embedder.embed([embedding_text(m.content) for m in live], kind="passage")
-            records = [VectorRecord(m.id, v, vector_metadata(m)) for m, v in zip(live, embeddings, strict=False)]
+            embeddings = await self.embedder.embed([row.text for row in live], kind="passage")
+            records = [VectorRecord(row.id, v, row.metadata) for row, v in zip(live, embeddings, strict=False)]
             await self.vectors.upsert(records)
         if gone:
             await self.vectors.delete(gone)

@@ -15,6 +15,7 @@ from typing import Any
 from ..clock import iso
 from ..domain.layers import on_write
 from ..domain.memory import Evidence, Memory
+from ..domain.private_spans import strip_private
 from ..domain.types import RELATIONS, normalise_fact_key, normalise_type
 from ..errors import Conflict, InvalidInput, NotFound, SensitiveContent
 from ..ports import Clock, ConstraintError, Database, Statement
@@ -56,6 +57,11 @@ class MemoryDraft:
     def __post_init__(self) -> None:
         if self.fact_key is not None:
             self.fact_key = normalise_fact_key(self.fact_key)
+        # Whoever writes (REST, MCP, the dream, an import), a private span is never stored.
+        if self.content is not None:
+            self.content = strip_private(self.content)
+        if self.evidence is not None:
+            self.evidence = [Evidence(strip_private(e.quote), e.message_id) for e in self.evidence]
 
 
 @dataclass(frozen=True)
@@ -103,7 +109,9 @@ class MemoryWriter:
         """Same fact_key → update in place (seen once more); new key → create."""
         if not draft.fact_key:
             raise InvalidInput(
-                "fact_key is required: memories are written by upsert on a fact key", code="missing_fact_key"
+                "fact_key is required: memories are written by upsert on a stable fact key, "
+                "e.g. 'user.coffee.preference'",
+                code="missing_fact_key",
             )
         self._check_content(draft, actor)
         existing = await self.store.current_by_fact_key(namespace, draft.fact_key)
@@ -115,16 +123,12 @@ class MemoryWriter:
                 existing = await self.store.current_by_fact_key(namespace, draft.fact_key)
                 if existing is None:
                     raise
-        return await self._update_for_upsert(existing, draft, actor)
+        self._guard_authored(existing, actor)
+        return await self._change(existing, draft, actor, said_again=True)
 
     async def create(self, namespace: str, draft: MemoryDraft, actor: Actor) -> WriteResult:
         self._check_content(draft, actor)
-        notes: list[str] = []
-        memory_type = normalise_type(draft.type)
-        if memory_type is None:
-            memory_type = "note"
-            if draft.type:
-                notes.append(f"unknown type {draft.type!r} stored as 'note'")
+        memory_type, notes = _type_of(draft, None)
         now = iso(self.clock.now())
         memory = self._new_memory(namespace, draft, memory_type, now, actor)
         notes += self._plan_notes(memory_type, draft)
@@ -155,8 +159,9 @@ class MemoryWriter:
                 code="not_active",
             )
         now = iso(self.clock.now())
-        new = self._new_memory(old.namespace, draft, normalise_type(draft.type) or old.type, now, actor, inherit=old)
-        notes = self._plan_notes(new.type, draft)
+        memory_type, notes = _type_of(draft, old.type)
+        new = self._new_memory(old.namespace, draft, memory_type, now, actor, inherit=old)
+        notes += self._plan_notes(new.type, draft)
         await self._claim_fact_key(old.namespace, new.fact_key, old.id)
         # The old row leaves 'active' before the new one arrives: the one-live-row-per-fact
         # index sees them in this order inside the batch.
@@ -221,64 +226,17 @@ class MemoryWriter:
         return result
 
     async def edit(self, memory_id: str, draft: MemoryDraft, actor: Actor, *, status: str | None = None) -> WriteResult:
-        """Change fields in place (the panel's edit); new content is embedded again and checked
-        for contradictions, as an upsert's is."""
+        """Change fields in place (the panel's edit) by the rule of ``_change``; ``status``
+        moves a memory between active and archived."""
         memory = await self._existing(memory_id)
         self._guard_authored(memory, actor)
         if draft.content is not None:
             self._check_content(draft, actor)
-        changes: dict[str, Any] = {}
-        notes: list[str] = []
-        if draft.type is not None:
-            memory_type = normalise_type(draft.type)
-            if memory_type is None:
-                raise InvalidInput(f"unknown memory type {draft.type!r}", code="invalid_type")
-            changes["type"] = memory_type
-        for name in ("content", "fact_key", "importance", "confidence", "pinned", "source", "authored_by"):
-            value = getattr(draft, name)
-            if value is not None:
-                changes[name] = value.strip() if isinstance(value, str) else value
-        if draft.tags is not None:
-            changes["tags"] = _clean_tags(draft.tags)
-        if draft.evidence is not None:
-            changes["evidence"] = draft.evidence
-        if draft.source_message_ids is not None:
-            changes["source_message_ids"] = draft.source_message_ids
-        changes.update(self._plan_changes(memory, changes.get("type", memory.type), draft))
-        notes += self._plan_notes(changes.get("type", memory.type), draft)
-        changes.update(self._layer_changes(memory, changes, draft, actor, mentioned=False))
-        if status is not None:
-            if status not in ("active", "archived") or memory.status not in ("active", "archived"):
-                raise Conflict(
-                    f"cannot move memory from {memory.status} to {status} by editing", code="invalid_status_change"
-                )
-            changes["status"] = status
-        changes = {k: v for k, v in changes.items() if getattr(memory, k) != v}
-        if not changes:
-            return WriteResult(memory=memory, action="unchanged", notes=["nothing to change"])
-        if changes.get("status", memory.status) == "active" and ("fact_key" in changes or "status" in changes):
-            await self._claim_fact_key(memory.namespace, changes.get("fact_key", memory.fact_key), memory.id)
-        now = iso(self.clock.now())
-        changes["updated_at"] = now
-        statements = [
-            MemoryStore.update(memory.id, changes),
-            MemoryStore.event(
-                memory.namespace,
-                memory.id,
-                "edited",
-                actor.name,
-                {"fields": sorted(set(changes) - _BOOKKEEPING)},
-                now,
-            ),
-        ]
-        updated = memory.replace(**changes)
-        if _vector_relevant(changes):
-            statements.append(OutboxStore.enqueue(memory.id, memory.namespace, "upsert", now))
-        await self.db.batch(statements)
-        result = await self._finish(updated, "updated", notes=notes)
-        # New words are a new claim, as for an upsert; an archived or superseded memory claims nothing.
-        claims = "content" in changes and updated.status == "active"
-        return await self._flag_contradictions(result, actor) if claims else result
+        if status is not None and (status not in ("active", "archived") or memory.status not in ("active", "archived")):
+            raise Conflict(
+                f"cannot move memory from {memory.status} to {status} by editing", code="invalid_status_change"
+            )
+        return await self._change(memory, draft, actor, said_again=False, status=status)
 
     async def archive(self, memory_id: str, actor: Actor) -> WriteResult:
         memory = await self._existing(memory_id)
@@ -481,54 +439,64 @@ class MemoryWriter:
             **layer,
         )
 
-    async def _update_for_upsert(self, existing: Memory, draft: MemoryDraft, actor: Actor) -> WriteResult:
-        self._guard_authored(existing, actor)
-        now = iso(self.clock.now())
-        notes: list[str] = []
+    async def _change(
+        self, memory: Memory, draft: MemoryDraft, actor: Actor, *, said_again: bool, status: str | None = None
+    ) -> WriteResult:
+        """The one rule by which a write changes a memory that exists, an edit's or an upsert's:
+
+        - a field the draft gives is set to it (strings trimmed, tags cleaned), a plan's end
+          as ``_plan_changes`` says;
+        - its type is set when it names a memory type; any other word leaves the type as it
+          is, and the answer's notes say so (``_type_of``);
+        - the evidence and source_message_ids it gives are added to the memory's, each quote
+          and id once: what backs a memory is never taken away by a write;
+        - the event is ``updated``, as the answer's action, naming the fields that changed.
+
+        ``said_again`` (an upsert on the memory's fact_key): the memory is seen once more,
+        which counts as a mention for its layer, even when nothing else changes."""
         changes: dict[str, Any] = {}
-        content = draft.content.strip()  # type: ignore[union-attr]
-        if content != existing.content:
-            changes["content"] = content
+        notes: list[str] = []
         if draft.type is not None:
-            memory_type = normalise_type(draft.type)
-            if memory_type is None:
-                notes.append(f"unknown type {draft.type!r} ignored; kept {existing.type!r}")
-            elif memory_type != existing.type:
-                changes["type"] = memory_type
-        for name in ("importance", "confidence", "pinned", "source", "authored_by"):
+            changes["type"], notes = _type_of(draft, memory.type)
+        for name in ("content", "fact_key", "importance", "confidence", "pinned", "source", "authored_by"):
             value = getattr(draft, name)
-            if value is not None and value != getattr(existing, name):
-                changes[name] = value
+            if value is not None:
+                changes[name] = value.strip() if isinstance(value, str) else value
         if draft.tags is not None:
             changes["tags"] = _clean_tags(draft.tags)
-        if draft.source_message_ids:
-            changes["source_message_ids"] = _union(existing.source_message_ids, draft.source_message_ids)
-        if draft.evidence:
-            known = {e.quote for e in existing.evidence}
-            changes["evidence"] = existing.evidence + [e for e in draft.evidence if e.quote not in known]
-        plan = self._plan_changes(existing, changes.get("type", existing.type), draft)
-        changes.update({k: v for k, v in plan.items() if v != getattr(existing, k)})
-        notes += self._plan_notes(changes.get("type", existing.type), draft)
-        changes.update(self._layer_changes(existing, changes, draft, actor, mentioned=True))
-        changes.update(seen_count=existing.seen_count + 1, last_seen_at=now, updated_at=now)
+        if draft.evidence is not None:
+            changes["evidence"] = _added_evidence(memory.evidence, draft.evidence)
+        if draft.source_message_ids is not None:
+            changes["source_message_ids"] = _union(memory.source_message_ids, draft.source_message_ids)
+        memory_type = changes.get("type", memory.type)
+        changes.update(self._plan_changes(memory, memory_type, draft))
+        notes += self._plan_notes(memory_type, draft)
+        changes.update(self._layer_changes(memory, changes, draft, actor, mentioned=said_again))
+        if status is not None:
+            changes["status"] = status
+        changes = {k: v for k, v in changes.items() if getattr(memory, k) != v}
+        if not changes and not said_again:
+            return WriteResult(memory=memory, action="unchanged", notes=[*notes, "nothing to change"])
+        if changes.get("status", memory.status) == "active" and ("fact_key" in changes or "status" in changes):
+            await self._claim_fact_key(memory.namespace, changes.get("fact_key", memory.fact_key), memory.id)
+        now = iso(self.clock.now())
+        if said_again:
+            changes.update(seen_count=memory.seen_count + 1, last_seen_at=now)
+        changes["updated_at"] = now
         statements = [
-            MemoryStore.update(existing.id, changes),
+            MemoryStore.update(memory.id, changes),
             MemoryStore.event(
-                existing.namespace,
-                existing.id,
-                "updated",
-                actor.name,
-                {"fields": sorted(set(changes) - _BOOKKEEPING)},
-                now,
+                memory.namespace, memory.id, "updated", actor.name, {"fields": sorted(set(changes) - _BOOKKEEPING)}, now
             ),
         ]
         if _vector_relevant(changes):
-            statements.append(OutboxStore.enqueue(existing.id, existing.namespace, "upsert", now))
+            statements.append(OutboxStore.enqueue(memory.id, memory.namespace, "upsert", now))
         await self.db.batch(statements)
-        updated = existing.replace(**changes)
+        updated = memory.replace(**changes)
         result = await self._finish(updated, "updated", notes=notes)
-        # Seen once more with the same words is no new claim; new words may contradict another memory.
-        return await self._flag_contradictions(result, actor) if "content" in changes else result
+        # New words are a new claim (the same words seen again are not); an archived memory claims nothing.
+        claims = "content" in changes and updated.status == "active"
+        return await self._flag_contradictions(result, actor) if claims else result
 
     async def _flag_contradictions(self, result: WriteResult, actor: Actor) -> WriteResult:
         """Record each live memory the written one contradicts (see memory/contradictions.py)."""
@@ -580,7 +548,7 @@ class MemoryWriter:
 
     def _check_content(self, draft: MemoryDraft, actor: Actor) -> None:
         if draft.content is None or not draft.content.strip():
-            raise InvalidInput("content must not be empty", code="empty_content")
+            raise InvalidInput("content must not be empty (<private> spans are never stored)", code="empty_content")
         if draft.authored_by or actor.owner:
             # The owner decides what to keep; the filter stops agents and the dream.
             return
@@ -614,6 +582,20 @@ def closing(memory: Memory, status: str, actor: str, at: str) -> list[Statement]
 _BOOKKEEPING = frozenset({"seen_count", "last_seen_at", "updated_at", "layer_reason", "layer_at", "revivals"})
 
 
+def _type_of(draft: MemoryDraft, current: str | None) -> tuple[str, list[str]]:
+    """The type a write gives a memory whose type is ``current`` (None: a new memory). A word
+    that names no type is not an error, since agents and models write loosely: it leaves the
+    type as it is, a new memory's being 'note', and the notes say so."""
+    memory_type = normalise_type(draft.type)
+    if memory_type is not None:
+        return memory_type, []
+    if not draft.type:
+        return current or "note", []
+    if current is None:
+        return "note", [f"unknown type {draft.type!r} stored as 'note'"]
+    return current, [f"unknown type {draft.type!r} ignored; kept {current!r}"]
+
+
 def _or(value: float | None, default: float) -> float:
     return default if value is None else value
 
@@ -632,6 +614,17 @@ def _clean_tags(tags: list[str]) -> list[str]:
 
 def _union(first: list[str], second: list[str]) -> list[str]:
     return list(dict.fromkeys([*first, *second]))
+
+
+def _added_evidence(first: list[Evidence], second: list[Evidence]) -> list[Evidence]:
+    """Each quote once, as it was first given."""
+    kept = list(first)
+    quotes = {e.quote for e in first}
+    for evidence in second:
+        if evidence.quote not in quotes:
+            quotes.add(evidence.quote)
+            kept.append(evidence)
+    return kept
 
 
 def _vector_relevant(changes: dict[str, Any]) -> bool:

@@ -18,6 +18,7 @@ import httpx
 from ..adapters.chat.usage import usage_of
 from ..clock import iso
 from ..domain.chat_turn import message_text, turn_id
+from ..domain.private_spans import strip_private
 from ..memory.context import ContextAssembler
 from ..memory.folding import Folding
 from ..memory.ingest import IncomingMessage, MessageIngestor
@@ -42,6 +43,9 @@ class Turn:
     started: float = field(default_factory=time.perf_counter)
     reply: list[str] = field(default_factory=list)
     usage: ChatUsage = field(default_factory=ChatUsage)
+    # Recall's embedding of the user's words: their episode reuses it, so that the chat's
+    # path embeds nothing but the query.
+    query_vector: list[float] | None = None
 
 
 class ChatGateway:
@@ -71,9 +75,17 @@ class ChatGateway:
         """Route the request and recall for it. The guide dog never reads or writes memory."""
         label = resolve_model(body["model"], body, self.settings, vision=guide_dog)
         chosen = route(label, self.settings, self.http, self.workers_ai)
-        patch = "" if guide_dog or not self.settings.ENABLE_AUTO_MEMORY else await self._patch(body)
+        patch, query_vector = (
+            ("", None) if guide_dog or not self.settings.ENABLE_AUTO_MEMORY else await self._patch(body)
+        )
         sent = body if guide_dog else await self._fold(body)
-        return Turn(body=body, route=chosen, call=ChatCall(chosen.model, sent, patch), remember=not guide_dog)
+        return Turn(
+            body=body,
+            route=chosen,
+            call=ChatCall(chosen.model, sent, patch),
+            remember=not guide_dog,
+            query_vector=query_vector,
+        )
 
     async def _fold(self, body: dict[str, Any]) -> dict[str, Any]:
         """The body with a long conversation's oldest turns folded (CONTEXT_FOLD_ENABLED).
@@ -87,14 +99,19 @@ class ChatGateway:
             return body
         return {**body, "messages": folded.messages}
 
-    async def _patch(self, body: dict[str, Any]) -> str:
-        query = next((message_text(m) for m in reversed(body["messages"]) if m.get("role") == "user"), "")
+    async def _patch(self, body: dict[str, Any]) -> tuple[str, list[float] | None]:
+        """The memory patch for the turn, and recall's vector of the user's words."""
+        said = next((message_text(m) for m in reversed(body["messages"]) if m.get("role") == "user"), "")
+        # What the user marked private is not looked up either: the query is the words stored.
+        query = strip_private(said)
+        # The conversation as sent is in the prompt already: none of its turns is injected again.
+        in_prompt = [message_text(m) for m in body["messages"]]
         try:
-            result = await self.recall.run(query, namespace=NAMESPACE, account=True)
-            return (await self.context.for_turn(NAMESPACE, result)).text
+            result = await self.recall.run(query, namespace=NAMESPACE, account=True, in_prompt=in_prompt)
+            return (await self.context.for_turn(NAMESPACE, result)).text, result.query_vector
         except Exception:  # broad on purpose: memory must never cost the user their answer
             log.exception("recall failed; answering without memories")
-            return ""
+            return "", None
 
     async def complete(self, turn: Turn) -> dict[str, Any]:
         completion, turn.usage = await turn.route.chat_model.complete(turn.call)
@@ -133,7 +150,9 @@ class ChatGateway:
             # ingested without an id): the same conversation again later, a new chat opened
             # with the same "good morning", is a new turn.
             key = turn_id(messages)
-            stored = [IncomingMessage(role="user", content=message_text(last_user), retry_key=key)]
+            stored = [
+                IncomingMessage(role="user", content=message_text(last_user), retry_key=key, vector=turn.query_vector)
+            ]
             reply = "".join(turn.reply)
             if reply and not failed:
                 stored.append(

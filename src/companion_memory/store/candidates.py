@@ -6,7 +6,7 @@ from typing import Any
 
 from ..ports import Database, Statement
 from .pagination import decode_cursor, page_of
-from .sql import from_json, placeholders, to_json
+from .sql import chunks, from_json, placeholders, to_json
 
 # Also the columns an export carries (store/snapshot.py).
 CANDIDATE_COLUMNS = (
@@ -80,6 +80,18 @@ class CandidateStore:
             "SELECT COUNT(*) AS n FROM memory_candidates WHERE namespace = ? AND status = ?", (namespace, status)
         )
         return int(row["n"]) if row else 0
+
+    async def pending_with_content(self, namespace: str, contents: list[str]) -> set[str]:
+        """Which of ``contents`` a pending candidate of the namespace already proposes, word for word."""
+        found: set[str] = set()
+        for chunk in chunks(sorted(set(contents))):
+            rows = await self.db.all(
+                "SELECT DISTINCT content FROM memory_candidates WHERE namespace = ? AND status = 'pending' "
+                f"AND content IN ({placeholders(len(chunk))})",
+                (namespace, *chunk),
+            )
+            found.update(row["content"] for row in rows)
+        return found
 
     async def pending_contradiction(self, older_id: str, newer_id: str) -> bool:
         row = await self.db.first(

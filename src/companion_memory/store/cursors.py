@@ -21,3 +21,7 @@ class CursorStore:
             "ON CONFLICT (name) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at",
             (name, namespace, value, at),
         )
+
+    @staticmethod
+    def delete(name: str) -> Statement:
+        return Statement("DELETE FROM processing_cursors WHERE name = ?", (name,))

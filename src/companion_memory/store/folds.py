@@ -62,7 +62,3 @@ class FoldStore:
     @staticmethod
     def touch(fold_id: str, at: str) -> Statement:
         return Statement("UPDATE context_folds SET used_at = ? WHERE id = ?", (at, fold_id))
-
-    @staticmethod
-    def delete_unused(cutoff: str) -> Statement:
-        return Statement("DELETE FROM context_folds WHERE used_at < ?", (cutoff,))

@@ -3,46 +3,37 @@
 from __future__ import annotations
 
 import logging
-import time
-import weakref
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 from ..domain.memory import MEMORY_FIELDS, Evidence, Memory
-from ..domain.search_text import match_expression, search_document, substring_expression, substring_forms, trigrams
+from ..domain.search_text import search_document
 from ..ports import Database, Statement
 from .pagination import decode_cursor, page_of
 from .shares import visible_in
 from .sql import chunks, from_json, placeholders, read_stored_json, to_json
 from .stored_values import readable
+from .text_search import MEMORY_TEXT, TextIndex
 
 log = logging.getLogger("companion_memory.store")
 
 # What is stored is the Memory's fields, plus the text the full-text index reads.
 _COLUMNS = (*MEMORY_FIELDS, "search_text")
-# At most this many matches are scored by a full-text query (see lexical_search). 500
-# keeps a words-only recall of 10k memories under 2 ms (p50) with LoCoMo recall unchanged
-# (R@5 0.650 vs 0.654 at 1000, MRR 0.535 vs 0.533): bench/recall_latency.py, bench/locomo_recall.py.
-POSTINGS_BUDGET = 500
-# The fts5vocab tables: of the word index, and of the substring index (trigrams).
-Vocabulary = Literal["memories_fts_vocab", "memories_substring_vocab"]
-# Counting a term's memories reads its whole posting list: a word in 15,000 of 100,000
-# memories took 1 ms, and a recall asks for a dozen terms. The count of a term in more
-# than this many memories is kept for _COMMON_TERM_SECONDS: past POSTINGS_BUDGET it only
-# ranks the term behind rarer ones, which a few more memories do not change. A rarer
-# term's count is cheap and read every time, so a new memory's words are found at once.
-_COMMON_TERM_MEMORIES = 2 * POSTINGS_BUDGET
-_COMMON_TERM_SECONDS = 300.0
-_common_terms: weakref.WeakKeyDictionary[Database, dict[tuple[str, str], tuple[int, float]]] = (
-    weakref.WeakKeyDictionary()
-)
 _SELECT = "SELECT " + ", ".join(c for c in _COLUMNS if c != "search_text") + " FROM memories"
+# The rows the vector index holds (vector_sources.is_indexed): live, current, and a plan only while active.
+_INDEXED = "status = 'active' AND version_status = 'current' AND (plan_status IS NULL OR plan_status = 'active')"
 # Columns a service may change in place; id and namespace never change.
 _UPDATABLE = frozenset(_COLUMNS) - {"id", "namespace", "created_at", "search_text"}
 
 
-def _names(namespace: str | Sequence[str]) -> tuple[str, ...]:
-    return (namespace,) if isinstance(namespace, str) else tuple(namespace)
+def _live_where(namespace: str | Sequence[str], types: Sequence[str], shared: bool) -> tuple[str, tuple[Any, ...]]:
+    """The live memories ``r`` recall may see in the namespace(s), of these types."""
+    names = (namespace,) if isinstance(namespace, str) else tuple(namespace)
+    where, params = visible_in(names, shared=shared)
+    where += " AND r.status = 'active' AND r.version_status = 'current'"
+    if types:
+        where += f" AND r.type IN ({placeholders(len(types))})"
+    return where, (*params, *types)
 
 
 def memory_from_row(row: dict[str, Any]) -> Memory:
@@ -95,6 +86,7 @@ def _column_value(column: str, value: Any) -> Any:
 class MemoryStore:
     def __init__(self, db: Database) -> None:
         self.db = db
+        self.text = TextIndex(db, MEMORY_TEXT)
 
     async def get(self, memory_id: str) -> Memory | None:
         row = await self.db.first(f"{_SELECT} WHERE id = ?", (memory_id,))
@@ -150,7 +142,7 @@ class MemoryStore:
                 f"SELECT {columns}, 0 AS in_family FROM memories WHERE id IN ({placeholders(len(ids))}) AND +{live}"
             )
             params += [*ids, namespace, *exclude_types]
-        expression = await self._match(terms)
+        expression = await self.text.match(terms)
         if expression:
             # The full-text table has no column of these names: they are the memory's.
             parts.append(
@@ -198,39 +190,11 @@ class MemoryStore:
         shared: bool = False,
     ) -> list[tuple[str, float]]:
         """(id, bm25) of live memories of the namespace(s) (and, when ``shared``, of those
-        shared into them) matching any of the terms, best first.
-
-        Terms no memory has are dropped. The rest are taken rarest first while the
-        memories they match stay within ``POSTINGS_BUDGET`` (the rarest one always):
-        scoring postings is the whole cost of the query, and a term common enough to
-        blow the budget barely changes which memories come out on top.
-        """
-        expression = await self._match(terms)
-        if expression is None:
-            return []
-        type_filter = f"AND m.type IN ({placeholders(len(types))})" if types else ""
-        where, params = visible_in(_names(namespace), shared=shared)
-        rows = await self.db.all(
-            "SELECT m.id AS id, bm25(memories_fts) AS rank FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
-            f"WHERE memories_fts MATCH ? AND {where} AND m.status = 'active' AND m.version_status = 'current' "
-            f"{type_filter} ORDER BY rank LIMIT ?",
-            (expression, *params, *types, limit),
-        )
+        shared into them) matching any of the terms, best first (see ``TextIndex.match``:
+        terms no memory has are dropped, common ones kept within the postings budget)."""
+        where, params = _live_where(namespace, types, shared)
+        rows = await self.text.words(terms, where, params, limit=limit)
         return [(r["id"], float(r["rank"])) for r in rows]
-
-    async def _match(self, terms: Sequence[str]) -> str | None:
-        """The MATCH expression for ``lexical_search``: the terms the index has, rarest first
-        within ``POSTINGS_BUDGET``, and the prefix terms."""
-        exact = [t for t in terms if not t.endswith("*")]
-        frequency = await self.term_frequencies(exact)
-        kept: list[str] = []
-        postings = 0
-        for term in sorted((t for t in exact if t in frequency), key=frequency.__getitem__):
-            if kept and postings + frequency[term] > POSTINGS_BUDGET:
-                break
-            kept.append(term)
-            postings += frequency[term]
-        return match_expression(kept + [t for t in terms if t.endswith("*")])
 
     async def plans(self, namespace: str, plan_statuses: Sequence[str], limit: int) -> list[Memory]:
         """Live plans with these stored statuses, the soonest end first, open-ended ones last."""
@@ -252,28 +216,6 @@ class MemoryStore:
         )
         return memories_from_rows(rows)
 
-    async def term_frequencies(
-        self, terms: Sequence[str], vocabulary: Vocabulary = "memories_fts_vocab"
-    ) -> dict[str, int]:
-        """How many memories (of any namespace and status) an index holds each term in;
-        a term it lacks is left out. A common term's count may be a few minutes old."""
-        now = time.monotonic()
-        common = _common_terms.setdefault(self.db, {})
-        frequency: dict[str, int] = {}
-        for term in terms:
-            known = common.get((vocabulary, term))
-            if known is not None and known[1] > now:
-                frequency[term] = known[0]
-        for part in chunks([t for t in terms if t not in frequency]):
-            rows = await self.db.all(
-                f"SELECT term, doc FROM {vocabulary} WHERE term IN ({placeholders(len(part))})", tuple(part)
-            )
-            for row in rows:
-                frequency[row["term"]] = row["doc"]
-                if row["doc"] > _COMMON_TERM_MEMORIES:
-                    common[(vocabulary, row["term"])] = (row["doc"], now + _COMMON_TERM_SECONDS)
-        return frequency
-
     async def substring_search(
         self,
         namespace: str | Sequence[str],
@@ -282,36 +224,12 @@ class MemoryStore:
         types: Sequence[str] = (),
         limit: int = 50,
         shared: bool = False,
-    ) -> list[str]:
-        """Ids of live memories (chosen as in ``lexical_search``) whose content holds any
-        of the needles, best first.
-
-        A form of a needle with a trigram no memory has cannot match and is not looked
-        for; nor is one whose rarest trigram is in more than ``POSTINGS_BUDGET`` memories:
-        a fragment that common picks out nothing, and scoring its matches would be the
-        whole cost of the query.
-        """
-        forms = {form: trigrams(form) for form in substring_forms(list(needles))}
-        frequency = await self.term_frequencies(
-            sorted({g for grams in forms.values() for g in grams}), "memories_substring_vocab"
-        )
-        kept = [
-            form
-            for form, grams in forms.items()
-            if all(g in frequency for g in grams) and min(frequency[g] for g in grams) <= POSTINGS_BUDGET
-        ]
-        expression = substring_expression(kept)
-        if expression is None:
-            return []
-        type_filter = f"AND m.type IN ({placeholders(len(types))})" if types else ""
-        where, params = visible_in(_names(namespace), shared=shared)
-        rows = await self.db.all(
-            "SELECT m.id AS id FROM memories_substring JOIN memories m ON m.rowid = memories_substring.rowid "
-            f"WHERE memories_substring MATCH ? AND {where} AND m.status = 'active' "
-            f"AND m.version_status = 'current' {type_filter} ORDER BY bm25(memories_substring) LIMIT ?",
-            (expression, *params, *types, limit),
-        )
-        return [r["id"] for r in rows]
+    ) -> list[tuple[str, float]]:
+        """(id, bm25) of live memories (chosen as in ``lexical_search``) whose content
+        holds any of the needles, best first (see ``TextIndex.substrings``)."""
+        where, params = _live_where(namespace, types, shared)
+        rows = await self.text.substrings(needles, where, params, limit=limit)
+        return [(r["id"], float(r["rank"])) for r in rows]
 
     async def neighbours(self, ids: Sequence[str]) -> list[dict[str, Any]]:
         """Relation edges touching these memories, except version history."""
@@ -336,25 +254,28 @@ class MemoryStore:
             for part in chunks(list(ids))
         ]
 
-    async def ids_after(self, after: str, limit: int) -> list[str]:
-        """Every memory id (any status), in id order, after ``after``."""
-        rows = await self.db.all("SELECT id FROM memories WHERE id > ? ORDER BY id LIMIT ?", (after, limit))
-        return [r["id"] for r in rows]
+    async def all_ids(self, *, after: str, limit: int) -> list[dict[str, Any]]:
+        """Every memory's id and namespace (any status), in id order, after ``after``, and
+        whether the vector index holds it (``live``: see ``is_indexed``)."""
+        return await self.db.all(
+            f"SELECT id, namespace, ({_INDEXED}) AS live FROM memories WHERE id > ? ORDER BY id LIMIT ?", (after, limit)
+        )
 
     async def live_ids(self, *, after: str, limit: int) -> list[dict[str, Any]]:
         """Ids (and namespaces) of what the vector index holds (see ``is_indexed``), in id order, after ``after``."""
         return await self.db.all(
-            "SELECT id, namespace FROM memories WHERE status = 'active' AND version_status = 'current' "
-            "AND (plan_status IS NULL OR plan_status = 'active') AND id > ? ORDER BY id LIMIT ?",
-            (after, limit),
+            f"SELECT id, namespace FROM memories WHERE {_INDEXED} AND id > ? ORDER BY id LIMIT ?", (after, limit)
         )
+
+    async def count_indexed(self, *, after: str = "") -> int:
+        """How many memories past ``after`` the vector index holds (``live_ids``'s rows)."""
+        row = await self.db.first(f"SELECT COUNT(*) AS n FROM memories WHERE {_INDEXED} AND id > ?", (after,))
+        return row["n"] if row else 0
 
     async def unindexed_ids(self, *, after: str, limit: int) -> list[str]:
         """Ids of the rows the vector index must not hold (the complement of ``live_ids``), in id order."""
         rows = await self.db.all(
-            "SELECT id FROM memories WHERE NOT (status = 'active' AND version_status = 'current' "
-            "AND (plan_status IS NULL OR plan_status = 'active')) AND id > ? ORDER BY id LIMIT ?",
-            (after, limit),
+            f"SELECT id FROM memories WHERE NOT ({_INDEXED}) AND id > ? ORDER BY id LIMIT ?", (after, limit)
         )
         return [r["id"] for r in rows]
 
@@ -392,13 +313,6 @@ class MemoryStore:
             values.append(search_document(changes["content"]))
         assignments = ", ".join(f"{c} = ?" for c in columns)
         return Statement(f"UPDATE memories SET {assignments} WHERE id = ?", (*values, memory_id))
-
-    @staticmethod
-    def mark_seen(memory_id: str, at: str) -> Statement:
-        return Statement(
-            "UPDATE memories SET seen_count = seen_count + 1, last_seen_at = ?, updated_at = ? WHERE id = ?",
-            (at, at, memory_id),
-        )
 
     @staticmethod
     def delete_row(memory_id: str) -> list[Statement]:

@@ -63,6 +63,28 @@ class MessageStore:
             found.update((r["client_hash"], r["id"]) for r in rows)
         return found
 
+    async def without_episode(self, *, since: str, limit: int) -> list[MessageRow]:
+        """Messages said since ``since`` that have words but no episode (stored before
+        episodes were), oldest first."""
+        rows = await self.db.all(
+            f"SELECT {', '.join(_COLUMNS)} FROM messages m WHERE created_at >= ? "
+            "AND trim(content, ' ' || char(9) || char(10) || char(13)) != '' "
+            "AND NOT EXISTS (SELECT 1 FROM episodes e WHERE e.id = m.id) ORDER BY created_at, id LIMIT ?",
+            (since, limit),
+        )
+        return [MessageRow(**r) for r in rows]
+
+    @staticmethod
+    def delete(ids: Sequence[str]) -> list[Statement]:
+        return [
+            Statement(f"DELETE FROM messages WHERE id IN ({placeholders(len(part))})", tuple(part))
+            for part in chunks(list(ids))
+        ]
+
+    @staticmethod
+    def rewrite(message_id: str, content: str) -> Statement:
+        return Statement("UPDATE messages SET content = ? WHERE id = ?", (content, message_id))
+
     async def between(self, namespace: str, *, since: str, until: str, limit: int = 500) -> list[dict[str, Any]]:
         return await self.db.all(
             "SELECT id, conversation_id, role, content, source, model, created_at FROM messages "

@@ -188,12 +188,6 @@ class PersonStore:
         )
         return [_proposal(r) for r in rows]
 
-    async def count_pending(self, namespace: str) -> int:
-        row = await self.db.first(
-            "SELECT COUNT(*) AS n FROM person_proposals WHERE namespace = ? AND status = 'pending'", (namespace,)
-        )
-        return int(row["n"]) if row else 0
-
     async def claim(self, proposal_id: str, status: str, at: str) -> bool:
         """Decide a pending proposal; False when it was decided already."""
         result = await self.db.run(

@@ -8,7 +8,9 @@ from typing import Literal
 
 from ..ports import Database
 
-Table = Literal["memories", "glossary", "people", "precious", "todos", "context_folds", "memory_shares"]
+Table = Literal[
+    "memories", "glossary", "people", "precious", "todos", "context_folds", "memory_shares", "episodes", "messages"
+]
 
 _HOME: dict[Table, str] = {
     "memories": "SELECT namespace AS home FROM memories WHERE id = ?",
@@ -19,6 +21,8 @@ _HOME: dict[Table, str] = {
     "context_folds": "SELECT namespace AS home FROM context_folds WHERE id = ?",
     # A share belongs to the namespace it shares out of; the one it shares into sees it.
     "memory_shares": "SELECT source_namespace AS home FROM memory_shares WHERE id = ?",
+    "episodes": "SELECT namespace AS home FROM episodes WHERE id = ?",
+    "messages": "SELECT namespace AS home FROM messages WHERE id = ?",
 }
 _SEEN_IN: dict[Table, str] = {
     # What recall there sees: an approved share of a live memory (memory/sharing.py).

@@ -27,13 +27,13 @@ OPEN_STATUSES = ("proposed", "approved")
 
 
 def visible_in(namespaces: Sequence[str], *, shared: bool) -> tuple[str, tuple[SqlValue, ...]]:
-    """A WHERE clause (and its parameters) on the memories ``m`` of these namespaces and,
+    """A WHERE clause (and its parameters) on the memories ``r`` of these namespaces and,
     when ``shared``, those approved-shared into one of them (what recall there may see)."""
     marks = placeholders(len(namespaces))
     if not shared:
-        return f"m.namespace IN ({marks})", tuple(namespaces)
+        return f"r.namespace IN ({marks})", tuple(namespaces)
     return (
-        f"(m.namespace IN ({marks}) OR m.id IN (SELECT memory_id FROM memory_shares "
+        f"(r.namespace IN ({marks}) OR r.id IN (SELECT memory_id FROM memory_shares "
         f"WHERE status = 'approved' AND target_namespace IN ({marks})))",
         (*namespaces, *namespaces),
     )

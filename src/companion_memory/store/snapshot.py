@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..domain.episode import EPISODE_FIELDS, said_by
 from ..domain.memory import MEMORY_FIELDS
 from ..domain.search_text import search_document
 from ..ports import ConstraintError, Database, Statement
@@ -101,6 +102,15 @@ TABLES = (
             "stored_at",
         ),
         ("metadata",),
+    ),
+    # Episodes outlive their messages (EPISODE_RETENTION_DAYS): what was said is backed up
+    # as recall finds it.
+    TableSpec(
+        "episodes",
+        ("id",),
+        EPISODE_FIELDS,
+        ("sensitive",),
+        derived=(("search_text", lambda row: search_document(said_by(row.get("speaker"), row["content"]))),),
     ),
 )
 TABLES_BY_NAME = {t.name: t for t in TABLES}

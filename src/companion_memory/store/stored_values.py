@@ -61,6 +61,13 @@ def _counts(*names: str) -> tuple[StoredColumn, ...]:
 TABLES = (
     StoredTable("messages", _times("created_at", "stored_at")),
     StoredTable(
+        "episodes",
+        (
+            *_times("created_at", "stored_at", optional=("layer_at", "last_injected_at")),
+            *_counts("recall_count", "revivals"),
+        ),
+    ),
+    StoredTable(
         "memories",
         (
             *_times("created_at", "updated_at", optional=("last_injected_at", "last_seen_at", "layer_at")),

@@ -26,6 +26,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NoReturn, TypeVar
 
+from ... import vector_filter
 from ...ports import VECTOR_QUERY_MAX_TOP_K, VectorFilterValue, VectorIndexError, VectorMatch, VectorRecord
 from . import ffi
 
@@ -46,11 +47,8 @@ MAX_TOP_K = VECTOR_QUERY_MAX_TOP_K
 # Limits page: "Maximum vector ID length: 64 bytes"; "Metadata per vector: 10KiB".
 MAX_ID_BYTES = 64
 MAX_METADATA_BYTES = 10 * 1024
-# Metadata filtering reference: the filter's compact JSON must be under 2048 bytes.
-MAX_FILTER_BYTES = 2048
 
 QUERY_METADATA_MODE = "indexed"
-FILTER_OPERATORS = frozenset({"$eq", "$ne", "$in", "$nin", "$lt", "$lte", "$gt", "$gte"})
 _SCALAR = (str, int, float, bool)
 
 T = TypeVar("T")
@@ -93,44 +91,6 @@ def _metadata(record: VectorRecord) -> dict[str, Any]:
     if size > MAX_METADATA_BYTES:
         raise ValueError(f"vector {record.id}: metadata is {size} bytes; Vectorize allows {MAX_METADATA_BYTES}")
     return metadata
-
-
-def _filter_value(key: str, value: Any) -> Any:
-    if value is None or isinstance(value, _SCALAR):
-        return value
-    if isinstance(value, Mapping):
-        condition: dict[str, Any] = {}
-        for op, operand in value.items():
-            if op not in FILTER_OPERATORS:
-                raise ValueError(
-                    f"filter {key!r}: unsupported operator {op!r} (Vectorize has {sorted(FILTER_OPERATORS)})"
-                )
-            if op in ("$in", "$nin"):
-                if isinstance(operand, (str, bytes)) or not isinstance(operand, Sequence):
-                    raise ValueError(f"filter {key!r}: {op} takes a list, got {operand!r}")
-                if not all(isinstance(item, _SCALAR) for item in operand):
-                    raise ValueError(f"filter {key!r}: {op} values must be str, number or bool")
-                condition[op] = list(operand)
-            else:
-                if operand is not None and not isinstance(operand, _SCALAR):
-                    raise ValueError(f"filter {key!r}: {op} takes a str, number, bool or None")
-                condition[op] = operand
-        if not condition:
-            raise ValueError(f"filter {key!r}: empty condition")
-        return condition
-    raise ValueError(f"filter {key!r}: unsupported value {value!r}")
-
-
-def _filter(filter: Mapping[str, VectorFilterValue]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in filter.items():
-        if not key or key.startswith("$") or '"' in key or len(key) > 512:
-            raise ValueError(f"invalid filter key {key!r}")
-        result[key] = _filter_value(key, value)
-    size = len(json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode())
-    if size >= MAX_FILTER_BYTES:
-        raise ValueError(f"filter is {size} bytes of JSON; Vectorize allows less than {MAX_FILTER_BYTES}")
-    return result
 
 
 class VectorizeIndex:
@@ -191,7 +151,10 @@ class VectorizeIndex:
             "returnMetadata": QUERY_METADATA_MODE,
         }
         if filter:
-            options["filter"] = _filter(filter)
+            # Read here, so that a filter Vectorize would refuse fails before any call, as
+            # locally; evaluated by the binding.
+            vector_filter.parse(filter)
+            options["filter"] = vector_filter.to_json(filter)
         try:
             result = ffi.to_py(await self._binding.query(ffi.to_js(values), ffi.to_js(options)))
         except Exception as error:  # noqa: BLE001 - whatever the binding throws is translated to our errors

@@ -41,17 +41,28 @@ REBUILD_REPORT_SECONDS = 15.0
 
 
 async def catch_up_mirror(runtime: Runtime) -> int:
-    """At start: queue what the index lacks (a new or emptied index) and a drain of
-    whatever the outbox holds from before. An index that an earlier engine of the bundled
-    model made is made again by this one, in the background; returns how many memories
-    that re-embeds (0 for none)."""
-    problem = await runtime.mirror.mismatch()
+    """At start: a drain of whatever the outbox holds from before, the pass under way (a
+    reindex, a sweep) going on, and a sweep if the index holds fewer vectors than the
+    rows it mirrors and the outbox owes (a new, emptied or replaced index). A few counts
+    however many rows there are: every vector a write owes is in the outbox, written in
+    the write's own batch, so only an index that lost vectors behind the database's back
+    needs the sweep, which goes over the rows in the background.
+
+    An index that an earlier engine of the bundled model made is made again by this one
+    through a reindex pass (its vectors are never mixed with this engine's); returns how
+    many rows that re-embeds (0 for none)."""
+    mirror = runtime.mirror
+    await mirror.passes.resume()
+    problem = await mirror.mismatch()
     if problem:
-        state = await runtime.mirror.state.get()
+        state = await mirror.state.get()
         if isinstance(runtime.embedder, BundledEmbedder) and state and state["model"] in runtime.embedder.replaces:
-            queued = await runtime.mirror.start_reindex()
+            running = await mirror.passes.current()
+            # A restart during the pass goes on with it rather than removing vectors again.
+            queued = await mirror.passes.remaining() if running and running.mode == "reindex" else 0
+            queued = queued or await mirror.start_reindex()
             log.info(
-                "the vector index was made by %s: embedding its %d memories again with %s in the background",
+                "the vector index was made by %s: embedding its %d rows again with %s in the background",
                 state["model"],
                 queued,
                 runtime.embedder.model,
@@ -59,24 +70,26 @@ async def catch_up_mirror(runtime: Runtime) -> int:
             return queued
         log.warning("%s", problem)
         return 0
-    queued = await runtime.mirror.enqueue_missing()
-    if queued:
-        log.info("vector index is missing %d memories; rebuilding it in the background", queued)
-    await runtime.mirror.schedule_retry()
+    lacking = await mirror.unaccounted()
+    if lacking > 0 and await mirror.passes.begin("sweep"):
+        log.info("the vector index lacks about %d vectors; looking for them in the background", lacking)
+    await mirror.schedule_retry()
     return 0
 
 
 async def report_rebuild(runtime: Runtime, total: int, every: float = REBUILD_REPORT_SECONDS) -> None:
-    """Logs how far a rebuild of the index has got, until its outbox is empty."""
+    """Logs how far a rebuild of the index has got: the rows its pass has not reached yet
+    and those queued in the outbox are still to embed."""
     started = asyncio.get_running_loop().time()
+    mirror = runtime.mirror
     while True:
         await asyncio.sleep(every)
-        left = int((await runtime.mirror.outbox.stats())["pending"] or 0)
+        left = await mirror.passes.remaining() + int((await mirror.outbox.stats())["pending"] or 0)
         if not left:
             elapsed = asyncio.get_running_loop().time() - started
-            log.info("vector index rebuilt: %d memories embedded in %.0f s", total, elapsed)
+            log.info("vector index rebuilt: %d rows embedded in %.0f s", total, elapsed)
             return
-        log.info("rebuilding the vector index: %d of %d memories embedded", max(0, total - left), total)
+        log.info("rebuilding the vector index: %d of %d rows embedded", max(0, total - left), total)
 
 
 async def _handle(runtime: Runtime, messages: Sequence[QueueMessage]) -> None:

@@ -37,6 +37,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ...ports import VECTOR_QUERY_MAX_TOP_K, VectorFilterValue, VectorIndexError, VectorMatch, VectorRecord
+from ...vector_filter import holds, parse
 
 log = logging.getLogger("companion_memory.vector_index")
 
@@ -75,7 +76,6 @@ _MIGRATE = """
 INSERT INTO entries (id, vector, metadata) SELECT id, vector, metadata FROM vectors;
 DROP TABLE vectors;
 """
-_FILTER_OPERATORS = frozenset({"$eq", "$ne", "$in", "$nin", "$lt", "$lte", "$gt", "$gte"})
 
 
 class DimensionMismatch(VectorIndexError, ValueError):
@@ -89,39 +89,6 @@ def _stored() -> Iterator[None]:
         yield
     except sqlite3.Error as error:
         raise VectorIndexError(f"local vector index: {type(error).__name__}: {error}") from error
-
-
-def _kind(value: Any) -> str | None:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    return "string" if isinstance(value, str) else None
-
-
-def _same(value: Any, operand: Any) -> bool:
-    """Vectorize compares as JSON does: true is not 1, 1 is 1.0."""
-    return _kind(value) == _kind(operand) and value == operand
-
-
-def _matches(op: str, operand: Any, value: Any) -> bool:
-    """One condition on one value, ``None`` when the vector lacks the key: that equals
-    nothing (but ``None``), is in no list, and passes ``$ne`` and ``$nin``."""
-    if op in ("$eq", "$ne"):
-        equal = value is None if operand is None else _same(value, operand)
-        return equal == (op == "$eq")
-    if op in ("$in", "$nin"):
-        return any(_same(value, item) for item in operand) == (op == "$in")
-    kind = _kind(value)
-    if kind not in ("number", "string") or kind != _kind(operand):
-        return False
-    if op == "$lt":
-        return bool(value < operand)
-    if op == "$lte":
-        return bool(value <= operand)
-    if op == "$gt":
-        return bool(value > operand)
-    return bool(value >= operand)
 
 
 class _Column:
@@ -150,7 +117,7 @@ class _Column:
         self.codes = grown
 
     def where(self, op: str, operand: Any, size: int) -> np.ndarray:
-        table = np.fromiter((_matches(op, operand, v) for v in self.values), dtype=bool, count=len(self.values))
+        table = np.fromiter((holds(op, operand, v) for v in self.values), dtype=bool, count=len(self.values))
         return table[self.codes[:size]]
 
 
@@ -335,11 +302,9 @@ class LocalVectorIndex:
             return known
         size = len(self._ids)
         mask = np.ones(size, dtype=bool)
-        for key, condition in filter.items():
+        for key, condition in parse(filter).items():
             column = self._column(key)
-            for op, operand in condition.items() if isinstance(condition, Mapping) else [("$eq", condition)]:
-                if op not in _FILTER_OPERATORS or (op in ("$in", "$nin") and not isinstance(operand, (list, tuple))):
-                    raise ValueError(f"unsupported vector filter operator {op!r}")
+            for op, operand in condition.items():
                 mask &= column.where(op, operand, size)
         if len(self._masks) >= _MASKS_KEPT:
             self._masks.clear()

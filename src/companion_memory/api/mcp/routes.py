@@ -126,7 +126,7 @@ async def _authenticate(request: Request) -> Principal | Reply:
     if principal is None:
         scheme, _, bearer = request.headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or bearer.strip() != key:
-            unknown = OAuthError("invalid_token", "unknown API key", status=401)
+            unknown = OAuthError("unknown API key", code="invalid_token", status=401)
             return Reply(
                 401, error_body(None, UNAUTHORIZED, "Unauthorized: unknown API key"), _challenge(request, unknown)
             )

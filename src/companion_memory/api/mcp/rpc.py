@@ -324,8 +324,18 @@ def _definition(tool: Tool) -> dict[str, Any]:
 
 
 _IDEMPOTENT = frozenset(
-    {"memory_upsert", "memory_ingest", "glossary_set", "memory_archive", "memory_delete", "plan_update"}
+    {
+        "memory_upsert",
+        "memory_ingest",
+        "glossary_set",
+        "memory_archive",
+        "memory_delete",
+        "plan_update",
+        "conversation_forget",
+    }
 )
+# What cannot be taken back: a deleted memory stops being recalled, forgotten words are gone.
+_DESTRUCTIVE = frozenset({"memory_delete", "conversation_forget"})
 
 
 def _build_definition(tool: Tool) -> dict[str, Any]:
@@ -338,7 +348,7 @@ def _build_definition(tool: Tool) -> dict[str, Any]:
         "outputSchema": tool.output_schema,
         "annotations": {
             "readOnlyHint": reads,
-            "destructiveHint": tool.name == "memory_delete",
+            "destructiveHint": tool.name in _DESTRUCTIVE,
             "idempotentHint": reads or tool.name in _IDEMPOTENT,
             "openWorldHint": False,
         },

@@ -1,15 +1,17 @@
 """The MCP tools: the reference's 14 memory tools, plan_list and plan_update, memory_share
 and share_list, context_expand, the health report (memory_health, in the reference's
 style) with its scan for messages no memory cites (memory_unanchored), the mood timeline
-(mood_log, mood_recent), her own todos (todo_*) and the people in the owner's life
-(person_*), over the same services as REST.
+(mood_log, mood_recent), her own todos (todo_*), the people in the owner's life
+(person_*) and what was said (conversation_search in Letta's shape, conversation_get,
+conversation_forget), over the same services as REST.
 
 Each tool is a pydantic model of its arguments (which gives its JSON Schema), the
 scope it needs, and an async handler that returns a JSON-able result. A tool needs the
 same scope as its REST twin (``memory_export`` needs ``export``, as
 ``GET /api/memories/export`` does): which surface a key comes through never widens
 what it may do. None of the tools offers what REST keeps for the owner (hard delete,
-``authored_by``, deciding a share).
+``authored_by``, deciding a share), except conversation_forget, which needs the owner's
+scope as its REST twins do: only the owner's key sees it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ...application import (
     boot,
     context,
+    conversations,
     doctor,
     glossary,
     ingest,
@@ -48,6 +51,7 @@ from ...application.fields import (
     Namespace,
     Score,
     ShortText,
+    SpeakerName,
     Tag,
     TypeFilter,
     ValidDays,
@@ -75,8 +79,18 @@ class Search(Arguments):
     k: Annotated[int, Field(ge=1, le=100, description="How many memories to return.")] = 10
     min_score: Annotated[Score, Field(description="Relevance floor, 0–1.")] = 0.15
     types: Annotated[
-        list[TypeFilter], Field(default_factory=list, max_length=10, description="Only these memory types.")
+        list[TypeFilter],
+        Field(default_factory=list, max_length=10, description="Only these memory types (then no episodes)."),
     ]
+    conversation_id: Annotated[
+        Id | None, Field(description="The conversation in your context (a session id): its turns are not returned.")
+    ] = None
+
+
+class ConversationSearch(Arguments, conversations.ConversationQuery):
+    """conversation_search's input, strict as every tool's arguments are."""
+
+    model_config = ConfigDict(extra="forbid")
 
 
 class Recall(Search):
@@ -110,6 +124,7 @@ class Message(Arguments):
     content: Annotated[str, Field(max_length=200_000)]
     id: Id | None = None
     created_at: Annotated[Moment | None, Field(description=ingest.SAID_AT)] = None
+    name: Annotated[SpeakerName | None, Field(description="Who said it, when more than two people talk.")] = None
 
 
 class Ingest(Arguments):
@@ -263,6 +278,18 @@ class PersonMerge(Arguments):
     namespace: Namespace = "default"
 
 
+class ConversationGet(Arguments, conversations.Window):
+    """conversation_get's input, strict as every tool's arguments are."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ConversationForget(Arguments, conversations.Forget):
+    """conversation_forget's input, strict as every tool's arguments are."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
 # What a tool's arguments ask for: the use case to run and its input.
 Translation = Callable[[Any], tuple[UseCase[Any, Any], Input]]
 
@@ -348,19 +375,28 @@ TOOLS: dict[str, Tool] = {
     for tool in (
         Tool(
             "memory_search",
-            "Search long-term memories by meaning and words. Use it to look something up; "
-            "unlike memory_recall it does not count as using the memories.",
+            "Search long-term memories, and what was said in past conversations, by meaning and words. "
+            "Use it to look something up; unlike memory_recall it does not count as using them.",
             Search,
             (recall.search,),
             lambda a: (recall.search, recall.SearchQuery(**a.model_dump())),
         ),
         Tool(
             "memory_recall",
-            "Recall the few memories relevant to the user's current message, with a ready "
-            "<memories> block to put in context. Use it once per user turn.",
+            "Recall the few memories (and things said before) relevant to the user's current message, "
+            "with a ready <memories> block to put in context. Use it once per user turn.",
             Recall,
             (recall.recall,),
             lambda a: (recall.recall, recall.RecallQuery(**a.model_dump(), include_prompt=True)),
+        ),
+        Tool(
+            "conversation_search",
+            "Search what was said in past conversations (the user's messages and your replies) by meaning "
+            "and words, optionally by role, date range (start_date, end_date) and conversation; the turns "
+            "most relevant first, each with when it was said.",
+            ConversationSearch,
+            (conversations.search,),
+            lambda a: (conversations.search, conversations.ConversationQuery(**a.model_dump())),
         ),
         Tool(
             "memory_list",
@@ -591,6 +627,23 @@ TOOLS: dict[str, Tool] = {
             PersonMerge,
             (people.propose_merge,),
             lambda a: (people.propose_merge, people.MergeProposal(**a.model_dump(), source="mcp")),
+        ),
+        Tool(
+            "conversation_get",
+            "Read the turns around a message in its conversation, in the order they were said "
+            "(before and after it): the context of a conversation_search hit.",
+            ConversationGet,
+            (conversations.get_turns,),
+            lambda a: (conversations.get_turns, conversations.Window(**a.model_dump())),
+        ),
+        Tool(
+            "conversation_forget",
+            "Forget what was said, for good: one turn (message_id), a conversation (conversation_id), or "
+            "everything said from since until until (of one conversation with conversation_id). The owner "
+            "key only.",
+            ConversationForget,
+            (conversations.forget,),
+            lambda a: (conversations.forget, conversations.Forget(**a.model_dump())),
         ),
         Tool(
             "glossary_set",

@@ -1,0 +1,155 @@
+"""The full-text and substring indexes of a table, as recall and search query them.
+
+Memories and episodes are each indexed twice (migrations 0001, 0002, 0014): words
+(FTS5 over ``search_text``, CJK spelled out as bigrams) and substrings (FTS5 trigrams over
+``content``), each with its fts5vocab table. One ``TextIndex`` per table holds what the
+two share: which query terms are worth scoring (the postings budget), the counts of
+common terms kept between recalls, and the MATCH queries themselves. The caller says
+which rows are live (its WHERE clause on the table, aliased ``r``).
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..domain.search_text import match_expression, query_terms, substring_expression, substring_forms, trigrams
+from ..ports import Database, SqlValue
+from .sql import chunks, placeholders
+
+# At most this many matches are scored by a full-text query (see ``TextIndex.words``). 500
+# keeps a words-only recall of 10k memories under 2 ms (p50) with LoCoMo recall unchanged
+# (R@5 0.650 vs 0.654 at 1000, MRR 0.535 vs 0.533): bench/recall_latency.py, bench/locomo_recall.py.
+POSTINGS_BUDGET = 500
+# Counting a term's rows reads its whole posting list: a word in 15,000 of 100,000
+# memories took 1 ms, and a recall asks for a dozen terms. The count of a term in more
+# than this many rows is kept for _COMMON_TERM_SECONDS: past POSTINGS_BUDGET it only
+# ranks the term behind rarer ones, which a few more rows do not change. A rarer term's
+# count is cheap and read every time, so a new row's words are found at once.
+_COMMON_TERM_ROWS = 2 * POSTINGS_BUDGET
+_COMMON_TERM_SECONDS = 300.0
+_common_terms: weakref.WeakKeyDictionary[Database, dict[tuple[str, str], tuple[int, float]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+@dataclass(frozen=True)
+class TextTables:
+    """A table and its two indexes, with their vocabularies (names from the migrations)."""
+
+    rows: str
+    words: str
+    substrings: str
+
+    @property
+    def words_vocab(self) -> str:
+        return f"{self.words}_vocab"
+
+    @property
+    def substrings_vocab(self) -> str:
+        return f"{self.substrings}_vocab"
+
+
+MEMORY_TEXT = TextTables("memories", "memories_fts", "memories_substring")
+EPISODE_TEXT = TextTables("episodes", "episodes_fts", "episodes_substring")
+
+
+class TextIndex:
+    def __init__(self, db: Database, tables: TextTables) -> None:
+        self.db = db
+        self.tables = tables
+
+    async def term_frequencies(self, terms: Sequence[str], vocabulary: str | None = None) -> dict[str, int]:
+        """How many rows (of any namespace and status) an index holds each term in, the
+        word index unless ``vocabulary`` names the substring one; a term it lacks is left
+        out. A common term's count may be a few minutes old."""
+        vocabulary = vocabulary or self.tables.words_vocab
+        now = time.monotonic()
+        common = _common_terms.setdefault(self.db, {})
+        frequency: dict[str, int] = {}
+        for term in terms:
+            known = common.get((vocabulary, term))
+            if known is not None and known[1] > now:
+                frequency[term] = known[0]
+        for part in chunks([t for t in terms if t not in frequency]):
+            rows = await self.db.all(
+                f"SELECT term, doc FROM {vocabulary} WHERE term IN ({placeholders(len(part))})", tuple(part)
+            )
+            for row in rows:
+                frequency[row["term"]] = row["doc"]
+                if row["doc"] > _COMMON_TERM_ROWS:
+                    common[(vocabulary, row["term"])] = (row["doc"], now + _COMMON_TERM_SECONDS)
+        return frequency
+
+    async def match(self, terms: Sequence[str]) -> str | None:
+        """The MATCH expression of the word index for these query terms: the terms it
+        has, rarest first while the rows they match stay within ``POSTINGS_BUDGET`` (the
+        rarest one always), and the prefix terms. Scoring postings is the whole cost of
+        the query, and a term common enough to blow the budget barely changes which rows
+        come out on top."""
+        exact = [t for t in terms if not t.endswith("*")]
+        frequency = await self.term_frequencies(exact)
+        kept: list[str] = []
+        postings = 0
+        for term in sorted((t for t in exact if t in frequency), key=frequency.__getitem__):
+            if kept and postings + frequency[term] > POSTINGS_BUDGET:
+                break
+            kept.append(term)
+            postings += frequency[term]
+        return match_expression(kept + [t for t in terms if t.endswith("*")])
+
+    async def words(
+        self, terms: Sequence[str], where: str, params: Sequence[SqlValue], *, limit: int
+    ) -> list[dict[str, Any]]:
+        """id and bm25 ``rank`` of the rows ``r`` matching any of the terms and ``where``,
+        best first."""
+        expression = await self.match(terms)
+        if expression is None:
+            return []
+        fts, rows = self.tables.words, self.tables.rows
+        return await self.db.all(
+            f"SELECT r.id AS id, bm25({fts}) AS rank FROM {fts} JOIN {rows} r ON r.rowid = {fts}.rowid "
+            f"WHERE {fts} MATCH ? AND {where} ORDER BY rank LIMIT ?",
+            (expression, *params, limit),
+        )
+
+    async def unmatched(self, needles: Sequence[str]) -> list[str]:
+        """The needles (``substring_needles`` of a query) with a term the word index
+        lacks: what only the substring index can find here (the index keeps one
+        vocabulary for every namespace)."""
+        terms = {needle: query_terms(needle) for needle in needles}
+        known = await self.term_frequencies(sorted({t for found in terms.values() for t in found}))
+        return [needle for needle, found in terms.items() if any(t not in known for t in found)]
+
+    async def substrings(
+        self, needles: Sequence[str], where: str, params: Sequence[SqlValue], *, limit: int
+    ) -> list[dict[str, Any]]:
+        """id and bm25 ``rank`` of the rows ``r`` whose content holds any of the needles
+        and matching ``where``, best first.
+
+        A form of a needle with a trigram no row has cannot match and is not looked for;
+        nor is one whose rarest trigram is in more than ``POSTINGS_BUDGET`` rows: a
+        fragment that common picks out nothing, and scoring its matches would be the
+        whole cost of the query.
+        """
+        forms = {form: trigrams(form) for form in substring_forms(list(needles))}
+        frequency = await self.term_frequencies(
+            sorted({g for grams in forms.values() for g in grams}), self.tables.substrings_vocab
+        )
+        kept = [
+            form
+            for form, grams in forms.items()
+            if all(g in frequency for g in grams) and min(frequency[g] for g in grams) <= POSTINGS_BUDGET
+        ]
+        expression = substring_expression(kept)
+        if expression is None:
+            return []
+        fts, rows = self.tables.substrings, self.tables.rows
+        return await self.db.all(
+            f"SELECT r.id AS id, bm25({fts}) AS rank FROM {fts} JOIN {rows} r ON r.rowid = {fts}.rowid "
+            f"WHERE {fts} MATCH ? AND {where} ORDER BY rank LIMIT ?",
+            (expression, *params, limit),
+        )
