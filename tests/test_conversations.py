@@ -114,6 +114,17 @@ async def test_the_turns_around_a_message_in_the_order_they_were_said(client: ht
     assert ids.labels((await window(client, ids["s1"]))["turns"]) == ["s1"]
 
 
+async def test_turns_sent_without_a_time_read_back_in_the_order_sent(client: httpx.AsyncClient) -> None:
+    words = [f"turn {n} of the story" for n in range(12)]
+    messages = [{"role": ("user", "assistant")[n % 2], "content": w} for n, w in enumerate(words)]
+    stored = await client.post(
+        "/v1/ingest/messages", json={"conversation_id": "undated", "messages": messages}, headers=auth()
+    )
+    assert stored.status_code == 200, stored.text
+    first = stored.json()["messages"][0]["id"]
+    assert [t["content"] for t in (await window(client, first, after=50))["turns"]] == words
+
+
 async def test_a_turn_reads_back_as_stored_for_recall(client: httpx.AsyncClient) -> None:
     """What conversation_get shows is the episode: a secret masked, a private span never kept."""
     ids = await said(

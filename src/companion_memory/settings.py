@@ -76,11 +76,10 @@ class Settings(BaseModel):
     MEMORY_RERANKER_BASE_URL: str = ""
     MEMORY_RERANKER_API_KEY: str = ""
     # Local runtime only: the bundled embedder's engine threads, each running calls of its own
-    # (0: one per core), and its OpenMP configuration, set before the engine loads
-    # (adapters/local/native_threads.py).
+    # (0: one per core; adapters/local/native_threads.py), and where it keeps the int8 graph
+    # it builds at its first start (empty: models/ in the data directory).
     EMBEDDER_THREADS: int = Field(0, ge=0, le=256)
-    EMBEDDER_WAIT_POLICY: Literal["passive", "active"] = "passive"
-    EMBEDDER_PROC_BIND: Literal["false", "true", "close", "spread"] = "false"
+    EMBEDDER_MODEL_DIR: str = ""
     # Query embeddings that arrive within this many milliseconds of each other share one
     # engine call (0: only those already waiting do); one query text's vector is reused
     # for this many seconds (0: never).
@@ -176,11 +175,6 @@ class Settings(BaseModel):
     @classmethod
     def _one_line(cls, value: Any) -> Any:
         return " ".join(value.split()) if isinstance(value, str) else value
-
-    @field_validator("EMBEDDER_WAIT_POLICY", "EMBEDDER_PROC_BIND", mode="before")
-    @classmethod
-    def _lower(cls, value: Any) -> Any:
-        return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator("TRUSTED_PROXIES", mode="before")
     @classmethod

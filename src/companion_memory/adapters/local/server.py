@@ -29,31 +29,67 @@ from ...ports import QueueMessage
 from ...runtime import Runtime
 from ...settings import Settings
 from . import docs
+from .embedder import BundledEmbedder
 from .http_timeouts import BodyTimeout, header_timeout_protocol
 from .task_queue import LocalTaskQueue
 from .vector_index import LocalVectorIndex
 
 log = logging.getLogger("companion_memory")
 QUEUE_POLL_SECONDS = 1.0
+# How often a rebuild of the vector index says how far it has got.
+REBUILD_REPORT_SECONDS = 15.0
 
 
-async def catch_up_mirror(runtime: Runtime) -> None:
+async def catch_up_mirror(runtime: Runtime) -> int:
     """At start: a drain of whatever the outbox holds from before, the pass under way (a
     reindex, a sweep) going on, and a sweep if the index holds fewer vectors than the
     rows it mirrors and the outbox owes (a new, emptied or replaced index). A few counts
     however many rows there are: every vector a write owes is in the outbox, written in
     the write's own batch, so only an index that lost vectors behind the database's back
-    needs the sweep, which goes over the rows in the background."""
+    needs the sweep, which goes over the rows in the background.
+
+    An index that an earlier engine of the bundled model made is made again by this one
+    through a reindex pass (its vectors are never mixed with this engine's); returns how
+    many rows that re-embeds (0 for none)."""
     mirror = runtime.mirror
     await mirror.passes.resume()
     problem = await mirror.mismatch()
     if problem:
+        state = await mirror.state.get()
+        if isinstance(runtime.embedder, BundledEmbedder) and state and state["model"] in runtime.embedder.replaces:
+            running = await mirror.passes.current()
+            # A restart during the pass goes on with it rather than removing vectors again.
+            queued = await mirror.passes.remaining() if running and running.mode == "reindex" else 0
+            queued = queued or await mirror.start_reindex()
+            log.info(
+                "the vector index was made by %s: embedding its %d rows again with %s in the background",
+                state["model"],
+                queued,
+                runtime.embedder.model,
+            )
+            return queued
         log.warning("%s", problem)
-        return
+        return 0
     lacking = await mirror.unaccounted()
     if lacking > 0 and await mirror.passes.begin("sweep"):
         log.info("the vector index lacks about %d vectors; looking for them in the background", lacking)
     await mirror.schedule_retry()
+    return 0
+
+
+async def report_rebuild(runtime: Runtime, total: int, every: float = REBUILD_REPORT_SECONDS) -> None:
+    """Logs how far a rebuild of the index has got: the rows its pass has not reached yet
+    and those queued in the outbox are still to embed."""
+    started = asyncio.get_running_loop().time()
+    mirror = runtime.mirror
+    while True:
+        await asyncio.sleep(every)
+        left = await mirror.passes.remaining() + int((await mirror.outbox.stats())["pending"] or 0)
+        if not left:
+            elapsed = asyncio.get_running_loop().time() - started
+            log.info("vector index rebuilt: %d rows embedded in %.0f s", total, elapsed)
+            return
+        log.info("rebuilding the vector index: %d of %d rows embedded", max(0, total - left), total)
 
 
 async def _handle(runtime: Runtime, messages: Sequence[QueueMessage]) -> None:
@@ -62,18 +98,24 @@ async def _handle(runtime: Runtime, messages: Sequence[QueueMessage]) -> None:
 
 async def work_queue(runtime: Runtime, queue: LocalTaskQueue, poll: float = QUEUE_POLL_SECONDS) -> None:
     """The Worker's Queue consumer, locally: deliver due tasks until none are left, then poll."""
+    reporter: asyncio.Task[None] | None = None
     try:
-        await catch_up_mirror(runtime)
+        if rebuilding := await catch_up_mirror(runtime):
+            reporter = asyncio.create_task(report_rebuild(runtime, rebuilding))
     except Exception:  # broad on purpose: the queue worker must start; the outbox catches up later
         log.exception("could not check the vector index at start")
-    while True:
-        try:
-            delivered = await queue.deliver(lambda messages: _handle(runtime, messages))
-        except Exception:  # broad on purpose: the loop must outlive a pass; its tasks stay for the next
-            log.exception("task queue pass failed")
-            delivered = 0
-        if not delivered:
-            await asyncio.sleep(poll)
+    try:
+        while True:
+            try:
+                delivered = await queue.deliver(lambda messages: _handle(runtime, messages))
+            except Exception:  # broad on purpose: the loop must outlive a pass; its tasks stay for the next
+                log.exception("task queue pass failed")
+                delivered = 0
+            if not delivered:
+                await asyncio.sleep(poll)
+    finally:
+        if reporter is not None:
+            reporter.cancel()
 
 
 async def nightly_schedule(runtime: Runtime) -> None:
