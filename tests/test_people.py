@@ -10,7 +10,8 @@ import httpx
 import pytest
 
 from companion_memory.clock import FixedClock
-from companion_memory.memory.people import mentioned, people_in, same_people_in
+from companion_memory.domain.person import mentioned
+from companion_memory.memory.people.extract import people_in, same_people_in
 from companion_memory.runtime import Runtime
 from tests.conftest import MCP_KEY, auth
 from tests.test_dream import say

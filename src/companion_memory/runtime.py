@@ -28,7 +28,8 @@ from .memory.model_call import JobModel
 from .memory.moods import Moods
 from .memory.nightly import Nightly
 from .memory.oauth import AuthorizationServer, OAuthConfig
-from .memory.people import People
+from .memory.people.proposals import PersonProposals
+from .memory.people.registry import People
 from .memory.plans import Plans
 from .memory.recall import Recall
 from .memory.retention import Retention
@@ -142,6 +143,10 @@ class Runtime:
     @cached_property
     def people(self) -> People:
         return People(self.db, self.clock, self.config)
+
+    @cached_property
+    def person_proposals(self) -> PersonProposals:
+        return PersonProposals(self.db, self.people)
 
     @cached_property
     def todos(self) -> Todos:

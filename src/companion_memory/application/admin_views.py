@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from ..clock import local_date
+from ..memory.people.stars import constellation
 from ..memory.starmap import star_map_mermaid, star_map_svg
 from ..runtime import Runtime
 from ..store.admin_views import AdminViews, Period
@@ -64,7 +65,7 @@ async def _graph(runtime: Runtime, query: GraphQuery) -> dict[str, Any]:
         query.namespace, types=known_types(query.types), limit=query.limit
     )
     if query.people:
-        people = await runtime.people.constellation(query.namespace, (n["id"] for n in view["nodes"]))
+        people = await constellation(runtime.people, query.namespace, (n["id"] for n in view["nodes"]))
         view["nodes"] += people["nodes"]
         view["edges"] += people["edges"]
     return view

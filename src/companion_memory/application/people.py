@@ -3,15 +3,16 @@ and the proposals about them (new people, merges) that the owner approves or rej
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from ..memory.people import MAX_ALIASES
+from ..domain.person import Person, PersonProposal
+from ..memory.people.registry import MAX_ALIASES
 from ..runtime import Runtime
 from .fields import CutPrivate, Id, Namespace, PersonRef, ShortText, TrimmedWords
 from .principal import MEMORY_READ, MEMORY_WRITE, OWNER, Principal
-from .records import MemoryRecord
+from .records import MemoryRecord, record_of
 from .use_case import Input, Output, use_case
 
 PersonName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), TrimmedWords]
@@ -22,21 +23,33 @@ FAMILIARITY = (
 )
 
 
-class PersonRecord(BaseModel):
-    id: str
-    namespace: str
-    name: str
-    aliases: list[str] = Field(description="Other names she goes by: 'my sister', '安娜'.")
-    relation: str = Field(description="Who she is to the owner: sister, friend, colleague…")
-    notes: str
-    familiarity: float = Field(description=FAMILIARITY)
-    mentions: int = Field(description="Messages that named her, as the nightly dream counted them.")
-    last_mentioned_at: str | None
-    status: str = Field(description="active, or merged (into merged_into).")
-    merged_into: str | None
-    source: str
-    created_at: str
-    updated_at: str
+if TYPE_CHECKING:
+    PersonRecord = BaseModel
+    ProposalRecord = BaseModel
+else:
+    # When her familiarity was last set is left out: an answer gives it decayed to now.
+    PersonRecord = record_of(
+        Person,
+        "PersonRecord",
+        leave_out=frozenset({"familiarity_at"}),
+        described={
+            "aliases": "Other names she goes by: 'my sister', '安娜'.",
+            "relation": "Who she is to the owner: sister, friend, colleague…",
+            "familiarity": FAMILIARITY,
+            "mentions": "Messages that named her, as the nightly dream counted them.",
+            "status": "active, or merged (into merged_into).",
+        },
+    )
+    ProposalRecord = record_of(
+        PersonProposal,
+        "ProposalRecord",
+        leave_out=frozenset({"key"}),
+        described={
+            "kind": "person: a new person (or, with person_id, new names for her); merge: other_id is one "
+            "person with person_id, who stays.",
+            "evidence": "The words it was read from, verbatim.",
+        },
+    )
 
 
 class PersonListed(PersonRecord):
@@ -106,26 +119,6 @@ class PersonPage(Output):
     count: int
 
 
-class ProposalRecord(BaseModel):
-    id: str
-    namespace: str
-    kind: str = Field(
-        description="person: a new person (or, with person_id, new names for her); merge: other_id is one "
-        "person with person_id, who stays."
-    )
-    name: str
-    aliases: list[str]
-    relation: str
-    person_id: str | None
-    other_id: str | None
-    evidence: list[str] = Field(description="The words it was read from, verbatim.")
-    reason: str
-    status: str
-    source: str
-    created_at: str
-    reviewed_at: str | None
-
-
 class ProposalListed(ProposalRecord):
     person: PersonRecord | None = Field(description="The person person_id names, as she is now.")
     other: PersonRecord | None = Field(description="The person other_id names, as she is now.")
@@ -156,7 +149,9 @@ async def upsert_person(runtime: Runtime, _: Principal, write: PersonWrite) -> P
         notes=write.notes,
         source=write.source,
     )
-    return PersonAnswer.model_validate({"person": runtime.people.shown(person), "created": created})
+    return PersonAnswer.model_validate(
+        {"person": runtime.people.shown(person), "created": created}, from_attributes=True
+    )
 
 
 @use_case("people.update", MEMORY_WRITE)
@@ -171,48 +166,59 @@ async def update_person(runtime: Runtime, _: Principal, change: PersonChange) ->
         notes=change.notes,
         source=change.source,
     )
-    return PersonAnswer.model_validate({"person": runtime.people.shown(person)})
+    return PersonAnswer.model_validate({"person": runtime.people.shown(person)}, from_attributes=True)
 
 
 @use_case("people.get", MEMORY_READ)
 async def get_person(runtime: Runtime, _: Principal, target: PersonId) -> PersonDetail:
     """One person (a merged one points at the survivor) and the memories about her."""
-    found = await runtime.people.get(target.id)
-    memories = found.pop("memories")
-    return PersonDetail.model_validate({"person": found, "memories": memories})
+    person, memories = await runtime.people.get(target.id)
+    return PersonDetail(
+        person=PersonRecord.model_validate(person, from_attributes=True),
+        memories=[MemoryRecord.of(m) for m in memories],
+    )
 
 
 @use_case("people.list", MEMORY_READ)
 async def list_people(runtime: Runtime, _: Principal, query: PersonQuery) -> PersonPage:
     """The people of a namespace, the most familiar first."""
     people = await runtime.people.listed(query.namespace, query.query, query.limit)
-    return PersonPage.model_validate({"people": people, "count": len(people)})
+    listed = [PersonListed.model_validate({**p.as_dict(), "memory_count": n}) for p, n in people]
+    return PersonPage(people=listed, count=len(listed))
 
 
 @use_case("people.propose_merge", MEMORY_WRITE)
 async def propose_merge(runtime: Runtime, _: Principal, proposal: MergeProposal) -> ProposalAnswer:
     """Ask the owner whether two people are one; she approves or rejects it."""
-    stored = await runtime.people.propose_merge(
+    stored = await runtime.person_proposals.propose_merge(
         proposal.namespace, proposal.person_id, proposal.other_id, proposal.reason, proposal.source
     )
-    return ProposalAnswer.model_validate({"proposal": stored})
+    return ProposalAnswer.model_validate({"proposal": stored}, from_attributes=True)
 
 
 @use_case("people.proposals", MEMORY_READ)
 async def list_proposals(runtime: Runtime, _: Principal, query: ProposalQuery) -> ProposalPage:
     """Proposals about people of one status, newest first."""
-    found = await runtime.people.proposals(query.namespace, query.status, query.limit)
-    return ProposalPage.model_validate({"proposals": found, "count": len(found)})
+    found = await runtime.person_proposals.proposals(query.namespace, query.status, query.limit)
+    listed = [
+        ProposalListed.model_validate(
+            {**about.proposal.as_dict(), "person": about.person, "other": about.other}, from_attributes=True
+        )
+        for about in found
+    ]
+    return ProposalPage(proposals=listed, count=len(listed))
 
 
 @use_case("people.approve", OWNER)
 async def approve_proposal(runtime: Runtime, _: Principal, target: ProposalId) -> ProposalDecision:
     """Apply a proposal: the new person, her new names, or the merge (the other person's
     names become aliases, her memories are re-pointed to the survivor)."""
-    return ProposalDecision.model_validate(await runtime.people.approve(target.id))
+    proposal, person = await runtime.person_proposals.approve(target.id)
+    return ProposalDecision.model_validate({"proposal": proposal, "person": person}, from_attributes=True)
 
 
 @use_case("people.reject", OWNER)
 async def reject_proposal(runtime: Runtime, _: Principal, target: ProposalId) -> ProposalDecision:
     """Set a proposal aside; both people stay as they are."""
-    return ProposalDecision.model_validate(await runtime.people.reject(target.id))
+    proposal = await runtime.person_proposals.reject(target.id)
+    return ProposalDecision.model_validate({"proposal": proposal, "person": None}, from_attributes=True)

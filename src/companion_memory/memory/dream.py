@@ -1,5 +1,5 @@
 """The nightly dream: a day's raw messages become a diary entry, candidate memories,
-entries of the mood timeline, and proposals about people (memory/people.py), whose
+entries of the mood timeline, and proposals about people (memory/people/), whose
 familiarity grows with each message that names them.
 
 Batches of ``DREAM_MAX_MESSAGES`` are read from a cursor that only moves when a batch
@@ -32,7 +32,8 @@ from .dream_model import confirms_contradiction
 from .extraction import ExtractedChange, ExtractedMemory, ExtractedMood, Extractor
 from .model_call import JobModel
 from .moods import normalise_mood, normalise_whose
-from .people import People
+from .people.proposals import PersonProposals
+from .people.registry import People
 from .plan_dates import has_passed, parse_valid_to, resolve_when
 from .sensitive import refused_classes
 from .vector_mirror import VectorMirror
@@ -69,6 +70,7 @@ class Dream:
         self.store = DreamStore(db)
         self.candidates = CandidateStore(db)
         self.people = People(db, clock, config)
+        self.person_proposals = PersonProposals(db, self.people)
 
     def yesterday(self) -> date:
         return local_date(self.clock.now(), self.config.dream_time_zone) - timedelta(days=1)
@@ -177,7 +179,7 @@ class Dream:
                         c for change in changes if (c := await self._change(namespace, batch, change, kind, report))
                     ]
                 moods = [m for mood in extraction.moods if (m := self._mood(namespace, batch, mood, report))]
-                proposals = await self.people.proposals_for(
+                proposals = await self.person_proposals.proposals_for(
                     namespace,
                     [p for p in extraction.people if self._acceptable(batch, p.evidence, p.name, report)],
                     [
@@ -199,7 +201,7 @@ class Dream:
                 await self.db.batch(
                     [CandidateStore.insert({**c, "dream_run_id": report["id"]}) for c in candidates]
                     + [MoodStore.insert(m) for m in moods]
-                    + [PersonStore.propose({**p, "reason": f"{p['reason']} (dream {report['id']})"}) for p in proposals]
+                    + [PersonStore.propose(p.replace(reason=f"{p.reason} (dream {report['id']})")) for p in proposals]
                     + mentions
                     + [
                         DreamStore.upsert_daily(

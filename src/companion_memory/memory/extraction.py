@@ -14,7 +14,7 @@ from typing import Any, Protocol, TypeVar
 
 from ..domain.memory import Memory
 from .moods import moods_in
-from .people import PersonFound, SamePerson, people_in, same_people_in
+from .people.extract import PersonFound, SamePerson, people_in, same_people_in
 from .statements import PLAN, REQUEST, RULE, statements_in
 
 # The diary shows at most this many characters of a title; a longer one is cut, not refused.
@@ -65,7 +65,7 @@ class Extraction:
     delete: list[ExtractedChange] = field(default_factory=list)
     moods: list[ExtractedMood] = field(default_factory=list)
     # People named with who they are to the owner, and names said to be one person: the
-    # dream turns them into proposals for the owner (memory/people.py).
+    # dream turns them into proposals for the owner (memory/people/proposals.py).
     people: list[PersonFound] = field(default_factory=list)
     same_people: list[SamePerson] = field(default_factory=list)
 

@@ -1,6 +1,6 @@
 """The nightly job, in the reference's order: dream, retention, plans past their end
 expired, memories moved between layers (memory/layers.py), consolidation (memory/consolidation.py), memories linked to the people they name
-(memory/people.py), the GitHub daily pull, weekly and monthly rollups; then a pass over the vector outbox as a safety net for a
+(memory/people/registry.py), the GitHub daily pull, weekly and monthly rollups; then a pass over the vector outbox as a safety net for a
 lost queue message. A step that fails is recorded and the others still run. The
 Worker's Cron trigger (``10 20 * * *`` UTC) and the local server's scheduler both call
 ``run``; the last run is kept for ``GET /v1/dream/status``."""
@@ -21,7 +21,7 @@ from .consolidation import Consolidation
 from .dream import Dream
 from .github_daily import GithubDaily
 from .layers import Layers
-from .people import People
+from .people.registry import People
 from .plans import Plans
 from .retention import Retention
 from .rollups import Rollups

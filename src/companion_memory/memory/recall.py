@@ -12,7 +12,7 @@ memories, and instant ones past their waking hours, rest (domain/layers.py): sea
 finds them, recall does not, except an asleep instant memory that the query names.
 Recall (not search) records what it injected, which revives an instant memory.
 
-A query that names a person (memory/people.py) is searched under her other names too,
+A query that names a person (memory/people/names.py) is searched under her other names too,
 so "my sister", "Ana" and "安娜" find the same memories.
 
 Recall in a namespace also sees the memories approved-shared into it (memory/sharing.py),
@@ -71,7 +71,7 @@ from .episode_recall import (
     episode_phase,
     without_evidence,
 )
-from .people import name_key, named_in, names_any, names_of, other_names
+from .people.names import name_key, named_in, names_any, other_names
 from .plan_dates import is_open
 from .vector_mirror import MEMORY_FILTER, VectorMirror
 
@@ -312,13 +312,13 @@ class Recall:
 
     async def _with_other_names(self, namespace: str, text: str, meta: RecallMeta) -> tuple[str, list[str]]:
         """The query with the other names of the people it names (asked about "my sister",
-        recall also looks for "Ana" and "安娜", memory/people.py), and all their names."""
+        recall also looks for "Ana" and "安娜", memory/people/names.py), and all their names."""
         people = await PersonStore(self.db).active(namespace)
         extra = other_names(people, text)
         if not extra:
             return text, []
         meta.notes.append(f"people named: also searched as {', '.join(extra)}")
-        return f"{text}\n{' '.join(extra)}", [name_key(n) for p in named_in(people, text) for n in names_of(p)]
+        return f"{text}\n{' '.join(extra)}", [name_key(n) for p in named_in(people, text) for n in p.names]
 
     async def _account(self, hits: list[Hit], now: str) -> None:
         """Injected now, once more; an instant memory or episode is revived by it."""

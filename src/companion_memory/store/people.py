@@ -3,61 +3,33 @@ wait for the owner."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..domain.person import PERSON_FIELDS, PROPOSAL_FIELDS, Person, PersonProposal
 from ..ports import Database, Statement
 from .sql import chunks, from_json, placeholders, to_json
 from .stored_values import readable
 
-# Also the columns an export carries (store/snapshot.py).
-PERSON_COLUMNS = (
-    "id",
-    "namespace",
-    "name",
-    "aliases",
-    "relation",
-    "notes",
-    "familiarity",
-    "familiarity_at",
-    "mentions",
-    "last_mentioned_at",
-    "status",
-    "merged_into",
-    "source",
-    "created_at",
-    "updated_at",
-)
-PROPOSAL_COLUMNS = (
-    "id",
-    "namespace",
-    "kind",
-    "key",
-    "name",
-    "aliases",
-    "relation",
-    "person_id",
-    "other_id",
-    "evidence",
-    "reason",
-    "status",
-    "source",
-    "created_at",
-    "reviewed_at",
-)
-_PEOPLE = f"SELECT {', '.join(PERSON_COLUMNS)} FROM people"
-_PROPOSALS = f"SELECT {', '.join(PROPOSAL_COLUMNS)} FROM person_proposals"
+_PEOPLE = f"SELECT {', '.join(PERSON_FIELDS)} FROM people"
+_PROPOSALS = f"SELECT {', '.join(PROPOSAL_FIELDS)} FROM person_proposals"
 # A namespace's registry is read whole (to resolve names); more people than this is no
 # circle of acquaintance any more.
 REGISTRY_LIMIT = 1000
 
 
-def _person(row: dict[str, Any]) -> dict[str, Any]:
-    return {**row, "aliases": from_json(row["aliases"], [])}
+def _person(row: dict[str, Any]) -> Person:
+    return Person(**{**row, "aliases": from_json(row["aliases"], [])})
 
 
-def _proposal(row: dict[str, Any]) -> dict[str, Any]:
-    return {**row, "aliases": from_json(row["aliases"], []), "evidence": from_json(row["evidence"], [])}
+def _proposal(row: dict[str, Any]) -> PersonProposal:
+    return PersonProposal(
+        **{**row, "aliases": from_json(row["aliases"], []), "evidence": from_json(row["evidence"], [])}
+    )
+
+
+def _stored(name: str, value: Any) -> Any:
+    return to_json(value, what=name) if name in ("aliases", "evidence") else value
 
 
 class PersonStore:
@@ -65,26 +37,27 @@ class PersonStore:
         self.db = db
 
     @staticmethod
-    def insert(person: dict[str, Any]) -> Statement:
-        values = {**person, "aliases": to_json(person["aliases"], what="aliases")}
+    def insert(person: Person) -> Statement:
         return Statement(
-            f"INSERT INTO people ({', '.join(PERSON_COLUMNS)}) VALUES ({placeholders(len(PERSON_COLUMNS))})",
-            tuple(values[c] for c in PERSON_COLUMNS),
+            f"INSERT INTO people ({', '.join(PERSON_FIELDS)}) VALUES ({placeholders(len(PERSON_FIELDS))})",
+            tuple(_stored(c, getattr(person, c)) for c in PERSON_FIELDS),
         )
 
     @staticmethod
-    def update(person_id: str, changes: dict[str, Any]) -> Statement:
-        values = {k: to_json(v, what=k) if k == "aliases" else v for k, v in changes.items()}
+    def update(person: Person, fields: Iterable[str]) -> Statement:
+        """Write these fields of ``person`` only: the others may have changed since she
+        was read (a mention counted by the dream while the owner renames her)."""
+        names = [f for f in PERSON_FIELDS if f in set(fields)]
         return Statement(
-            f"UPDATE people SET {', '.join(f'{k} = ?' for k in values)} WHERE id = ?",
-            (*values.values(), person_id),
+            f"UPDATE people SET {', '.join(f'{f} = ?' for f in names)} WHERE id = ?",
+            (*(_stored(f, getattr(person, f)) for f in names), person.id),
         )
 
-    async def get(self, person_id: str) -> dict[str, Any] | None:
+    async def get(self, person_id: str) -> Person | None:
         row = await self.db.first(f"{_PEOPLE} WHERE id = ?", (person_id,))
         return _person(row) if row else None
 
-    async def active(self, namespace: str, limit: int = REGISTRY_LIMIT) -> list[dict[str, Any]]:
+    async def active(self, namespace: str, limit: int = REGISTRY_LIMIT) -> list[Person]:
         rows = await self.db.all(
             f"{_PEOPLE} WHERE namespace = ? AND status = 'active' ORDER BY name, id LIMIT ?", (namespace, limit)
         )
@@ -125,15 +98,16 @@ class PersonStore:
             counts.update({r["person_id"]: int(r["n"]) for r in rows})
         return counts
 
-    async def links(self, person_ids: Sequence[str]) -> list[dict[str, Any]]:
+    async def links(self, person_ids: Sequence[str]) -> list[tuple[str, str]]:
         """(person_id, memory_id) of these people's memories."""
-        found: list[dict[str, Any]] = []
+        found: list[tuple[str, str]] = []
         for part in chunks(person_ids):
-            found += await self.db.all(
+            rows = await self.db.all(
                 f"SELECT person_id, memory_id FROM person_memories WHERE person_id IN ({placeholders(len(part))}) "
                 "ORDER BY person_id, memory_id",
                 tuple(part),
             )
+            found += [(r["person_id"], r["memory_id"]) for r in rows]
         return found
 
     @staticmethod
@@ -158,30 +132,25 @@ class PersonStore:
     # -- proposals ------------------------------------------------------------
 
     @staticmethod
-    def propose(proposal: dict[str, Any]) -> Statement:
+    def propose(proposal: PersonProposal) -> Statement:
         """A pending proposal; the same one (same key) waiting already makes this a no-op."""
-        values = {
-            **proposal,
-            "aliases": to_json(proposal["aliases"], what="aliases"),
-            "evidence": to_json(proposal["evidence"], what="evidence"),
-        }
         return Statement(
-            f"INSERT OR IGNORE INTO person_proposals ({', '.join(PROPOSAL_COLUMNS)}) "
-            f"VALUES ({placeholders(len(PROPOSAL_COLUMNS))})",
-            tuple(values[c] for c in PROPOSAL_COLUMNS),
+            f"INSERT OR IGNORE INTO person_proposals ({', '.join(PROPOSAL_FIELDS)}) "
+            f"VALUES ({placeholders(len(PROPOSAL_FIELDS))})",
+            tuple(_stored(c, getattr(proposal, c)) for c in PROPOSAL_FIELDS),
         )
 
-    async def proposal(self, proposal_id: str) -> dict[str, Any] | None:
+    async def proposal(self, proposal_id: str) -> PersonProposal | None:
         row = await self.db.first(f"{_PROPOSALS} WHERE id = ?", (proposal_id,))
         return _proposal(row) if row else None
 
-    async def pending_key(self, namespace: str, key: str) -> dict[str, Any] | None:
+    async def pending_key(self, namespace: str, key: str) -> PersonProposal | None:
         row = await self.db.first(
             f"{_PROPOSALS} WHERE namespace = ? AND key = ? AND status = 'pending'", (namespace, key)
         )
         return _proposal(row) if row else None
 
-    async def proposals(self, namespace: str, status: str, limit: int) -> list[dict[str, Any]]:
+    async def proposals(self, namespace: str, status: str, limit: int) -> list[PersonProposal]:
         rows = await self.db.all(
             f"{_PROPOSALS} WHERE namespace = ? AND status = ? ORDER BY created_at DESC, id DESC LIMIT ?",
             (namespace, status, limit),

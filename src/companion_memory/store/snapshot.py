@@ -8,11 +8,11 @@ from typing import Any
 
 from ..domain.episode import EPISODE_FIELDS, said_by
 from ..domain.memory import MEMORY_FIELDS
+from ..domain.person import PERSON_FIELDS, PROPOSAL_FIELDS
 from ..domain.search_text import search_document
 from ..ports import ConstraintError, Database, Statement
 from .candidates import CANDIDATE_COLUMNS
 from .moods import MOOD_COLUMNS
-from .people import PERSON_COLUMNS, PROPOSAL_COLUMNS
 from .sql import placeholders, read_stored_json, to_json
 from .stored_values import TABLES_BY_NAME as STORED_TABLES
 from .stored_values import row_problem
@@ -83,8 +83,8 @@ TABLES = (
     TableSpec("todos", ("id",), TODO_COLUMNS),
     TableSpec("moods", ("id",), MOOD_COLUMNS),
     # Which memories are about whom is not exported: the nightly job links them again.
-    TableSpec("people", ("id",), PERSON_COLUMNS, ("aliases",)),
-    TableSpec("person_proposals", ("id",), PROPOSAL_COLUMNS, ("aliases", "evidence")),
+    TableSpec("people", ("id",), PERSON_FIELDS, ("aliases",)),
+    TableSpec("person_proposals", ("id",), PROPOSAL_FIELDS, ("aliases", "evidence")),
     TableSpec(
         "messages",
         ("id",),
