@@ -24,6 +24,7 @@ from .fields import (
     MemoryRef,
     Namespace,
     NamespaceName,
+    PageLimit,
     Score,
     ShortText,
     Tag,
@@ -143,7 +144,7 @@ class MemoryQuery(Input):
         Field(default_factory=list, max_length=10, description="Default active; 'all' for every status."),
     ]
     layers: Annotated[list[Layer], Field(default_factory=list, max_length=5, description="Only these layers.")]
-    limit: Annotated[int, Field(ge=1, le=200)] = 50
+    limit: PageLimit = 50
     cursor: Cursor | None = None
 
 

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from ..memory.people import MAX_ALIASES
 from ..runtime import Runtime
-from .fields import CutPrivate, Id, Namespace, PersonRef, ShortText, TrimmedWords
+from .fields import CutPrivate, Id, LongPageLimit, Namespace, PageLimit, PersonRef, ShortText, TrimmedWords
 from .principal import MEMORY_READ, MEMORY_WRITE, OWNER, Principal
 from .records import MemoryRecord
 from .use_case import Input, Output, use_case
@@ -70,7 +70,7 @@ class PersonQuery(Input):
     query: Annotated[
         str | None, Field(max_length=200, description="Only the people this text names, or whose names start with it.")
     ] = None
-    limit: Annotated[int, Field(ge=1, le=500)] = 100
+    limit: LongPageLimit = 100
 
 
 class MergeProposal(Input):
@@ -84,7 +84,7 @@ class MergeProposal(Input):
 class ProposalQuery(Input):
     namespace: Namespace = "default"
     status: ProposalStatus = "pending"
-    limit: Annotated[int, Field(ge=1, le=200)] = 50
+    limit: PageLimit = 50
 
 
 class ProposalId(Input):
