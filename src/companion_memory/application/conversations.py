@@ -17,7 +17,18 @@ from ..store.conversations import ConversationDay, ConversationStore
 from ..store.episode_search import EpisodeScope
 from ..store.episodes import EpisodeStore
 from ..store.places import PlaceStore
-from .fields import TIME_FORMAT, Day, DayOrTime, EpisodeRef, Id, LongPageLimit, Moment, Namespace, ShortPageLimit
+from .fields import (
+    TIME_FORMAT,
+    Day,
+    DayOrTime,
+    EpisodeRef,
+    Id,
+    LongPageLimit,
+    Moment,
+    Namespace,
+    SearchText,
+    ShortPageLimit,
+)
 from .principal import MEMORY_READ, OWNER, Principal
 from .records import TurnRecord
 from .use_case import Input, Output, use_case
@@ -30,7 +41,7 @@ BOUND = f"YYYY-MM-DD (a day in DREAM_TIME_ZONE) or a time, {TIME_FORMAT} (withou
 
 
 class ConversationQuery(Input):
-    query: Annotated[str, Field(min_length=1, max_length=10_000, description="What to look for, in any words.")]
+    query: Annotated[SearchText, Field(description="What to look for, in any words.")]
     namespace: Namespace = "default"
     roles: Annotated[
         list[Role], Field(default_factory=list, max_length=4, description="Only turns of these roles (default: all).")

@@ -62,6 +62,8 @@ TrimmedWords = AfterValidator(lambda text: _words(text).strip())
 MemoryContent = Annotated[str, StringConstraints(min_length=1, max_length=20_000)]
 FactKey = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 ShortText = Annotated[str, StringConstraints(max_length=100)]
+# What someone asks a search for: words, and not a pasted book.
+SearchText = Annotated[str, StringConstraints(min_length=1, max_length=10_000)]
 # A person's name as a chat client gives it: one line.
 SpeakerName = Annotated[str, StringConstraints(strip_whitespace=True, max_length=100, pattern=r"^[^\r\n]*$")]
 Tag = Annotated[str, StringConstraints(max_length=64)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, TypeAdapter
 
 from ..domain.counts import MAX_COUNT
 from ..domain.layers import Layer
@@ -89,15 +89,14 @@ class MemoryFields(Input):
 _DRAFTED = {f.name for f in dataclasses.fields(MemoryDraft)} - {"evidence"}
 
 
+UpsertKey = Annotated[
+    FactKey, Field(description="The stable key the memory is upserted on, e.g. 'user.coffee.preference'.")
+]
+
+
 def _fact_key_required(schema: dict[str, Any]) -> None:
     schema["required"] = [*schema.get("required", []), "fact_key"]
-    schema["properties"]["fact_key"] = {
-        "type": "string",
-        "minLength": 1,
-        "maxLength": 200,
-        "title": "Fact Key",
-        "description": "The stable key the memory is upserted on, e.g. 'user.coffee.preference'.",
-    }
+    schema["properties"]["fact_key"] = {**TypeAdapter(UpsertKey).json_schema(), "title": "Fact Key"}
 
 
 class MemoryWrite(MemoryFields):

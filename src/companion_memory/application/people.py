@@ -48,9 +48,14 @@ class PersonWrite(Input):
     name: PersonName
     aliases: Annotated[
         list[PersonName] | None,
-        Field(max_length=MAX_ALIASES, description="Other names she goes by; given, they replace hers."),
+        Field(
+            max_length=MAX_ALIASES,
+            description="Other names she goes by ('my sister', '安娜'); given, they replace hers.",
+        ),
     ] = None
-    relation: Annotated[str, Field(max_length=100, description="Who she is to the owner."), CutPrivate] | None = None
+    relation: (
+        Annotated[str, Field(max_length=100, description="Who she is to the owner: sister, friend…"), CutPrivate] | None
+    ) = None
     notes: Annotated[str, Field(max_length=4000), CutPrivate] | None = None
     source: ShortText = "api"
 
@@ -62,7 +67,7 @@ class PersonChange(PersonWrite):
 
 
 class PersonId(Input):
-    id: PersonRef
+    id: Annotated[PersonRef, Field(description="The person's id.")]
 
 
 class PersonQuery(Input):

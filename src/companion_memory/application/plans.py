@@ -17,11 +17,13 @@ from .principal import MEMORY_READ, MEMORY_WRITE, Principal
 from .records import PlanRecord, WriteAnswer
 from .use_case import Input, Output, use_case
 
+PlanStatus = Annotated[ShortText, Field(json_schema_extra={"enum": list(PLAN_STATUSES)})]
+
 
 class PlanQuery(Input):
     namespace: Namespace = "default"
     statuses: Annotated[
-        list[Annotated[ShortText, Field(json_schema_extra={"enum": list(PLAN_STATUSES)})]],
+        list[PlanStatus],
         Field(default_factory=list, max_length=4, description="Default active (the open plans)."),
     ]
     limit: PageLimit = 50

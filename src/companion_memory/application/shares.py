@@ -31,12 +31,15 @@ class ShareDecision(ShareReason):
     id: Annotated[ShareRef, Field(description="The share's id.")]
 
 
+ShareStatus = Annotated[ShortText, Field(json_schema_extra={"enum": list(SHARE_STATUSES)})]
+
+
 class ShareQuery(Input):
     namespace: Annotated[
         Namespace | None, Field(description="Only shares out of or into this namespace; omit for all.")
     ] = None
     statuses: Annotated[
-        list[Annotated[ShortText, Field(json_schema_extra={"enum": list(SHARE_STATUSES)})]],
+        list[ShareStatus],
         Field(default_factory=list, max_length=4, description="Default proposed and approved (the open ones)."),
     ]
     limit: PageLimit = 50

@@ -39,7 +39,7 @@ class TodoWrite(Input):
 
 
 class TodoClose(Input):
-    id: TodoRef
+    id: Annotated[TodoRef, Field(description="The todo's id.")]
     status: Annotated[Literal["done", "abandoned"], Field(description="What became of it.")]
 
 
