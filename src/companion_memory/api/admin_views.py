@@ -13,11 +13,13 @@ from ..application.admin_views import (
     DiaryPage,
     DiaryQuery,
     Graph,
+    GraphLimit,
     GraphQuery,
     Period,
     StarMapFile,
     StarMapQuery,
 )
+from ..application.fields import ShortPageLimit
 from ..application.principal import Principal
 from .auth import allowed
 from .deps import NamespaceQuery, RuntimeDep
@@ -33,7 +35,7 @@ async def graph(
     principal: Annotated[Principal, allowed(admin_views.graph)],
     namespace: NamespaceQuery = "default",
     type: Annotated[list[str] | None, Query(description="Type filter; repeat or comma-separate.")] = None,
-    limit: Annotated[int, Query(ge=1, le=2000)] = 500,
+    limit: Annotated[GraphLimit, Query()] = 500,
     people: Annotated[bool, Query(description="Also the people, as stars of their own.")] = True,
 ) -> Response:
     """Live memories as nodes (pinned and most important first, at most ``limit``) and
@@ -49,7 +51,7 @@ async def starmap(
     format: Literal["svg", "mermaid"] = "svg",
     namespace: NamespaceQuery = "default",
     type: Annotated[list[str] | None, Query(description="Type filter; repeat or comma-separate.")] = None,
-    limit: Annotated[int, Query(ge=1, le=2000)] = 500,
+    limit: Annotated[GraphLimit, Query()] = 500,
     people: Annotated[bool, Query(description="Also the people, as stars of their own.")] = True,
 ) -> Response:
     """The star map as a file (``content``): a standalone SVG or Mermaid text."""
@@ -67,7 +69,7 @@ async def diary(
     principal: Annotated[Principal, allowed(admin_views.diary)],
     period: Period = "day",
     namespace: NamespaceQuery = "default",
-    limit: Annotated[int, Query(ge=1, le=100)] = 30,
+    limit: Annotated[ShortPageLimit, Query()] = 30,
     before: Annotated[
         str | None, Query(max_length=10, description="Page back: entries before this date, week or month.")
     ] = None,

@@ -16,6 +16,7 @@ from ..application.candidates import (
     Decision,
     Target,
 )
+from ..application.fields import Cursor, PageLimit
 from ..application.principal import Principal
 from .auth import allowed
 from .deps import NamespaceQuery, RuntimeDep
@@ -30,8 +31,8 @@ async def list_candidates(
     principal: Annotated[Principal, allowed(candidates.list_candidates)],
     namespace: NamespaceQuery = "default",
     status: CandidateStatus = "pending",
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    cursor: Annotated[str | None, Query(max_length=500)] = None,
+    limit: Annotated[PageLimit, Query()] = 50,
+    cursor: Annotated[Cursor | None, Query()] = None,
 ) -> CandidatePage:
     query = CandidateQuery(namespace=namespace, status=status, limit=limit, cursor=cursor)
     return await candidates.list_candidates(runtime, principal, query)

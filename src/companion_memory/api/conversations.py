@@ -18,6 +18,7 @@ from ..application.conversations import (
     Reach,
     Turns,
 )
+from ..application.fields import LongPageLimit
 from ..application.principal import Principal
 from .auth import allowed
 from .deps import NamespaceQuery, RuntimeDep
@@ -47,7 +48,7 @@ async def day_conversations(
             json_schema_extra={"format": "date"},
         ),
     ] = None,
-    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    limit: Annotated[LongPageLimit, Query()] = 100,
 ) -> DayConversations:
     """The day's conversations, each with its first line and its count of turns, and the
     nearest earlier and later days when anything was said."""

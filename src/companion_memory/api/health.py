@@ -10,7 +10,7 @@ from fastapi import APIRouter, Body, Query
 from ..application import doctor
 from ..application import health as use_cases
 from ..application.doctor import HealthReportAnswer, RepairAnswer, RepairRequest, UnanchoredPage, UnanchoredQuery
-from ..application.fields import Cursor
+from ..application.fields import Cursor, ShortPageLimit
 from ..application.health import Health, ReindexProgress, ReindexRequest, VectorHealth
 from ..application.principal import Principal
 from ..application.use_case import Nothing
@@ -67,7 +67,7 @@ async def health_unanchored(
     runtime: RuntimeDep,
     principal: Annotated[Principal, allowed(doctor.unanchored)],
     namespace: NamespaceQuery = "default",
-    limit: Annotated[int, Query(ge=1, le=100)] = 50,
+    limit: Annotated[ShortPageLimit, Query()] = 50,
     cursor: Annotated[Cursor | None, Query()] = None,
 ) -> UnanchoredPage:
     """The user's messages older than a day that no memory cites, newest first."""

@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query, Response
 
 from ..application import memories
+from ..application.fields import Cursor, PageLimit
 from ..application.memories import (
     ConsolidationUndone,
     MemoryDetail,
@@ -45,8 +46,8 @@ async def list_memories(
         list[str] | None,
         Query(description="Layer filter (instant, short, long, cold, permanent); repeat or comma-separate."),
     ] = None,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    cursor: Annotated[str | None, Query(max_length=500)] = None,
+    limit: Annotated[PageLimit, Query()] = 50,
+    cursor: Annotated[Cursor | None, Query()] = None,
 ) -> MemoryPage:
     query = memories.MemoryQuery.model_validate(
         {

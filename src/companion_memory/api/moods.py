@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query
 
 from ..application import moods
+from ..application.fields import LongPageLimit
 from ..application.moods import MoodAnswer, MoodTimeline, MoodWrite
 from ..application.principal import Principal
 from .auth import allowed
@@ -28,9 +29,9 @@ async def recent_moods(
     runtime: RuntimeDep,
     principal: Annotated[Principal, allowed(moods.recent_moods)],
     namespace: NamespaceQuery = "default",
-    days: Annotated[int, Query(ge=1, le=90, description="The last this many local days, today included.")] = 7,
+    days: Annotated[moods.RecentDays, Query()] = 7,
     whose: Annotated[Literal["owner", "companion"] | None, Query(description="Only hers, or only the owner's.")] = None,
-    limit: Annotated[int, Query(ge=1, le=500)] = 200,
+    limit: Annotated[LongPageLimit, Query()] = 200,
 ) -> MoodTimeline:
     query = moods.MoodQuery(namespace=namespace, days=days, whose=whose, limit=limit)
     return await moods.recent_moods(runtime, principal, query)

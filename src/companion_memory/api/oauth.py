@@ -41,6 +41,7 @@ from ..application.oauth import (
 from ..application.principal import Principal
 from ..application.use_case import Input, Nothing
 from ..domain.addresses import forwarded_client
+from ..domain.endpoints import MCP_PATHS
 from ..errors import OAuthError
 from .auth import allowed, anyone
 from .deps import RuntimeDep
@@ -119,7 +120,7 @@ def _resource_route(path: str) -> Any:
     return resource_metadata
 
 
-for _path in ("", "/mcp", "/memory-mcp"):
+for _path in ("", *MCP_PATHS):
     router.add_api_route(
         "/.well-known/oauth-protected-resource" + _path,
         _resource_route(_path),

@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 
 from ..application import people
+from ..application.fields import LongPageLimit, PageLimit
 from ..application.people import (
     MergeProposal,
     PersonAnswer,
@@ -52,7 +53,7 @@ async def list_people(
     principal: Annotated[Principal, allowed(people.list_people)],
     namespace: NamespaceQuery = "default",
     query: Annotated[str | None, Query(max_length=200)] = None,
-    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    limit: Annotated[LongPageLimit, Query()] = 100,
 ) -> PersonPage:
     return await people.list_people(runtime, principal, PersonQuery(namespace=namespace, query=query, limit=limit))
 
@@ -63,7 +64,7 @@ async def list_proposals(
     principal: Annotated[Principal, allowed(people.list_proposals)],
     namespace: NamespaceQuery = "default",
     status: ProposalStatus = "pending",
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    limit: Annotated[PageLimit, Query()] = 50,
 ) -> ProposalPage:
     query = ProposalQuery(namespace=namespace, status=status, limit=limit)
     return await people.list_proposals(runtime, principal, query)

@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from ..application import plans
+from ..application.fields import PageLimit
 from ..application.plans import PlanPage
 from ..application.principal import Principal
 from ..application.records import WriteAnswer
@@ -26,7 +27,7 @@ async def list_plans(
         list[str] | None,
         Query(description="active (default), done, abandoned or expired; repeat or comma-separate."),
     ] = None,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    limit: Annotated[PageLimit, Query()] = 50,
 ) -> PlanPage:
     statuses = [s.strip() for value in status or [] for s in value.split(",") if s.strip()]
     query = plans.PlanQuery(namespace=namespace, statuses=statuses, limit=limit)

@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from ..application import precious
+from ..application.fields import Cursor, PageLimit
 from ..application.precious import PreciousAnswer, PreciousId, PreciousPage, PreciousQuery, PreciousWrite
 from ..application.principal import Principal
 from ..application.records import Deleted
@@ -22,8 +23,8 @@ async def list_precious(
     runtime: RuntimeDep,
     principal: Annotated[Principal, allowed(precious.list_precious)],
     namespace: NamespaceQuery = "default",
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    cursor: Annotated[str | None, Query(max_length=500)] = None,
+    limit: Annotated[PageLimit, Query()] = 50,
+    cursor: Annotated[Cursor | None, Query()] = None,
 ) -> PreciousPage:
     query = PreciousQuery(namespace=namespace, limit=limit, cursor=cursor)
     return await precious.list_precious(runtime, principal, query)

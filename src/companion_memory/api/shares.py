@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Body, Query
 
 from ..application import shares
+from ..application.fields import PageLimit
 from ..application.principal import Principal
 from ..application.shares import ShareDetail, SharePage
 from .auth import allowed
@@ -39,7 +40,7 @@ async def list_shares(
         list[str] | None,
         Query(description="proposed, approved, rejected or revoked (default the open ones); repeat or comma-separate."),
     ] = None,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    limit: Annotated[PageLimit, Query()] = 50,
 ) -> SharePage:
     statuses = [s.strip() for value in status or [] for s in value.split(",") if s.strip()]
     query = shares.ShareQuery(namespace=namespace, statuses=statuses, limit=limit)

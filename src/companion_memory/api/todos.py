@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query
 
 from ..application import todos
+from ..application.fields import PageLimit
 from ..application.principal import Principal
 from ..application.todos import TodoAnswer, TodoClose, TodoNext, TodoPage, TodoScope, TodoStats, TodoWrite
 from .auth import allowed
@@ -29,7 +30,7 @@ async def list_todos(
     principal: Annotated[Principal, allowed(todos.list_todos)],
     namespace: NamespaceQuery = "default",
     status: Annotated[Literal["open", "done", "abandoned"], Query(description="Default open.")] = "open",
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    limit: Annotated[PageLimit, Query()] = 50,
 ) -> TodoPage:
     return await todos.list_todos(runtime, principal, todos.TodoQuery(namespace=namespace, status=status, limit=limit))
 

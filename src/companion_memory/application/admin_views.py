@@ -12,7 +12,7 @@ from ..memory.people.stars import constellation
 from ..memory.starmap import star_map_mermaid, star_map_svg
 from ..runtime import Runtime
 from ..store.admin_views import AdminViews, Period
-from .fields import Namespace, TypeFilter
+from .fields import Namespace, ShortPageLimit, TypeFilter
 from .memories import known_types
 from .principal import MEMORY_READ, Principal
 from .use_case import Input, Output, use_case
@@ -44,10 +44,14 @@ class GraphEdge(BaseModel):
     weight: float
 
 
+# How many memories one graph or star map draws at most.
+GraphLimit = Annotated[int, Field(ge=1, le=2000)]
+
+
 class GraphQuery(Input):
     namespace: Namespace = "default"
     types: Annotated[list[TypeFilter], Field(default_factory=list, max_length=20, description="Only these types.")]
-    limit: Annotated[int, Field(ge=1, le=2000)] = 500
+    limit: GraphLimit = 500
     people: Annotated[
         bool, Field(description="Also the people, as stars of their own, linked to the memories about them.")
     ] = True
@@ -122,7 +126,7 @@ class MonthEntry(BaseModel):
 class DiaryQuery(Input):
     period: Period = "day"
     namespace: Namespace = "default"
-    limit: Annotated[int, Field(ge=1, le=100)] = 30
+    limit: ShortPageLimit = 30
     before: Annotated[
         str | None, Field(max_length=10, description="Page back: entries before this date, week or month.")
     ] = None

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from ..runtime import Runtime
-from .fields import Cursor, Id, Namespace
+from .fields import Cursor, Id, Namespace, PageLimit
 from .principal import MEMORY_READ, OWNER, Principal
 from .records import EvidenceRecord, MemoryRecord
 from .use_case import Input, Output, use_case
@@ -47,7 +47,7 @@ class CandidateRecord(BaseModel):
 class CandidateQuery(Input):
     namespace: Namespace = "default"
     status: CandidateStatus = "pending"
-    limit: Annotated[int, Field(ge=1, le=200)] = 50
+    limit: PageLimit = 50
     cursor: Cursor | None = None
 
 

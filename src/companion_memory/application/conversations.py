@@ -17,7 +17,18 @@ from ..store.conversations import ConversationDay, ConversationStore
 from ..store.episode_search import EpisodeScope
 from ..store.episodes import EpisodeStore
 from ..store.places import PlaceStore
-from .fields import TIME_FORMAT, Day, DayOrTime, EpisodeRef, Id, Moment, Namespace
+from .fields import (
+    TIME_FORMAT,
+    Day,
+    DayOrTime,
+    EpisodeRef,
+    Id,
+    LongPageLimit,
+    Moment,
+    Namespace,
+    SearchText,
+    ShortPageLimit,
+)
 from .principal import MEMORY_READ, OWNER, Principal
 from .records import TurnRecord
 from .use_case import Input, Output, use_case
@@ -30,12 +41,12 @@ BOUND = f"YYYY-MM-DD (a day in DREAM_TIME_ZONE) or a time, {TIME_FORMAT} (withou
 
 
 class ConversationQuery(Input):
-    query: Annotated[str, Field(min_length=1, max_length=10_000, description="What to look for, in any words.")]
+    query: Annotated[SearchText, Field(description="What to look for, in any words.")]
     namespace: Namespace = "default"
     roles: Annotated[
         list[Role], Field(default_factory=list, max_length=4, description="Only turns of these roles (default: all).")
     ]
-    limit: Annotated[int, Field(ge=1, le=100, description="How many turns to return, best first.")] = 10
+    limit: Annotated[ShortPageLimit, Field(description="How many turns to return, best first.")] = 10
     start_date: Annotated[DayOrTime | None, Field(description=f"Said at or after: {BOUND}.")] = None
     end_date: Annotated[DayOrTime | None, Field(description=f"Said before, or on that day: {BOUND}.")] = None
     conversation_id: Annotated[Id | None, Field(description="Only turns of this conversation.")] = None
@@ -60,7 +71,7 @@ class Turns(Output):
 class DayQuery(Input):
     namespace: Namespace = "default"
     day: Annotated[Day | None, Field(description="The day in DREAM_TIME_ZONE; default today.")] = None
-    limit: Annotated[int, Field(ge=1, le=500)] = 100
+    limit: LongPageLimit = 100
 
 
 class ConversationSummary(Output):

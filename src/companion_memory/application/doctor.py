@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from ..errors import BackupError, Conflict
 from ..memory.doctor import HealthReport
 from ..runtime import Runtime
-from .fields import Cursor, Namespace
+from .fields import Cursor, Namespace, ShortPageLimit
 from .principal import DEBUG, OWNER, Principal
 from .use_case import Input, Nothing, Output, use_case
 
@@ -82,7 +82,7 @@ class RepairAnswer(Output):
 
 class UnanchoredQuery(Input):
     namespace: Namespace = "default"
-    limit: Annotated[int, Field(ge=1, le=100)] = 50
+    limit: ShortPageLimit = 50
     cursor: Cursor | None = None
 
 

@@ -62,6 +62,8 @@ TrimmedWords = AfterValidator(lambda text: _words(text).strip())
 MemoryContent = Annotated[str, StringConstraints(min_length=1, max_length=20_000)]
 FactKey = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 ShortText = Annotated[str, StringConstraints(max_length=100)]
+# What someone asks a search for: words, and not a pasted book.
+SearchText = Annotated[str, StringConstraints(min_length=1, max_length=10_000)]
 # A person's name as a chat client gives it: one line.
 SpeakerName = Annotated[str, StringConstraints(strip_whitespace=True, max_length=100, pattern=r"^[^\r\n]*$")]
 Tag = Annotated[str, StringConstraints(max_length=64)]
@@ -77,6 +79,12 @@ EpisodeRef = Annotated[Id, RowOf("episodes")]
 Score = Annotated[float, Field(ge=0, le=1)]
 GlossaryTerm = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), TrimmedWords]
 Cursor = Annotated[str, StringConstraints(max_length=500), Field(description="next_cursor from the previous page.")]
+# How many rows one page of a list holds, REST's query parameters and MCP's arguments alike:
+# most lists; the long ones, whose rows are short (a day's conversations, moods, people); the
+# short ones, whose rows are large or costly to find (search hits, diary entries, unanchored turns).
+PageLimit = Annotated[int, Field(ge=1, le=200)]
+LongPageLimit = Annotated[int, Field(ge=1, le=500)]
+ShortPageLimit = Annotated[int, Field(ge=1, le=100)]
 # A type filter: the document offers the known types, and the use case answers
 # ``invalid_type`` for any other (the same on every surface), naming the known ones.
 TypeFilter = Annotated[ShortText, Field(json_schema_extra={"enum": list(MEMORY_TYPES)})]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, TypeAdapter
 
 from ..domain.counts import MAX_COUNT
 from ..domain.layers import Layer
@@ -24,6 +24,7 @@ from .fields import (
     MemoryRef,
     Namespace,
     NamespaceName,
+    PageLimit,
     Score,
     ShortText,
     Tag,
@@ -88,15 +89,14 @@ class MemoryFields(Input):
 _DRAFTED = {f.name for f in dataclasses.fields(MemoryDraft)} - {"evidence"}
 
 
+UpsertKey = Annotated[
+    FactKey, Field(description="The stable key the memory is upserted on, e.g. 'user.coffee.preference'.")
+]
+
+
 def _fact_key_required(schema: dict[str, Any]) -> None:
     schema["required"] = [*schema.get("required", []), "fact_key"]
-    schema["properties"]["fact_key"] = {
-        "type": "string",
-        "minLength": 1,
-        "maxLength": 200,
-        "title": "Fact Key",
-        "description": "The stable key the memory is upserted on, e.g. 'user.coffee.preference'.",
-    }
+    schema["properties"]["fact_key"] = {**TypeAdapter(UpsertKey).json_schema(), "title": "Fact Key"}
 
 
 class MemoryWrite(MemoryFields):
@@ -143,7 +143,7 @@ class MemoryQuery(Input):
         Field(default_factory=list, max_length=10, description="Default active; 'all' for every status."),
     ]
     layers: Annotated[list[Layer], Field(default_factory=list, max_length=5, description="Only these layers.")]
-    limit: Annotated[int, Field(ge=1, le=200)] = 50
+    limit: PageLimit = 50
     cursor: Cursor | None = None
 
 

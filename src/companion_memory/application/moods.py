@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from ..memory.moods import MOOD_LABELS, distribution
 from ..runtime import Runtime
-from .fields import TIME_FORMAT, CutPrivate, Moment, Namespace, Score, ShortText
+from .fields import TIME_FORMAT, CutPrivate, LongPageLimit, Moment, Namespace, Score, ShortText
 from .principal import MEMORY_READ, MEMORY_WRITE, Principal
 from .use_case import Input, Output, use_case
 
@@ -75,11 +75,14 @@ class MoodWrite(Input):
     source: ShortText = "api"
 
 
+RecentDays = Annotated[int, Field(ge=1, le=90, description="The last this many local days, today included.")]
+
+
 class MoodQuery(Input):
     namespace: Namespace = "default"
-    days: Annotated[int, Field(ge=1, le=90, description="The last this many local days, today included.")] = 7
+    days: RecentDays = 7
     whose: Whose | None = None
-    limit: Annotated[int, Field(ge=1, le=500)] = 200
+    limit: LongPageLimit = 200
 
 
 class MoodAnswer(Output):

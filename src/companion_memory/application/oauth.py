@@ -8,8 +8,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from ..domain.endpoints import MCP_PATHS, McpPath
 from ..errors import OAuthError
-from ..memory.oauth import MCP_PATHS, REQUEST_MINUTES
+from ..memory.oauth import REQUEST_MINUTES
 from ..runtime import Runtime
 from .principal import MEMORY_READ, MEMORY_WRITE, OAUTH_CLIENT, OAUTH_TOKEN_PROFILE, OWNER, Principal, principal_for
 from .use_case import Input, Nothing, Output, use_case
@@ -44,7 +45,7 @@ class ServerMetadata(Output):
 
 
 class ResourceQuery(Issuer):
-    path: Literal["", "/mcp", "/memory-mcp"] = Field(description="The resource's path; empty for the whole server.")
+    path: Literal["", McpPath] = Field(description="The resource's path; empty for the whole server.")
 
 
 class ResourceMetadata(Output):

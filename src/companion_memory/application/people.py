@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field, StringConstraints
 from ..domain.person import Person, PersonProposal
 from ..memory.people.registry import MAX_ALIASES
 from ..runtime import Runtime
-from .fields import CutPrivate, Id, Namespace, PersonRef, ShortText, TrimmedWords
+from .fields import CutPrivate, Id, LongPageLimit, Namespace, PageLimit, PersonRef, ShortText, TrimmedWords
 from .principal import MEMORY_READ, MEMORY_WRITE, OWNER, Principal
 from .records import MemoryRecord, record_of
 from .use_case import Input, Output, use_case
@@ -61,9 +61,14 @@ class PersonWrite(Input):
     name: PersonName
     aliases: Annotated[
         list[PersonName] | None,
-        Field(max_length=MAX_ALIASES, description="Other names she goes by; given, they replace hers."),
+        Field(
+            max_length=MAX_ALIASES,
+            description="Other names she goes by ('my sister', '安娜'); given, they replace hers.",
+        ),
     ] = None
-    relation: Annotated[str, Field(max_length=100, description="Who she is to the owner."), CutPrivate] | None = None
+    relation: (
+        Annotated[str, Field(max_length=100, description="Who she is to the owner: sister, friend…"), CutPrivate] | None
+    ) = None
     notes: Annotated[str, Field(max_length=4000), CutPrivate] | None = None
     source: ShortText = "api"
 
@@ -75,7 +80,7 @@ class PersonChange(PersonWrite):
 
 
 class PersonId(Input):
-    id: PersonRef
+    id: Annotated[PersonRef, Field(description="The person's id.")]
 
 
 class PersonQuery(Input):
@@ -83,7 +88,7 @@ class PersonQuery(Input):
     query: Annotated[
         str | None, Field(max_length=200, description="Only the people this text names, or whose names start with it.")
     ] = None
-    limit: Annotated[int, Field(ge=1, le=500)] = 100
+    limit: LongPageLimit = 100
 
 
 class MergeProposal(Input):
@@ -97,7 +102,7 @@ class MergeProposal(Input):
 class ProposalQuery(Input):
     namespace: Namespace = "default"
     status: ProposalStatus = "pending"
-    limit: Annotated[int, Field(ge=1, le=200)] = 50
+    limit: PageLimit = 50
 
 
 class ProposalId(Input):

@@ -12,19 +12,21 @@ from pydantic import Field
 
 from ..domain.types import PLAN_STATUSES
 from ..runtime import Runtime
-from .fields import MemoryRef, Namespace, ShortText
+from .fields import MemoryRef, Namespace, PageLimit, ShortText
 from .principal import MEMORY_READ, MEMORY_WRITE, Principal
 from .records import PlanRecord, WriteAnswer
 from .use_case import Input, Output, use_case
+
+PlanStatus = Annotated[ShortText, Field(json_schema_extra={"enum": list(PLAN_STATUSES)})]
 
 
 class PlanQuery(Input):
     namespace: Namespace = "default"
     statuses: Annotated[
-        list[Annotated[ShortText, Field(json_schema_extra={"enum": list(PLAN_STATUSES)})]],
+        list[PlanStatus],
         Field(default_factory=list, max_length=4, description="Default active (the open plans)."),
     ]
-    limit: Annotated[int, Field(ge=1, le=200)] = 50
+    limit: PageLimit = 50
 
 
 class PlanUpdate(Input):

@@ -10,7 +10,7 @@ from ..clock import iso
 from ..errors import NotFound
 from ..runtime import Runtime
 from ..store.precious import PreciousStore
-from .fields import Cursor, CutPrivate, HasWords, Namespace, PreciousRef, ShortText
+from .fields import Cursor, CutPrivate, HasWords, Namespace, PageLimit, PreciousRef, ShortText
 from .principal import MEMORY_READ, MEMORY_WRITE, OWNER, Principal
 from .records import Deleted, PreciousRecord
 from .use_case import Input, Output, use_case
@@ -25,7 +25,7 @@ class PreciousWrite(Input):
 
 class PreciousQuery(Input):
     namespace: Namespace = "default"
-    limit: Annotated[int, Field(ge=1, le=200)] = 50
+    limit: PageLimit = 50
     cursor: Cursor | None = None
 
 

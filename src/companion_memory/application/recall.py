@@ -15,17 +15,23 @@ from .principal import MEMORY_READ, Principal
 from .records import RecallAnswer
 from .use_case import Input, use_case
 
+# However many a caller asks for, recall answers at most this many hits.
+MAX_HITS = 100
+Hits = Annotated[int, Field(ge=1, le=MAX_HITS, description="How many memories to return.")]
+MinScore = Annotated[Score, Field(description="Relevance floor, 0–1.")]
+
 
 class RecallQuery(Input):
     # Long input is accepted and cut by the pipeline: a pasted page must not be an error.
     query: Annotated[str, Field(description="The user's message, or what to look for, in their words.")] = ""
     namespace: Namespace = "default"
     namespaces: ExtraNamespaces
-    k: Annotated[int | None, Field(le=MAX_COUNT, description="How many memories to return (1–100).")] = None
+    k: Annotated[int | None, Field(le=MAX_COUNT, description=f"How many memories to return (1–{MAX_HITS}).")] = None
     top_k: Annotated[int | None, Field(le=MAX_COUNT, description="Another name for k.")] = None
-    min_score: Annotated[Score | None, Field(description="Relevance floor, 0–1.")] = None
+    min_score: MinScore | None = None
     types: Annotated[
-        list[TypeFilter], Field(default_factory=list, max_length=20, description="Only these memory types.")
+        list[TypeFilter],
+        Field(default_factory=list, max_length=20, description="Only these memory types (then no episodes)."),
     ]
     include_prompt: Annotated[bool, Field(description="Also answer the ready <memories> block.")] = False
     conversation_id: Annotated[
@@ -43,7 +49,7 @@ class RecallQuery(Input):
 
     def count(self) -> int | None:
         k = self.k if self.k is not None else self.top_k
-        return None if k is None else max(1, min(100, k))
+        return None if k is None else max(1, min(MAX_HITS, k))
 
     def episodes(self) -> EpisodeScope:
         return EpisodeScope(other_than=self.conversation_id)

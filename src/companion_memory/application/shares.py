@@ -9,7 +9,7 @@ from pydantic import Field, StringConstraints
 
 from ..memory.sharing import SHARE_STATUSES, Decision
 from ..runtime import Runtime
-from .fields import CutPrivate, MemoryRef, Namespace, NamespaceName, ShareRef, ShortText
+from .fields import CutPrivate, MemoryRef, Namespace, NamespaceName, PageLimit, ShareRef, ShortText
 from .principal import MEMORY_READ, MEMORY_WRITE, OWNER, Principal
 from .use_case import Input, Output, use_case
 
@@ -31,15 +31,18 @@ class ShareDecision(ShareReason):
     id: Annotated[ShareRef, Field(description="The share's id.")]
 
 
+ShareStatus = Annotated[ShortText, Field(json_schema_extra={"enum": list(SHARE_STATUSES)})]
+
+
 class ShareQuery(Input):
     namespace: Annotated[
         Namespace | None, Field(description="Only shares out of or into this namespace; omit for all.")
     ] = None
     statuses: Annotated[
-        list[Annotated[ShortText, Field(json_schema_extra={"enum": list(SHARE_STATUSES)})]],
+        list[ShareStatus],
         Field(default_factory=list, max_length=4, description="Default proposed and approved (the open ones)."),
     ]
-    limit: Annotated[int, Field(ge=1, le=200)] = 50
+    limit: PageLimit = 50
 
 
 class ShareRecord(Output):

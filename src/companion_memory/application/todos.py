@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from ..memory.todos import DEFAULT_PRIORITY, TODO_STATUSES
 from ..runtime import Runtime
-from .fields import CutPrivate, Day, HasWords, Namespace, ShortText, TodoRef
+from .fields import CutPrivate, Day, HasWords, Namespace, PageLimit, ShortText, TodoRef
 from .principal import MEMORY_READ, MEMORY_WRITE, Principal
 from .use_case import Input, Output, use_case
 
@@ -39,7 +39,7 @@ class TodoWrite(Input):
 
 
 class TodoClose(Input):
-    id: TodoRef
+    id: Annotated[TodoRef, Field(description="The todo's id.")]
     status: Annotated[Literal["done", "abandoned"], Field(description="What became of it.")]
 
 
@@ -49,7 +49,7 @@ class TodoQuery(Input):
         Literal["open", "done", "abandoned"],
         Field(description=f"One of {', '.join(TODO_STATUSES)}; open ones come in the order they are next."),
     ] = "open"
-    limit: Annotated[int, Field(ge=1, le=200)] = 50
+    limit: PageLimit = 50
 
 
 class TodoScope(Input):

@@ -28,12 +28,11 @@ from urllib.parse import urlencode, urljoin, urlsplit
 
 from ..clock import iso, parse_iso
 from ..domain.addresses import client_key, public_host, public_https_url
+from ..domain.endpoints import MCP_PATHS
 from ..errors import NotFound, OAuthError, PermissionDenied, RedirectableOAuthError
 from ..ports import Clock, Database, HttpClient, HttpUnanswered
 from ..store.oauth import OAuthStore
 
-# Where the MCP endpoint answers; a token for this server is good at either.
-MCP_PATHS = ("/mcp", "/memory-mcp")
 CODE_SECONDS = 120
 REQUEST_MINUTES = 10
 # A registration that nothing was granted to is forgotten after a day.

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...domain.endpoints import MCP_PATHS
 from .agent_hooks import (
     HOOK_FILE,
     KEY_VARIABLE,
@@ -190,7 +191,7 @@ def _with_notify(text: str, target: CodexTarget, url: str, manifest: dict[str, A
 
 def _with_server(text: str, target: CodexTarget, url: str, manifest: dict[str, Any], say: Callable[[str], None]) -> str:
     newline = _newline(text)
-    mcp_url = url.rstrip("/") + "/mcp"
+    mcp_url = url.rstrip("/") + MCP_PATHS[0]
     block = newline.join(
         [f"[mcp_servers.{SERVER}]", f"url = {_string(mcp_url)}", f"bearer_token_env_var = {_string(KEY_VARIABLE)}", ""]
     )
@@ -316,6 +317,6 @@ def installation(target: CodexTarget) -> Installation:
         variable = server.get("bearer_token_env_var")
         if variable and not os.environ.get(variable):
             notes.append(f"${variable} is not set here: Codex quietly starts without the memory tools")
-        if url and server.get("url") != url.rstrip("/") + "/mcp":
+        if url and server.get("url") != url.rstrip("/") + MCP_PATHS[0]:
             notes.append(f"the MCP server is at {server.get('url')}, the notify program writes to {url}")
     return Installation("codex", target.config, "installed: " + " and ".join(parts), program, url, None, tuple(notes))

@@ -34,6 +34,7 @@ The modules:
   JSON-RPC in both eras, with no web framework in it;
 - ``eras``: the version ladders and the 2026-07-28 checks of ``_meta`` and the headers;
 - ``jsonrpc``: the error codes, the error answer, reading a request;
+- ``arguments``: a tool's arguments, derived from its use case's input (strict);
 - ``tools``: the memory tools;
 - ``routes``: the FastAPI routes, the key, the body limit, and the response.
 """

@@ -22,6 +22,7 @@ from fastapi.responses import JSONResponse, Response
 
 from ...application.oauth import SCOPES, resource_metadata_url, token_principal
 from ...application.principal import Principal
+from ...domain.endpoints import MCP_PATHS
 from ...errors import OAuthError
 from ..auth import identify, presented_key
 from ..limits import BodyTooLarge
@@ -34,7 +35,6 @@ log = logging.getLogger("companion_memory.mcp")
 
 router = APIRouter(tags=["mcp"])
 
-PATHS = ("/mcp", "/memory-mcp")
 ALLOW = {"Allow": "POST, OPTIONS"}
 
 
@@ -89,7 +89,7 @@ async def _serve(request: Request) -> Reply:
     return await answer(body, request.headers.items(), principal, request.app.state.runtime)
 
 
-for _path in PATHS:
+for _path in MCP_PATHS:
     router.add_api_route(_path, _post, methods=["POST"], include_in_schema=False)
     router.add_api_route(_path, _not_allowed, methods=["GET", "DELETE"], include_in_schema=False)
     router.add_api_route(_path, _options, methods=["OPTIONS"], include_in_schema=False)
