@@ -59,7 +59,11 @@ def build(model_file: ModelFile, tokenizer: E5Tokenizer, destination: Path) -> N
     with tempfile.TemporaryDirectory() as work:
         float_graph = Path(work) / "fp32.onnx"
         scales = _smoothing(model_file, tokenizer, Path(work) / "calibration.onnx")
-        onnx.save(_graph(model_file, scales), float_graph)
+        graph = _graph(model_file, scales)
+        # Built of fused operators already, what the quantizer's pre-processing would make;
+        # marked so, or the first start logs its advice to run it.
+        onnx.helper.set_model_props(graph, {"onnx.quant.pre_process": "onnxruntime.quant"})
+        onnx.save(graph, float_graph)
         quantize_dynamic(
             float_graph,
             destination,
