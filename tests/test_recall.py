@@ -472,6 +472,24 @@ async def test_a_memory_written_after_a_common_word_was_counted_is_found_by_its_
     assert (await store.text.term_frequencies(query_terms("lighthouse"))) == {query_terms("lighthouse")[0]: 1}
 
 
+async def test_a_question_of_common_words_only_is_answered_from_the_newest_rows(db: Database) -> None:
+    """Every word in more rows than can be scored: the newest that hold them are found,
+    the best of those first, instead of scoring every row that says them."""
+    at = "2026-11-30T00:00:00.000Z"
+
+    def note(i: int, content: str) -> Memory:
+        return Memory(id=f"m{i:04}", namespace="default", type="note", content=content, created_at=at, updated_at=at)
+
+    rows = 4 * POSTINGS_BUDGET
+    await db.batch([MemoryStore.insert(note(i, f"went camping {i}")) for i in range(rows)])
+    store = MemoryStore(db)
+    found = [i for i, _ in await store.lexical_search("default", query_terms("camping"), limit=rows)]
+    assert found and all(int(i[1:]) >= rows - POSTINGS_BUDGET - 1 for i in found)
+    assert len(found) >= POSTINGS_BUDGET - 1
+    # With a rarer word, every row is scored as before, however old.
+    assert {i for i, _ in await store.lexical_search("default", query_terms("camping 7"))} >= {"m0007"}
+
+
 async def test_an_accented_word_finds_its_memory_with_or_without_the_accent(
     client: httpx.AsyncClient, runtime: Runtime
 ) -> None:

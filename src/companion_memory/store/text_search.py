@@ -90,6 +90,10 @@ class TextIndex:
         rarest one always), and the prefix terms. Scoring postings is the whole cost of
         the query, and a term common enough to blow the budget barely changes which rows
         come out on top."""
+        return (await self._scored(terms))[0]
+
+    async def _scored(self, terms: Sequence[str]) -> tuple[str | None, int]:
+        """``match``'s expression, and how many rows hold its rarest term."""
         exact = [t for t in terms if not t.endswith("*")]
         frequency = await self.term_frequencies(exact)
         kept: list[str] = []
@@ -99,21 +103,35 @@ class TextIndex:
                 break
             kept.append(term)
             postings += frequency[term]
-        return match_expression(kept + [t for t in terms if t.endswith("*")])
+        rarest = frequency[kept[0]] if kept else 0
+        return match_expression(kept + [t for t in terms if t.endswith("*")]), rarest
 
     async def words(
         self, terms: Sequence[str], where: str, params: Sequence[SqlValue], *, limit: int
     ) -> list[dict[str, Any]]:
         """id and bm25 ``rank`` of the rows ``r`` matching any of the terms and ``where``,
-        best first."""
-        expression = await self.match(terms)
+        best first.
+
+        When even the rarest term is in more rows than ``POSTINGS_BUDGET``, only the newest
+        rows are read, as many as hold about that many of its postings: every word of the
+        query is common there (a year of messages says "camping" 8,000 times), so no order
+        of all its rows is worth scoring them all, and the newest are the likelier answers.
+        At 1M episodes that took the query from 25 ms to 2.5 ms (p95), and it found rows
+        for every question, where requiring the two rarest terms together found none for
+        a third of them (bench/recall_split.py)."""
+        expression, rarest = await self._scored(terms)
         if expression is None:
             return []
         fts, rows = self.tables.words, self.tables.rows
+        newest, after = "", ()  # type: tuple[str, tuple[SqlValue, ...]]
+        if rarest > POSTINGS_BUDGET:
+            found = await self.db.first(f"SELECT max(rowid) AS top FROM {rows}")
+            top = int(found["top"] or 0) if found else 0
+            newest, after = f" AND {fts}.rowid > ?", (top - top * POSTINGS_BUDGET // rarest,)
         return await self.db.all(
             f"SELECT r.id AS id, bm25({fts}) AS rank FROM {fts} JOIN {rows} r ON r.rowid = {fts}.rowid "
-            f"WHERE {fts} MATCH ? AND {where} ORDER BY rank LIMIT ?",
-            (expression, *params, limit),
+            f"WHERE {fts} MATCH ?{newest} AND {where} ORDER BY rank LIMIT ?",
+            (expression, *after, *params, limit),
         )
 
     async def unmatched(self, needles: Sequence[str]) -> list[str]:
