@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from companion_memory.clock import FixedClock
-from companion_memory.memory import consolidation
-from companion_memory.memory.consolidation import normalised_text, standing_rule
+from companion_memory.nightly import consolidation
+from companion_memory.nightly.consolidation import normalised_text, standing_rule
 from companion_memory.runtime import Runtime
 from tests.conftest import FlakyIndex, auth
 

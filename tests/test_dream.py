@@ -105,7 +105,7 @@ async def test_dream_over_rest_and_status(client: httpx.AsyncClient, runtime: Ru
 async def test_the_nightly_job_runs_every_step_even_when_one_fails(runtime: Runtime) -> None:
     from datetime import datetime
 
-    from companion_memory.memory.nightly import next_run
+    from companion_memory.nightly.job import next_run
 
     assert next_run(datetime(2026, 11, 30, 12, tzinfo=UTC), "Asia/Singapore").isoformat() == "2026-12-01T04:10:00+08:00"
     assert (

@@ -9,10 +9,10 @@ from datetime import UTC
 import httpx
 import pytest
 
-from companion_memory.memory.dream import Dream
-from companion_memory.memory.dream_model import ModelExtractor, parse
-from companion_memory.memory.extraction import read_extraction
 from companion_memory.memory.model_call import JobModel
+from companion_memory.nightly.dream import Dream
+from companion_memory.nightly.dream_model import ModelExtractor, parse
+from companion_memory.nightly.extraction import read_extraction
 from companion_memory.proxy.routing import route
 from companion_memory.runtime import Runtime
 from tests.conftest import auth

@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from companion_memory.clock import FixedClock
-from companion_memory.memory.extraction import read_extraction
 from companion_memory.memory.moods import MOOD_LABELS, emotion_tags, moods_in, normalise_mood
+from companion_memory.nightly.extraction import read_extraction
 from companion_memory.runtime import Runtime
 from tests.conftest import MCP_KEY, auth
 from tests.test_dream import DAY, say

@@ -12,7 +12,7 @@ import pytest
 
 from companion_memory.clock import FixedClock
 from companion_memory.memory.plan_dates import resolve_when
-from companion_memory.memory.statements import PLAN, statements_in
+from companion_memory.nightly.statements import PLAN, statements_in
 from companion_memory.runtime import Runtime
 from tests.conftest import MCP_KEY, auth
 from tests.test_dream import say

@@ -11,22 +11,15 @@ from .adapters.remote.http_client import HttpxClient
 from .application.principal import MEMORY_READ, MEMORY_WRITE
 from .memory.boot import Boot
 from .memory.config import MemoryConfig
-from .memory.consolidation import Consolidation
 from .memory.context import ContextAssembler
 from .memory.conversation_search import ConversationSearch
 from .memory.doctor import Doctor
-from .memory.dream import Dream
-from .memory.dream_model import ModelExtractor
 from .memory.episode_forget import EpisodeForgetter
-from .memory.extraction import Extractor, RequestExtractor
 from .memory.folding import ExtractiveFolds, Folding, FoldSummarizer, ModelFolds
-from .memory.github_daily import GithubDaily
 from .memory.ingest import MessageIngestor
 from .memory.ladder import Ladder
-from .memory.layers import Layers
 from .memory.model_call import JobModel
 from .memory.moods import Moods
-from .memory.nightly import Nightly
 from .memory.oauth import AuthorizationServer, OAuthConfig
 from .memory.people.proposals import PersonProposals
 from .memory.people.registry import People
@@ -34,14 +27,21 @@ from .memory.plans import Plans
 from .memory.recall import Recall
 from .memory.retention import Retention
 from .memory.review import ReviewQueue
-from .memory.rollups import Rollups
 from .memory.sharing import Sharing
 from .memory.snapshot import Snapshots
-from .memory.summaries import JoinedSummaries, ModelSummaries
 from .memory.tasks import TaskRunner
 from .memory.todos import Todos
 from .memory.vector_mirror import VectorMirror
 from .memory.writes import MemoryWriter
+from .nightly.consolidation import Consolidation
+from .nightly.dream import Dream
+from .nightly.dream_model import ModelExtractor
+from .nightly.extraction import Extractor, RequestExtractor
+from .nightly.job import Nightly
+from .nightly.layers import Layers
+from .nightly.rollups import Rollups
+from .nightly.sources.github_daily import GithubDaily
+from .nightly.summaries import JoinedSummaries, ModelSummaries
 from .pacing import HeavyReads
 from .ports import (
     BackupStore,

@@ -131,7 +131,7 @@ class Settings(BaseModel):
     ENABLE_AUTO_MEMORY: bool = True
     # Retention expires live memories shorter than this (trimmed); 0 keeps them all.
     EMPTY_MEMORY_MIN_CHARS: int = Field(4, ge=0)
-    # Nightly consolidation (memory/consolidation.py).
+    # Nightly consolidation (nightly/consolidation.py).
     CONSOLIDATE_DUPLICATE_COSINE: float = Field(0.95, gt=0, le=1)
     RULE_IMPORTANCE_FLOOR: float = Field(0.8, ge=0, le=1)
     RELATION_HALF_LIFE_DAYS: float = Field(180, gt=0)

@@ -22,13 +22,13 @@ from datetime import timedelta
 from typing import Any, Literal
 
 from ..clock import iso, parse_iso, shown
+from ..nightly.job import Nightly
 from ..pacing import HeavyReads
 from ..ports import ConstraintError, Database
 from ..store.doctor import REBUILD_FULL_TEXT, DoctorStore
 from ..store.memories import MemoryStore
 from ..store.stored_values import TABLES as STORED_TABLES
 from ..store.stored_values import repaired, row_problem, value_problem
-from .nightly import Nightly
 from .plans import Plans
 from .vector_mirror import VectorMirror
 

@@ -24,7 +24,7 @@ from ...api.app import PANEL_PREFIXES, create_app
 from ...api.panel_headers import WORKER_HEADERS_FILE, panel_headers
 from ...application import dream, tasks
 from ...application.principal import SYSTEM
-from ...memory.nightly import next_run
+from ...nightly.job import next_run
 from ...ports import QueueMessage
 from ...runtime import Runtime
 from ...settings import Settings

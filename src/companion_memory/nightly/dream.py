@@ -21,23 +21,23 @@ from ..domain.memory import Evidence, Memory
 from ..domain.search_text import normalised
 from ..domain.types import normalise_type
 from ..errors import InvalidInput, ServiceError
+from ..memory.config import MemoryConfig
+from ..memory.contradictions import question
+from ..memory.model_call import JobModel
+from ..memory.moods import normalise_mood, normalise_whose
+from ..memory.people.proposals import PersonProposals
+from ..memory.people.registry import People
+from ..memory.plan_dates import has_passed, parse_valid_to, resolve_when
+from ..memory.sensitive import refused_classes
+from ..memory.vector_mirror import VectorMirror
+from ..memory.writes import Actor, MemoryDraft, MemoryWriter
 from ..ports import Clock, Database, InfrastructureError
 from ..store.candidates import CandidateStore
 from ..store.dream import DreamStore
 from ..store.moods import MoodStore, mood_row
 from ..store.people import PersonStore
-from .config import MemoryConfig
-from .contradictions import question
 from .dream_model import confirms_contradiction
 from .extraction import ExtractedChange, ExtractedMemory, ExtractedMood, Extractor
-from .model_call import JobModel
-from .moods import normalise_mood, normalise_whose
-from .people.proposals import PersonProposals
-from .people.registry import People
-from .plan_dates import has_passed, parse_valid_to, resolve_when
-from .sensitive import refused_classes
-from .vector_mirror import VectorMirror
-from .writes import Actor, MemoryDraft, MemoryWriter
 
 # Memories about the world rather than the user (the reference's world_fact) use fact keys
 # under this prefix; a dream correction of one is applied without review.

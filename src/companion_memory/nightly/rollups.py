@@ -14,9 +14,9 @@ from datetime import date, timedelta
 from typing import Any
 
 from ..clock import iso, local_date
+from ..memory.config import MemoryConfig
 from ..ports import Clock, Database
 from ..store.logs import LogStore
-from .config import MemoryConfig
 from .summaries import Summarizer
 
 WEEK_GRACE_DAYS = 7

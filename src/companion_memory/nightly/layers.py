@@ -11,12 +11,12 @@ from typing import Any
 
 from ..clock import iso
 from ..domain.layers import instant_phase, nightly_move
+from ..memory.config import MemoryConfig
+from ..memory.vector_mirror import VectorMirror
 from ..ports import Clock, Database, Statement
 from ..store.layers import LayerStore
 from ..store.memories import MemoryStore
 from ..store.outbox import OutboxStore
-from .config import MemoryConfig
-from .vector_mirror import VectorMirror
 
 ACTOR = "nightly"
 # Memories moved per night; the rest move on the next one (a Worker's invocation is bounded).

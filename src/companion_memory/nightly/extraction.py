@@ -1,7 +1,7 @@
 """What the dream takes from a batch of messages, and the extractor that works with no
 model at all: the owner's explicit requests ("please remember that I …", "记住…"), rules
 ("never call me …", "以后不要…") and plans with a day ("周末去看海", "I'm visiting my
-sister next week"), each a whole sentence of theirs (memory/statements.py); stated moods
+sister next week"), each a whole sentence of theirs (nightly/statements.py); stated moods
 ("我今天好累", "I'm so happy"); and people named with who they are ("my sister Ana",
 "我姐姐安娜")."""
 
@@ -13,8 +13,8 @@ from datetime import date
 from typing import Any, Protocol, TypeVar
 
 from ..domain.memory import Memory
-from .moods import moods_in
-from .people.extract import PersonFound, SamePerson, people_in, same_people_in
+from ..memory.moods import moods_in
+from ..memory.people.extract import PersonFound, SamePerson, people_in, same_people_in
 from .statements import PLAN, REQUEST, RULE, statements_in
 
 # The diary shows at most this many characters of a title; a longer one is cut, not refused.
@@ -261,7 +261,7 @@ class Extractor(Protocol):
         ...
 
 
-# What each kind of statement becomes (memory/statements.py).
+# What each kind of statement becomes (nightly/statements.py).
 _TYPES = {REQUEST: "note", RULE: "boundary", PLAN: "plan"}
 
 

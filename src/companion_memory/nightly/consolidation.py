@@ -21,14 +21,14 @@ from typing import Any
 from ..clock import iso, parse_iso
 from ..domain.memory import Memory
 from ..errors import Conflict, NotFound
+from ..memory.config import MemoryConfig
+from ..memory.vector_mirror import VectorMirror
+from ..memory.writes import Actor, MemoryDraft, MemoryWriter
 from ..ports import Clock, Database, InfrastructureError, Statement
 from ..store.consolidation import ConsolidationStore
 from ..store.memories import MemoryStore
 from ..store.outbox import OutboxStore
 from ..store.stored_values import readable
-from .config import MemoryConfig
-from .vector_mirror import VectorMirror
-from .writes import Actor, MemoryDraft, MemoryWriter
 
 log = logging.getLogger("companion_memory.consolidation")
 ACTOR = "consolidation"

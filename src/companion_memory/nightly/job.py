@@ -1,5 +1,5 @@
 """The nightly job, in the reference's order: dream, retention, plans past their end
-expired, memories moved between layers (memory/layers.py), consolidation (memory/consolidation.py), memories linked to the people they name
+expired, memories moved between layers (nightly/layers.py), consolidation (nightly/consolidation.py), memories linked to the people they name
 (memory/people/registry.py), the GitHub daily pull, weekly and monthly rollups; then a pass over the vector outbox as a safety net for a
 lost queue message. A step that fails is recorded and the others still run. The
 Worker's Cron trigger (``10 20 * * *`` UTC) and the local server's scheduler both call
@@ -15,17 +15,17 @@ from datetime import datetime, time, timedelta
 from typing import Any
 
 from ..clock import iso, zone
+from ..memory.people.registry import People
+from ..memory.plans import Plans
+from ..memory.retention import Retention
+from ..memory.tasks import MirrorTask, TaskRunner
 from ..ports import Clock, Database, DatabaseError
 from ..store.cursors import CursorStore
 from .consolidation import Consolidation
 from .dream import Dream
-from .github_daily import GithubDaily
 from .layers import Layers
-from .people.registry import People
-from .plans import Plans
-from .retention import Retention
 from .rollups import Rollups
-from .tasks import MirrorTask, TaskRunner
+from .sources.github_daily import GithubDaily
 
 log = logging.getLogger("companion_memory.nightly")
 # 20:10 UTC is 04:10 in Singapore, the reference's time zone: after the day is over.

@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 from typing import Any, Protocol
 
+from ..memory.model_call import JobModel
 from ..ports import UpstreamError
-from .model_call import JobModel
 
 log = logging.getLogger("companion_memory.summaries")
 SUMMARY_CHARS = 300

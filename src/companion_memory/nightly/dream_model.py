@@ -14,10 +14,10 @@ from datetime import date
 from typing import Any
 
 from ..domain.memory import Memory
+from ..memory.model_call import JobModel
+from ..memory.moods import MOOD_LABELS
 from ..ports import ModelError, UpstreamError
 from .extraction import Extraction, read_extraction
-from .model_call import JobModel
-from .moods import MOOD_LABELS
 
 JSON_ATTEMPTS = 2
 

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from .plan_dates import resolve_when
+from ..memory.plan_dates import resolve_when
 from .sentences import (
     as_sentence,
     body,

@@ -20,11 +20,11 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 from urllib.parse import quote
 
-from ..clock import iso, local_date, zone
-from ..ports import Clock, Database, HttpClient, HttpUnanswered
-from ..store.cursors import CursorStore
-from .config import MemoryConfig
-from .ingest import IncomingMessage, MessageIngestor
+from ...clock import iso, local_date, zone
+from ...memory.config import MemoryConfig
+from ...memory.ingest import IncomingMessage, MessageIngestor
+from ...ports import Clock, Database, HttpClient, HttpUnanswered
+from ...store.cursors import CursorStore
 
 MAX_ENTRY_CHARS = 4000
 SOURCE = "github-daily"
