@@ -35,7 +35,7 @@ from .memory.recall import Recall
 from .memory.retention import Retention
 from .memory.review import ReviewQueue
 from .memory.rollups import Rollups
-from .memory.sharing import Sharing
+from .memory.shares import Sharing
 from .memory.snapshot import Snapshots
 from .memory.summaries import JoinedSummaries, ModelSummaries
 from .memory.tasks import TaskRunner
