@@ -27,7 +27,7 @@ from .memory.plans import Plans
 from .memory.recall import Recall
 from .memory.retention import Retention
 from .memory.review import ReviewQueue
-from .memory.sharing import Sharing
+from .memory.shares import Sharing
 from .memory.snapshot import Snapshots
 from .memory.tasks import TaskRunner
 from .memory.todos import Todos

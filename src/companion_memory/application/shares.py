@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints
 
-from ..memory.sharing import SHARE_STATUSES, Decision
+from ..memory.shares import SHARE_STATUSES, Decision
 from ..runtime import Runtime
 from .fields import CutPrivate, MemoryRef, Namespace, NamespaceName, PageLimit, ShareRef, ShortText
 from .principal import MEMORY_READ, MEMORY_WRITE, OWNER, Principal

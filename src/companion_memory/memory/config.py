@@ -63,7 +63,7 @@ class MemoryConfig:
     # Long-chat folding.
     context_fold_threshold_tokens: int
     context_fold_keep_turns: int
-    # Shared memories (memory/sharing.py).
+    # Shared memories (memory/shares.py).
     share_daily_nomination_cap: int
 
     # GitHub daily.

@@ -15,7 +15,7 @@ Recall (not search) records what it injected, which revives an instant memory.
 A query that names a person (memory/people/names.py) is searched under her other names too,
 so "my sister", "Ana" and "安娜" find the same memories.
 
-Recall in a namespace also sees the memories approved-shared into it (memory/sharing.py),
+Recall in a namespace also sees the memories approved-shared into it (memory/shares.py),
 and may be asked to look in more namespaces at once: every channel reads them all, so
 their candidates meet in one fusion and one ranking, and each hit says where it lives
 (and, for a shared one, through which share).

@@ -25,7 +25,7 @@ _HOME: dict[Table, str] = {
     "messages": "SELECT namespace AS home FROM messages WHERE id = ?",
 }
 _SEEN_IN: dict[Table, str] = {
-    # What recall there sees: an approved share of a live memory (memory/sharing.py).
+    # What recall there sees: an approved share of a live memory (memory/shares.py).
     "memories": "SELECT s.target_namespace AS seen FROM memory_shares s JOIN memories m ON m.id = s.memory_id "
     "WHERE s.memory_id = ? AND s.status = 'approved' AND m.status = 'active' AND m.version_status = 'current'",
     "memory_shares": "SELECT target_namespace AS seen FROM memory_shares WHERE id = ?",
