@@ -64,7 +64,7 @@ def core_modules() -> list[str]:
     return [
         "companion_memory." + ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
         for part in CORE
-        for path in sorted((PACKAGE / part).glob("*.py"))
+        for path in sorted((PACKAGE / part).rglob("*.py"))
         if path.name != "__init__.py"
     ]
 
