@@ -12,9 +12,9 @@ import pytest
 import respx
 
 from companion_memory.adapters.chat.anthropic.model import AnthropicChatModel
+from companion_memory.adapters.chat.routing import route
 from companion_memory.adapters.chat.sse import DONE, SSEParser, format_sse, openai_events
 from companion_memory.ports import ChatCall, ChatUsage, UpstreamError
-from companion_memory.proxy.routing import route
 from companion_memory.settings import Settings
 from tests.test_anthropic_format import STREAM_EVENTS
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from companion_memory.memory.ladder import impressions_ladder
+from companion_memory.gateway.ladder import impressions_ladder
 from companion_memory.runtime import Runtime
 from tests.conftest import auth
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from companion_memory.memory.context import SECTIONS, assemble
+from companion_memory.gateway.context import SECTIONS, assemble
 from companion_memory.runtime import Runtime
 from companion_memory.store.dream import DreamStore
 from tests.conftest import auth

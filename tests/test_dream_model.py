@@ -9,11 +9,11 @@ from datetime import UTC
 import httpx
 import pytest
 
+from companion_memory.adapters.chat.routing import route
 from companion_memory.memory.model_call import JobModel
 from companion_memory.nightly.dream import Dream
 from companion_memory.nightly.dream_model import ModelExtractor, parse
 from companion_memory.nightly.extraction import read_extraction
-from companion_memory.proxy.routing import route
 from companion_memory.runtime import Runtime
 from tests.conftest import auth
 from tests.test_dream import say
@@ -140,7 +140,7 @@ async def test_rate_limits_back_off_then_succeed(
     async def sleep(seconds: float) -> None:
         waits.append(seconds)
 
-    chosen = route("dreamer", dreaming.settings, dreaming.gateway.http)
+    chosen = route("dreamer", dreaming.settings, dreaming.http_client)
     dream = Dream(
         dreaming.db,
         dreaming.writer,

@@ -13,7 +13,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "companion_memory"
 FRAMEWORKS = ("pydantic", "pydantic_core", "fastapi", "starlette", "httpx")
-CORE = ("domain", "store", "memory", "nightly")
+CORE = ("domain", "store", "memory", "nightly", "gateway")
 
 
 def module_path(name: str) -> Path:

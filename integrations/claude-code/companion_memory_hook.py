@@ -491,7 +491,7 @@ def _fit(block: str, limit: int) -> str:
 
 
 def _label(hit: dict[str, Any]) -> str:
-    """How the server's own <memories> block dates a hit (memory/context.py)."""
+    """How the server's own <memories> block dates a hit (gateway/context.py)."""
     day = hit.get("day") or str(hit.get("updated_at", ""))[:10]
     if hit.get("type") == "episode":
         who = hit.get("speaker") or SAID_BY.get(str(hit.get("role")), hit.get("role"))

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any, Literal, Protocol
 
 # The errors the ports raise (see each port's docstring), re-exported for the adapters.
+from .domain.usage import ChatUsage as ChatUsage
 from .errors import BackupError as BackupError
 from .errors import ConstraintError as ConstraintError
 from .errors import DatabaseError as DatabaseError
@@ -227,14 +228,6 @@ class ChatCall:
     memory_patch: str = ""
 
 
-@dataclass(frozen=True)
-class ChatUsage:
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_creation_tokens: int = 0
-
-
 class ChatModel(Protocol):
     """A chat provider behind one wire format, speaking OpenAI chat completions to us.
 
@@ -251,6 +244,28 @@ class ChatModel(Protocol):
     def stream(self, call: ChatCall) -> AsyncIterator[dict[str, Any]]:
         """``chat.completion.chunk`` objects as they arrive; the last one carries
         ``usage`` (and no choices) whatever the client asked for."""
+        ...
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where a model label goes: its chat model and the name its provider knows."""
+
+    chat_model: ChatModel
+    model: str
+    label: str  # the configured name, as logged
+
+
+class ChatRouter(Protocol):
+    """Reads model labels; ``adapters/chat/routing.py`` is the one reader."""
+
+    def resolve(self, requested: str, body: Mapping[str, Any], *, vision: bool = False) -> str:
+        """The configured label a request's ``model`` means (the public name stands for
+        CHAT_MODEL, or VISION_MODEL for an image)."""
+        ...
+
+    def route(self, label: str) -> Route:
+        """Raises ``UpstreamError`` (503) when the label's provider is not configured."""
         ...
 
 

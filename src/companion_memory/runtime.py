@@ -7,17 +7,19 @@ from functools import cached_property
 
 import httpx
 
+from .adapters.chat.routing import Router
 from .adapters.remote.http_client import HttpxClient
 from .application.principal import MEMORY_READ, MEMORY_WRITE
-from .memory.boot import Boot
+from .gateway.boot import Boot
+from .gateway.context import ContextAssembler
+from .gateway.folding import ExtractiveFolds, Folding, FoldSummarizer, ModelFolds
+from .gateway.ladder import Ladder
+from .gateway.turn import ChatGateway
 from .memory.config import MemoryConfig
-from .memory.context import ContextAssembler
 from .memory.conversation_search import ConversationSearch
 from .memory.doctor import Doctor
 from .memory.episode_forget import EpisodeForgetter
-from .memory.folding import ExtractiveFolds, Folding, FoldSummarizer, ModelFolds
 from .memory.ingest import MessageIngestor
-from .memory.ladder import Ladder
 from .memory.model_call import JobModel
 from .memory.moods import Moods
 from .memory.oauth import AuthorizationServer, OAuthConfig
@@ -55,8 +57,6 @@ from .ports import (
     UpstreamError,
     VectorIndex,
 )
-from .proxy.gateway import ChatGateway
-from .proxy.routing import route
 from .settings import Settings
 
 
@@ -179,6 +179,10 @@ class Runtime:
         )
 
     @cached_property
+    def router(self) -> Router:
+        return Router(self.settings, self.http_client, self.workers_ai_chat)
+
+    @cached_property
     def folding(self) -> Folding:
         summarizer: FoldSummarizer = ModelFolds(self.dream_model) if self.dream_model else ExtractiveFolds()
         return Folding(self.db, self.clock, self.config, summarizer)
@@ -191,10 +195,9 @@ class Runtime:
             self.context,
             self.ingestor,
             self.clock,
-            self.settings,
-            self.http_client,
-            self.workers_ai_chat,
-            self.folding if self.settings.CONTEXT_FOLD_ENABLED else None,
+            self.router,
+            auto_memory=self.settings.ENABLE_AUTO_MEMORY,
+            folding=self.folding if self.settings.CONTEXT_FOLD_ENABLED else None,
         )
 
     @cached_property
@@ -224,7 +227,7 @@ class Runtime:
         """DREAM_MODEL when its provider is configured. Without it the dream and the
         rollups work model-free, so the embedded default dreams too."""
         try:
-            chosen = route(self.settings.DREAM_MODEL, self.settings, self.http_client, self.workers_ai_chat)
+            chosen = self.router.route(self.settings.DREAM_MODEL)
         except UpstreamError:
             return None
         return JobModel(chosen.chat_model, chosen.model)

@@ -89,7 +89,7 @@ class Settings(BaseModel):
     # Recall and dream.
     DEDUP_COSINE: float = Field(0.9, ge=0, le=1)
     IMPRESSION_LADDER_MAX_CHARS: int = Field(1000, ge=0)
-    # The <memories> block of a chat turn and of the boot package (memory/context.py):
+    # The <memories> block of a chat turn and of the boot package (gateway/context.py):
     # its sections share this many tokens, each with its own cap.
     CONTEXT_BUDGET_TOKENS: int = Field(1500, ge=100, le=100_000)
     MEMORY_FILTER_MAX_CANDIDATES: int = Field(12, ge=1)
@@ -146,7 +146,7 @@ class Settings(BaseModel):
     MEMORY_LONG_AFTER_MENTIONS: int = Field(3, ge=1)
     MEMORY_LONG_AFTER_DAYS: float = Field(2, ge=0)
     MEMORY_COLD_AFTER_DAYS: float = Field(90, gt=0)
-    # Long-chat folding in the gateway (memory/folding.py): past this many tokens (the
+    # Long-chat folding in the gateway (gateway/folding.py): past this many tokens (the
     # reference's 128k window × 0.3) the oldest turns fold into a summary, keeping the last turns.
     CONTEXT_FOLD_ENABLED: bool = False
     CONTEXT_FOLD_THRESHOLD_TOKENS: int = Field(38_400, ge=1000)

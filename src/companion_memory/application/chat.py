@@ -10,8 +10,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
+from ..gateway.turn import NAMESPACE, ChatGateway
 from ..ports import UpstreamError
-from ..proxy.gateway import NAMESPACE, ChatGateway
 from ..runtime import Runtime
 from .principal import CHAT, GUIDE_DOG, Principal
 from .use_case import Input, Nothing, Output, use_case

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field, create_model
 
 from ..domain.episode import Episode
 from ..domain.memory import Memory
-from ..memory.context import Assembled, stored_day
+from ..gateway.context import Assembled, stored_day
 from ..memory.recall import Hit, RecallMeta, RecallResult
 from ..memory.writes import WriteResult
 

@@ -1,4 +1,4 @@
-"""Folding a long chat: the pure parts (memory/folding.py does the rest).
+"""Folding a long chat: the pure parts (gateway/folding.py does the rest).
 
 A conversation's leading system messages are its head and are never folded. The rest
 folds only at a user message, the oldest turns first, keeping the last ``keep_turns``
@@ -17,6 +17,9 @@ from typing import Any
 
 from .chat_turn import message_text, turn_id
 from .tokens import text_tokens
+
+# Retention removes folds no conversation has used for this long.
+FOLDS_KEPT_DAYS = 30
 
 Message = Mapping[str, Any]
 

@@ -17,6 +17,7 @@ from datetime import timedelta
 from typing import Any
 
 from ..clock import iso, parse_iso
+from ..domain.folding import FOLDS_KEPT_DAYS
 from ..ports import Clock, Database
 from ..store.episodes import EpisodeStore
 from ..store.memories import MemoryStore
@@ -25,7 +26,6 @@ from ..store.outbox import OutboxStore
 from ..store.retention import RetentionStore
 from .config import MemoryConfig
 from .episodes import backfilled
-from .folding import FOLDS_KEPT_DAYS
 from .vector_mirror import VectorMirror
 
 LOG_DAYS = 30

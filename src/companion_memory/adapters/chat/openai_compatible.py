@@ -9,10 +9,10 @@ from typing import Any, TypeGuard
 
 import httpx
 
+from ...domain.usage import usage_of
 from ...ports import ChatCall, ChatUsage, UpstreamError
 from .sse import openai_events
 from .upstream import raise_for_upstream, upstream_failure
-from .usage import usage_of
 
 
 def with_patch(body: dict[str, Any], patch: str) -> dict[str, Any]:

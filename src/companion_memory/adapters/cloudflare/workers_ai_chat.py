@@ -18,11 +18,11 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing
 from typing import Any
 
+from ...domain.usage import openai_usage, usage_of
 from ...ports import ChatCall, ChatUsage, UpstreamError
 from ..chat.completion import chunk, completion, usage_chunk
 from ..chat.openai_compatible import with_patch
 from ..chat.sse import openai_events
-from ..chat.usage import openai_usage, usage_of
 from . import ffi
 
 PROVIDER = "Workers AI"

@@ -1,6 +1,6 @@
 """The ChatModel port over the Anthropic Messages API, through Cloudflare AI Gateway.
 
-Two routes reach it (``proxy/routing.py`` builds both):
+Two routes reach it (``adapters/chat/routing.py`` builds both):
 
 - ``anthropic/claude-*`` goes to the gateway's Anthropic provider,
   ``{AI_GATEWAY_BASE_URL}/anthropic/v1/messages``;

@@ -8,9 +8,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from ....domain.usage import openai_usage, usage_of
 from ....ports import ChatUsage, UpstreamError
 from ..completion import completion
-from ..usage import openai_usage, usage_of
 
 # Anthropic stop_reason -> OpenAI finish_reason.
 FINISH_REASONS = {

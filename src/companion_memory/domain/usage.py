@@ -1,5 +1,5 @@
-"""Token usage in OpenAI's ``usage`` shape, both ways: built from a provider's figures,
-and read back as ``ChatUsage``.
+"""A chat call's token usage (``ChatUsage``), and OpenAI's ``usage`` shape both ways:
+built from a provider's figures, and read back as ``ChatUsage``.
 
 Besides the standard fields, adapters for formats that report prompt-cache writes
 (Anthropic) add ``cache_creation_tokens``; clients ignore the extra key.
@@ -8,9 +8,16 @@ Besides the standard fields, adapters for formats that report prompt-cache write
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from ...ports import ChatUsage
+
+@dataclass(frozen=True)
+class ChatUsage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
 
 
 def openai_usage(prompt: int, completion: int, cache: tuple[int, int] | None = None) -> dict[str, Any]:

@@ -20,23 +20,16 @@ from typing import Any
 
 import httpx
 
-from ..adapters.chat.anthropic.model import AnthropicChatModel
-from ..adapters.chat.openai_compatible import OpenAICompatChatModel
-from ..ports import ChatModel, UpstreamError
-from ..settings import Settings
+from ...ports import ChatModel, Route, UpstreamError
+from ...settings import Settings
+from .anthropic.model import AnthropicChatModel
+from .openai_compatible import OpenAICompatChatModel
 
 # Provider parts of a label (what comes before the first "/").
 WORKERS_AI = "workers-ai"
 ANTHROPIC = "anthropic"
 CUSTOM_PROVIDER = "custom-"
 ANTHROPIC_VERSION = "2023-06-01"
-
-
-@dataclass(frozen=True)
-class Route:
-    chat_model: ChatModel
-    model: str  # the name the provider knows
-    label: str  # the configured name, as logged
 
 
 def has_image(body: Mapping[str, Any]) -> bool:
@@ -144,3 +137,18 @@ def route(label: str, settings: Settings, http: httpx.AsyncClient, workers_ai: C
     provider, _, model = label.partition("/")
     factory = next((build for matches, build in ROUTES if matches(provider, model)), _openai_compatible)
     return factory(_Context(label, model, settings, http, workers_ai))
+
+
+@dataclass(frozen=True)
+class Router:
+    """The ``ChatRouter`` the gateway and the jobs are given: labels read with these settings."""
+
+    settings: Settings
+    http: httpx.AsyncClient
+    workers_ai: ChatModel | None = None
+
+    def resolve(self, requested: str, body: Mapping[str, Any], *, vision: bool = False) -> str:
+        return resolve_model(requested, body, self.settings, vision=vision)
+
+    def route(self, label: str) -> Route:
+        return route(label, self.settings, self.http, self.workers_ai)

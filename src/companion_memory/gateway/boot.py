@@ -1,5 +1,5 @@
 """The boot package: what a new chat window should know before the first message, and
-the same assembled into one block under the context budget (memory/context.py)."""
+the same assembled into one block under the context budget (gateway/context.py)."""
 
 from __future__ import annotations
 
@@ -8,18 +8,18 @@ from datetime import timedelta
 from typing import Any
 
 from ..clock import day_bounds, local_date
+from ..memory.config import MemoryConfig
+from ..memory.moods import Moods
+from ..memory.plans import Plans
+from ..memory.todos import Todos
 from ..ports import Clock, Database
 from ..store.glossary import GlossaryStore
 from ..store.logs import LogStore
 from ..store.memories import MemoryStore
 from ..store.messages import MessageStore
 from ..store.precious import PreciousStore
-from .config import MemoryConfig
 from .context import ContextAssembler
 from .ladder import Ladder
-from .moods import Moods
-from .plans import Plans
-from .todos import Todos
 
 NEWEST_PRECIOUS = 10
 TODAY_MESSAGES = 200

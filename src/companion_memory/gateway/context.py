@@ -33,13 +33,13 @@ from ..clock import local_date, parse_iso
 from ..domain.episode import Episode
 from ..domain.memory import Memory
 from ..domain.tokens import text_tokens
+from ..memory.plans import Plans
+from ..memory.recall import Hit, RecallResult
+from ..memory.todos import Todos, todo_text
 from ..ports import Clock, Database
 from ..store.memories import MemoryStore
 from ..store.shares import ShareStore
 from .ladder import Ladder
-from .plans import Plans
-from .recall import Hit, RecallResult
-from .todos import Todos, todo_text
 
 # (name, title, share of the budget)
 SECTIONS: tuple[tuple[str, str, float], ...] = (

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from ..clock import iso
 from ..domain.chat_turn import message_text, without_private
 from ..domain.folding import (
+    FOLDS_KEPT_DAYS,
     anchors,
     estimate_tokens,
     extractive_summary,
@@ -29,15 +30,13 @@ from ..domain.folding import (
     trimmed,
 )
 from ..errors import NotFound
+from ..memory.config import MemoryConfig
+from ..memory.model_call import JobModel
 from ..ports import Clock, Database, UpstreamError
 from ..store.folds import FoldStore
-from .config import MemoryConfig
-from .model_call import JobModel
 
 log = logging.getLogger("companion_memory.folding")
 SUMMARY_CHARS = 1500
-# Retention removes folds no conversation has used for this long.
-FOLDS_KEPT_DAYS = 30
 # How many earlier folds ``expand`` walks back through.
 _CHAIN = 100
 

@@ -13,20 +13,16 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-
-from ..adapters.chat.usage import usage_of
 from ..clock import iso
 from ..domain.chat_turn import message_text, turn_id
 from ..domain.private_spans import strip_private
-from ..memory.context import ContextAssembler
-from ..memory.folding import Folding
+from ..domain.usage import usage_of
 from ..memory.ingest import IncomingMessage, MessageIngestor
 from ..memory.recall import Recall
-from ..ports import ChatCall, ChatModel, ChatUsage, Clock, Database
-from ..settings import Settings
+from ..ports import ChatCall, ChatRouter, ChatUsage, Clock, Database, Route
 from ..store.usage import UsageStore
-from .routing import Route, resolve_model, route
+from .context import ContextAssembler
+from .folding import Folding
 
 log = logging.getLogger("companion_memory.gateway")
 NAMESPACE = "default"
@@ -56,9 +52,9 @@ class ChatGateway:
         context: ContextAssembler,
         ingestor: MessageIngestor,
         clock: Clock,
-        settings: Settings,
-        http: httpx.AsyncClient,
-        workers_ai: ChatModel | None = None,
+        router: ChatRouter,
+        *,
+        auto_memory: bool,
         folding: Folding | None = None,
     ) -> None:
         self.db = db
@@ -66,18 +62,14 @@ class ChatGateway:
         self.context = context
         self.ingestor = ingestor
         self.clock = clock
-        self.settings = settings
-        self.http = http
-        self.workers_ai = workers_ai
+        self.router = router
+        self.auto_memory = auto_memory
         self.folding = folding
 
     async def start(self, body: dict[str, Any], *, guide_dog: bool = False) -> Turn:
         """Route the request and recall for it. The guide dog never reads or writes memory."""
-        label = resolve_model(body["model"], body, self.settings, vision=guide_dog)
-        chosen = route(label, self.settings, self.http, self.workers_ai)
-        patch, query_vector = (
-            ("", None) if guide_dog or not self.settings.ENABLE_AUTO_MEMORY else await self._patch(body)
-        )
+        chosen = self.router.route(self.router.resolve(body["model"], body, vision=guide_dog))
+        patch, query_vector = ("", None) if guide_dog or not self.auto_memory else await self._patch(body)
         sent = body if guide_dog else await self._fold(body)
         return Turn(
             body=body,
