@@ -59,7 +59,16 @@ def server_environment(src: Path = ROOT / "src", **settings: str) -> dict[str, s
 
 
 def serve_command(data_dir: Path, port: int) -> list[str]:
-    return [sys.executable, "-m", "companion_memory.cli", "--data-dir", str(data_dir), "serve", "--port", str(port)]
+    return [
+        sys.executable,
+        "-m",
+        "companion_memory.hosts.cli",
+        "--data-dir",
+        str(data_dir),
+        "serve",
+        "--port",
+        str(port),
+    ]
 
 
 def launch(name: str, command: list[str], env: dict[str, str], log: Path, ready: Callable[[], bool]) -> Any:

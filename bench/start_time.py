@@ -26,10 +26,10 @@ from pathlib import Path
 import numpy as np
 
 from companion_memory.adapters.local.runtime import DATABASE_FILE, build_local_runtime
-from companion_memory.adapters.local.server import catch_up_mirror
 from companion_memory.clock import iso
 from companion_memory.domain.episode import Episode
 from companion_memory.domain.memory import Memory
+from companion_memory.hosts.local_server import catch_up_mirror
 from companion_memory.memory.vector_sources import episode_metadata, vector_metadata
 from companion_memory.ports import VectorRecord
 from companion_memory.runtime import Runtime

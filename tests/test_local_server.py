@@ -50,7 +50,7 @@ def clean_env(**extra: str) -> dict[str, str]:
 def run_cli(cwd: Path, *args: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess[str]:
     """``companion-memory`` as a user runs it, in its own process; ``env`` adds settings."""
     return subprocess.run(
-        [sys.executable, "-m", "companion_memory.cli", *args],
+        [sys.executable, "-m", "companion_memory.hosts.cli", *args],
         cwd=cwd,
         env=clean_env(**env),
         capture_output=True,
@@ -68,7 +68,7 @@ class Server:
             [
                 sys.executable,
                 "-m",
-                "companion_memory.cli",
+                "companion_memory.hosts.cli",
                 "serve",
                 "--port",
                 str(self.port),
@@ -299,7 +299,7 @@ def test_serving_beyond_this_machine_without_public_url_warns(data_dir: Path, tm
 
 
 def test_the_start_warning_names_non_loopback_binds_only() -> None:
-    from companion_memory.adapters.local.server import issuer_warning
+    from companion_memory.hosts.local_server import issuer_warning
     from companion_memory.settings import Settings
 
     plain, public = Settings(), Settings(PUBLIC_URL="https://memory.example.com")
@@ -312,7 +312,7 @@ def test_the_start_warning_names_non_loopback_binds_only() -> None:
 def test_the_access_log_filter_cuts_a_token_out_of_any_line() -> None:
     """The second guard: a line logged with the token still in it (uvicorn's access log
     formats the path with its query) reads [redacted] instead."""
-    from companion_memory.adapters.local.server import RedactToken
+    from companion_memory.hosts.local_server import RedactToken
 
     record = logging.LogRecord(
         "uvicorn.access",

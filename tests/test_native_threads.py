@@ -59,7 +59,7 @@ def test_numpy_blas_loads_with_one_thread_after_the_cli_starts(tmp_path: Path) -
     (the vector index also limits it to one, for a process that imported numpy first)."""
     script = (
         "import json, os, sys, time\n"
-        "from companion_memory.cli import main\n"
+        "from companion_memory.hosts.cli import main\n"
         "main(['--data-dir', sys.argv[1], 'migrate'])\n"
         # The database's threads are joined when migrate returns; the system may reap them a moment later.
         "deadline = time.monotonic() + 10\n"

@@ -392,7 +392,7 @@ async def test_every_panel_file_refuses_to_be_framed(tmp_path: Path, embedder) -
     the panel says frame-ancestors 'none', nosniff and no-referrer, on the local server
     and (admin/_headers) on the Worker's static assets alike."""
     from companion_memory.adapters.local.runtime import build_local_runtime
-    from companion_memory.adapters.local.server import create_local_app
+    from companion_memory.hosts.local_server import create_local_app
 
     runtime = await build_local_runtime(Settings(CHATBOX_API_KEY=OWNER_KEY), tmp_path, embedder=embedder)
     transport = httpx.ASGITransport(app=create_local_app(runtime))

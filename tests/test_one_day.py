@@ -15,8 +15,8 @@ import pytest
 
 from companion_memory.adapters.cloudflare.runtime import settings_from_env
 from companion_memory.adapters.local.machine_zone import machine_time_zone
-from companion_memory.cli import load_settings
 from companion_memory.clock import FixedClock
+from companion_memory.hosts.cli import load_settings
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
 from tests.claude_code import load_hook

@@ -11,13 +11,13 @@ from typing import Any
 import httpx
 import pytest
 
-from companion_memory import cli
 from companion_memory.adapters.local.sqlite import SqliteDatabase
 from companion_memory.application import dream
 from companion_memory.application.principal import SYSTEM
 from companion_memory.clock import FixedClock, iso
 from companion_memory.domain.counts import MAX_COUNT
 from companion_memory.domain.json_value import MAX_DEPTH, json_problem
+from companion_memory.hosts import cli
 from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
 from companion_memory.ports import ChatUsage, Database, Statement
 from companion_memory.runtime import Runtime

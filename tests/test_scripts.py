@@ -36,7 +36,7 @@ def repo(tmp_path: Path) -> Path:
     bin_dir.mkdir(parents=True)
     (bin_dir / "python").write_text(PIP)
     (bin_dir / "companion-memory").write_text(
-        f'#!/bin/sh\nPYTHONPATH="{ROOT / "src"}" exec "{sys.executable}" -m companion_memory.cli "$@"\n'
+        f'#!/bin/sh\nPYTHONPATH="{ROOT / "src"}" exec "{sys.executable}" -m companion_memory.hosts.cli "$@"\n'
     )
     for program in bin_dir.iterdir():
         program.chmod(0o755)

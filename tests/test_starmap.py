@@ -12,11 +12,11 @@ from typing import Any
 import httpx
 import pytest
 
-from companion_memory import cli
 from companion_memory.adapters.local.runtime import build_local_runtime
 from companion_memory.application import memories
 from companion_memory.application.principal import SYSTEM
 from companion_memory.clock import FixedClock
+from companion_memory.hosts import cli
 from companion_memory.memory.starmap import star_map_mermaid, star_map_svg
 from tests.conftest import GUIDE_DOG_KEY, MCP_KEY, all_keys_settings, auth
 from tests.test_doctor import EMBEDDER, cli_clock  # noqa: F401  # the fixture, for the command line

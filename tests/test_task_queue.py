@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from companion_memory.adapters.local.runtime import build_local_runtime
-from companion_memory.adapters.local.server import catch_up_mirror, work_queue
 from companion_memory.adapters.local.sqlite import SqliteDatabase
 from companion_memory.adapters.local.task_queue import MAX_ATTEMPTS, LocalTaskQueue
 from companion_memory.clock import FixedClock
+from companion_memory.hosts.local_server import catch_up_mirror, work_queue
 from companion_memory.memory import vector_passes
 from companion_memory.memory.ingest import IncomingMessage
 from companion_memory.memory.vector_passes import PassStep

@@ -95,7 +95,7 @@ def test_the_worker_imports_only_what_python_workers_can_load(worker) -> None:
 
 
 def test_the_local_runtime_is_not_reachable_from_the_worker(worker) -> None:
-    local = [m for m in worker.modules if m.startswith(("companion_memory.adapters.local", "companion_memory.cli"))]
+    local = [m for m in worker.modules if m.startswith(("companion_memory.adapters.local", "companion_memory.hosts"))]
     assert local == []
 
 
@@ -141,7 +141,7 @@ def test_the_allow_list_names_real_distributions() -> None:
 
 def test_the_local_server_entry_is_flagged_by_the_same_audit() -> None:
     # A real negative: the CLI starts uvicorn and builds the local (sqlite3, numpy) runtime.
-    result = audit([SRC / "companion_memory" / "cli.py"], [SRC])
+    result = audit([SRC / "companion_memory" / "hosts" / "cli.py"], [SRC])
     flagged = {v.module.split(".")[0] for v in result.violations} | {
         v.module for v in result.violations if v.module.startswith("companion_memory.")
     }

@@ -120,7 +120,7 @@ FORBIDDEN: dict[str, str] = {
     "dotenv": "local-only (the `local` extra): a Worker reads vars and secrets from env",
     "platformdirs": "local-only (the `local` extra): a Worker has no data directory",
     "companion_memory.adapters.local": "the local adapters (sqlite3, numpy, threads) are not for the Worker",
-    "companion_memory.cli": "the CLI starts the local server",
+    "companion_memory.hosts": "the local hosts (the CLI, the local server, the hook installers) are not for the Worker",
 }
 
 # Provided by the Python Workers runtime, not vendored.

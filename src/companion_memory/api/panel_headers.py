@@ -4,7 +4,7 @@ another type, and no URL leaks in a Referer. The pages' own policies (their ``<m
 Content-Security-Policy and referrer) stay as they are; ``frame-ancestors`` only works
 as a header.
 
-The local server adds them (adapters/local/server.py); on the Worker, Workers static
+The local server adds them (hosts/local_server.py); on the Worker, Workers static
 assets read the same from ``admin/_headers`` (tests keep the two equal)."""
 
 from __future__ import annotations

@@ -20,19 +20,19 @@ from starlette.exceptions import HTTPException
 from starlette.responses import Response
 from starlette.types import Scope
 
-from ...api.app import PANEL_PREFIXES, create_app
-from ...api.panel_headers import WORKER_HEADERS_FILE, panel_headers
-from ...application import dream, tasks
-from ...application.principal import SYSTEM
-from ...nightly.job import next_run
-from ...ports import QueueMessage
-from ...runtime import Runtime
-from ...settings import Settings
-from . import docs
-from .embedder import BundledEmbedder
-from .http_timeouts import BodyTimeout, header_timeout_protocol
-from .task_queue import LocalTaskQueue
-from .vector_index import LocalVectorIndex
+from ..adapters.local import docs
+from ..adapters.local.embedder import BundledEmbedder
+from ..adapters.local.http_timeouts import BodyTimeout, header_timeout_protocol
+from ..adapters.local.task_queue import LocalTaskQueue
+from ..adapters.local.vector_index import LocalVectorIndex
+from ..api.app import PANEL_PREFIXES, create_app
+from ..api.panel_headers import WORKER_HEADERS_FILE, panel_headers
+from ..application import dream, tasks
+from ..application.principal import SYSTEM
+from ..nightly.job import next_run
+from ..ports import QueueMessage
+from ..runtime import Runtime
+from ..settings import Settings
 
 log = logging.getLogger("companion_memory")
 QUEUE_POLL_SECONDS = 1.0
@@ -185,8 +185,8 @@ class PanelFiles(StaticFiles):
 
 def admin_dir() -> Path:
     """The packaged panel in an installed wheel, else the repository's ``admin/``."""
-    packaged = Path(__file__).resolve().parents[2] / "_admin"
-    return packaged if packaged.is_dir() else Path(__file__).resolve().parents[4] / "admin"
+    packaged = Path(__file__).resolve().parents[1] / "_admin"
+    return packaged if packaged.is_dir() else Path(__file__).resolve().parents[3] / "admin"
 
 
 def create_local_app(runtime: Runtime) -> FastAPI:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...domain.endpoints import MCP_PATHS
+from ..domain.endpoints import MCP_PATHS
 from .agent_hooks import (
     HOOK_FILE,
     KEY_VARIABLE,

@@ -35,10 +35,10 @@ PING_TIMEOUT = 2.0
 
 def hook_source() -> Path:
     """The packaged copy in an installed wheel, else the repository's ``integrations/``."""
-    packaged = Path(__file__).resolve().parents[2] / "_integrations" / "claude-code" / HOOK_FILE
+    packaged = Path(__file__).resolve().parents[1] / "_integrations" / "claude-code" / HOOK_FILE
     if packaged.is_file():
         return packaged
-    return Path(__file__).resolve().parents[4] / "integrations" / "claude-code" / HOOK_FILE
+    return Path(__file__).resolve().parents[3] / "integrations" / "claude-code" / HOOK_FILE
 
 
 @dataclass(frozen=True)

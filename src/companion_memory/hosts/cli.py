@@ -11,12 +11,12 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .clock import TimeError, parse_day
-from .settings import Settings
+from ..clock import TimeError, parse_day
+from ..settings import Settings
 
 if TYPE_CHECKING:  # the CLI starts without importing the whole runtime
-    from .application.doctor import HealthReportAnswer
-    from .runtime import Runtime
+    from ..application.doctor import HealthReportAnswer
+    from ..runtime import Runtime
 
 DATA_DIR_VARIABLE = "COMPANION_MEMORY_DATA_DIR"
 
@@ -36,7 +36,7 @@ def load_settings() -> Settings:
     from dotenv import load_dotenv
     from pydantic import ValidationError
 
-    from .adapters.local.machine_zone import machine_time_zone
+    from ..adapters.local.machine_zone import machine_time_zone
 
     load_dotenv(Path.cwd() / ".env", override=False)
     env = dict(os.environ)
@@ -50,7 +50,7 @@ def load_settings() -> Settings:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from .adapters.local.agent_hooks import DEFAULT_URL
+    from .agent_hooks import DEFAULT_URL
 
     parser = argparse.ArgumentParser(prog="companion-memory", description="Long-term memory for AI chat clients.")
     parser.add_argument(
@@ -166,12 +166,12 @@ def main(argv: list[str] | None = None) -> int:
         return _hooks(args)
     data_dir = (args.data_dir or default_data_dir()).resolve()
     settings = load_settings()
-    from .adapters.local import native_threads
+    from ..adapters.local import native_threads
 
     native_threads.configure()  # first: numpy reads it when it loads
     if args.command == "serve":
         return _serve(settings, data_dir, args.host, args.port)
-    from .errors import ServiceError
+    from ..errors import ServiceError
 
     try:
         return asyncio.run(_COMMANDS[args.command](settings, data_dir, args))
@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _hooks(args: argparse.Namespace) -> int:
-    from .adapters.local import agent_hooks, codex_hooks
+    from . import agent_hooks, codex_hooks
 
     if args.action == "status":
         found = [agent_hooks.claude_installation(agent_hooks.claude_target(scope)) for scope in ("user", "project")]
@@ -215,9 +215,9 @@ def _hooks(args: argparse.Namespace) -> int:
 def _serve(settings: Settings, data_dir: Path, host: str, port: int) -> int:
     import uvicorn
 
-    from .adapters.local.keys import load_or_create_owner_key
-    from .adapters.local.runtime import build_local_runtime
-    from .adapters.local.server import create_local_app, issuer_warning, redact_access_log, server_options
+    from ..adapters.local.keys import load_or_create_owner_key
+    from ..adapters.local.runtime import build_local_runtime
+    from .local_server import create_local_app, issuer_warning, redact_access_log, server_options
 
     data_dir.mkdir(parents=True, exist_ok=True)
     if not settings.CHATBOX_API_KEY:
@@ -243,9 +243,9 @@ def _serve(settings: Settings, data_dir: Path, host: str, port: int) -> int:
 
 
 async def _migrate(settings: Settings, data_dir: Path, _: argparse.Namespace) -> int:
-    from .adapters.local.runtime import DATABASE_FILE
-    from .adapters.local.sqlite import SqliteDatabase
-    from .migrations import apply_migrations, default_migrations_dir, load_migrations
+    from ..adapters.local.runtime import DATABASE_FILE
+    from ..adapters.local.sqlite import SqliteDatabase
+    from ..migrations import apply_migrations, default_migrations_dir, load_migrations
 
     data_dir.mkdir(parents=True, exist_ok=True)
     db = SqliteDatabase.open(data_dir / DATABASE_FILE)
@@ -258,8 +258,8 @@ async def _migrate(settings: Settings, data_dir: Path, _: argparse.Namespace) ->
 
 
 async def _export(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
-    from .application import snapshot
-    from .application.principal import SYSTEM
+    from ..application import snapshot
+    from ..application.principal import SYSTEM
 
     runtime = await _runtime(settings, data_dir)
     document = await snapshot.export(runtime, SYSTEM, snapshot.ExportScope(namespace=args.namespace))
@@ -274,9 +274,9 @@ async def _export(settings: Settings, data_dir: Path, args: argparse.Namespace) 
 
 
 async def _import(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
-    from .application import snapshot
-    from .application.principal import SYSTEM
-    from .errors import ServiceError
+    from ..application import snapshot
+    from ..application.principal import SYSTEM
+    from ..errors import ServiceError
 
     try:
         document: Any = json.loads(args.file.read_text(encoding="utf-8"))
@@ -302,8 +302,8 @@ async def _reindex(settings: Settings, data_dir: Path, _: argparse.Namespace) ->
 
 
 async def _cleanup(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
-    from .application import maintenance
-    from .application.principal import SYSTEM
+    from ..application import maintenance
+    from ..application.principal import SYSTEM
 
     runtime = await _runtime(settings, data_dir)
     report = await maintenance.retention(runtime, SYSTEM, maintenance.RetentionRun(force=args.force))
@@ -316,8 +316,8 @@ async def _cleanup(settings: Settings, data_dir: Path, args: argparse.Namespace)
 
 
 async def _dream(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
-    from .application import dream
-    from .application.principal import SYSTEM
+    from ..application import dream
+    from ..application.principal import SYSTEM
 
     runtime = await _runtime(settings, data_dir)
     which = args.date or "recent days with messages not dreamt yet"
@@ -343,9 +343,9 @@ async def _dream(settings: Settings, data_dir: Path, args: argparse.Namespace) -
 
 
 async def _rollup(settings: Settings, data_dir: Path, _: argparse.Namespace) -> int:
-    from .application import maintenance
-    from .application.principal import SYSTEM
-    from .application.use_case import Nothing
+    from ..application import maintenance
+    from ..application.principal import SYSTEM
+    from ..application.use_case import Nothing
 
     runtime = await _runtime(settings, data_dir)
     print(f"rolling up with {runtime.rollups.summarizer.name} summaries …", flush=True)
@@ -355,8 +355,8 @@ async def _rollup(settings: Settings, data_dir: Path, _: argparse.Namespace) -> 
 
 
 async def _nightly(settings: Settings, data_dir: Path, _: argparse.Namespace) -> int:
-    from .application import dream
-    from .application.principal import SYSTEM
+    from ..application import dream
+    from ..application.principal import SYSTEM
 
     runtime = await _runtime(settings, data_dir)
     run = await dream.nightly(runtime, SYSTEM, dream.NightlyTrigger(trigger="cli"))
@@ -366,9 +366,9 @@ async def _nightly(settings: Settings, data_dir: Path, _: argparse.Namespace) ->
 
 
 async def _doctor(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
-    from .application import doctor
-    from .application.principal import SYSTEM
-    from .application.use_case import Nothing
+    from ..application import doctor
+    from ..application.principal import SYSTEM
+    from ..application.use_case import Nothing
 
     runtime = await _runtime(settings, data_dir)
     report = await doctor.report(runtime, SYSTEM, Nothing())
@@ -405,8 +405,8 @@ def _report_text(report: HealthReportAnswer) -> str:
 async def _starmap(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from .application import admin_views
-    from .application.principal import SYSTEM
+    from ..application import admin_views
+    from ..application.principal import SYSTEM
 
     try:
         query = admin_views.StarMapQuery(format=args.format, namespace=args.namespace, types=[], limit=args.limit)
@@ -428,8 +428,8 @@ async def _starmap(settings: Settings, data_dir: Path, args: argparse.Namespace)
 async def _fill_index(runtime: Runtime, *, restart: bool = False) -> bool:
     """Catch the vector index up with the database (or, with ``restart``, rebuild it)
     batch by batch, with a progress line; says whether everything got indexed."""
-    from .application import health
-    from .application.principal import SYSTEM
+    from ..application import health
+    from ..application.principal import SYSTEM
 
     batch = health.MAX_BATCH
     progress = await health.vector_reindex(runtime, SYSTEM, health.ReindexRequest(restart=restart, batch=batch))
@@ -447,7 +447,7 @@ async def _fill_index(runtime: Runtime, *, restart: bool = False) -> bool:
 
 
 async def _runtime(settings: Settings, data_dir: Path) -> Runtime:
-    from .adapters.local.runtime import build_local_runtime
+    from ..adapters.local.runtime import build_local_runtime
 
     return await build_local_runtime(settings, data_dir)
 
