@@ -15,10 +15,10 @@ from companion_memory import errors, ports
 from companion_memory.adapters.cloudflare.d1 import D1Database
 from companion_memory.adapters.cloudflare.queue import CloudflareQueue
 from companion_memory.adapters.cloudflare.vectorize import VectorizeError, VectorizeIndex
-from companion_memory.adapters.cloudflare.workers_ai import WorkersAIError
 from companion_memory.adapters.local.sqlite import SqliteDatabase
 from companion_memory.adapters.local.vector_index import DimensionMismatch, LocalVectorIndex
 from companion_memory.adapters.model_io import ModelAPIError
+from companion_memory.adapters.workers_ai_format import WorkersAIError
 from companion_memory.api.mcp.jsonrpc import INVALID_PARAMS, RpcError
 from companion_memory.ports import Statement, VectorRecord
 from tests.fakes.d1 import FakeD1Database, FakeJsException

@@ -32,10 +32,10 @@ from companion_memory.api.json_body import MAX_BODY_DEPTH
 from companion_memory.api.mcp import jsonrpc, rpc
 from companion_memory.api.mcp.tools import TOOLS, Tool
 from companion_memory.application.bindings import Confinement
-from companion_memory.application.principal import MEMORY_READ
 from companion_memory.application.use_case import Input, UseCase
 from companion_memory.domain.episode import Episode
 from companion_memory.domain.json_value import json_problem
+from companion_memory.domain.scopes import MEMORY_READ
 from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
 from companion_memory.runtime import Runtime
 from companion_memory.store.episodes import EpisodeStore

@@ -20,8 +20,9 @@ import pytest
 from pydantic import ValidationError
 
 from companion_memory.application.fields import InNamespace, RowOf
-from companion_memory.application.principal import BINDINGS, OWNER, Principal
+from companion_memory.application.principal import BINDINGS, Principal
 from companion_memory.application.use_case import USE_CASES
+from companion_memory.domain.scopes import OWNER
 from companion_memory.settings import Settings
 from tests.conftest import DEBUG_KEY, IM_KEY, MCP_KEY, OWNER_KEY, all_keys_settings, app_on, auth
 from tests.live_server import LiveServer

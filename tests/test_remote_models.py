@@ -12,12 +12,13 @@ import httpx
 import pytest
 import respx
 
-from companion_memory.adapters.cloudflare.workers_ai import WorkersAIError, WorkersAIReranker
+from companion_memory.adapters.cloudflare.workers_ai import WorkersAIReranker
 from companion_memory.adapters.remote import ModelAPIError
 from companion_memory.adapters.remote.factory import remote_embedder, remote_reranker
 from companion_memory.adapters.remote.openai_embeddings import OpenAIEmbedder
 from companion_memory.adapters.remote.rerank_api import RerankAPI
 from companion_memory.adapters.remote.workers_ai_rest import WorkersAIRestEmbedder, WorkersAIRestReranker
+from companion_memory.adapters.workers_ai_format import WorkersAIError
 from companion_memory.ports import RerankScore
 from companion_memory.settings import Settings
 from tests.fakes.d1 import FakeJsException

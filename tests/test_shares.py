@@ -12,8 +12,9 @@ import pytest
 
 from companion_memory.api.mcp.tools import TOOLS
 from companion_memory.application import shares
-from companion_memory.application.principal import MEMORY_READ, Principal
+from companion_memory.application.principal import Principal
 from companion_memory.clock import FixedClock
+from companion_memory.domain.scopes import MEMORY_READ
 from companion_memory.errors import PermissionDenied
 from companion_memory.runtime import Runtime
 from tests.conftest import IM_KEY, MCP_KEY, auth

@@ -9,7 +9,7 @@ import httpx
 
 from .adapters.chat.routing import Router
 from .adapters.remote.http_client import HttpxClient
-from .application.principal import MEMORY_READ, MEMORY_WRITE
+from .domain.scopes import MEMORY_READ, MEMORY_WRITE
 from .gateway.boot import Boot
 from .gateway.context import ContextAssembler
 from .gateway.folding import ExtractiveFolds, Folding, FoldSummarizer, ModelFolds

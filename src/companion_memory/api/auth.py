@@ -10,19 +10,9 @@ from fastapi import Depends, Request
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..application.principal import (
-    CHAT,
-    DEBUG,
-    EXPORT,
-    GUIDE_DOG,
-    MEMORY_READ,
-    MEMORY_WRITE,
-    OAUTH_CALLER,
-    OWNER,
-    Principal,
-    principal_for,
-)
+from ..application.principal import OAUTH_CALLER, Principal, principal_for
 from ..application.use_case import UseCase
+from ..domain.scopes import CHAT, DEBUG, EXPORT, GUIDE_DOG, MEMORY_READ, MEMORY_WRITE, OWNER
 from ..errors import Unauthenticated
 from ..settings import Settings
 from .errors import error_response

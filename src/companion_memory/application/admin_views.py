@@ -8,13 +8,14 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from ..clock import local_date
+from ..domain.scopes import MEMORY_READ
 from ..memory.people.stars import constellation
 from ..memory.starmap import star_map_mermaid, star_map_svg
 from ..runtime import Runtime
 from ..store.admin_views import AdminViews, Period
 from .fields import Namespace, ShortPageLimit, TypeFilter
 from .memories import known_types
-from .principal import MEMORY_READ, Principal
+from .principal import Principal
 from .use_case import Input, Output, use_case
 
 

@@ -19,11 +19,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from ..domain.scopes import CHAT, DEBUG, EXPORT, MEMORY_READ, MEMORY_WRITE
 from ..errors import PermissionDenied
 from ..ports import Database
 from ..store.places import PlaceStore, Table
 from .fields import InNamespace, RowOf
-from .principal import CHAT, DEBUG, EXPORT, MEMORY_READ, MEMORY_WRITE, Principal
+from .principal import Principal
 
 Access = Literal["read", "write"]
 # What a use case of each scope does in the namespaces its input names. The owner's

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..domain.scopes import MEMORY_READ
 from ..errors import NotFound
 from ..memory.sensitive import mask_sensitive
 from ..runtime import Runtime
 from .fields import Day, Namespace
 from .moods import MoodOverview
-from .principal import MEMORY_READ, Principal
+from .principal import Principal
 from .records import ContextBlock, GlossaryEntry, PlanRecord, PreciousRecord
 from .todos import TodoStats
 from .use_case import Input, Output, use_case

@@ -8,11 +8,12 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from ..clock import iso
+from ..domain.scopes import MEMORY_READ, MEMORY_WRITE
 from ..errors import NotFound
 from ..runtime import Runtime
 from ..store.cache import CacheStore
 from .fields import Namespace
-from .principal import MEMORY_READ, MEMORY_WRITE, Principal
+from .principal import Principal
 from .use_case import Input, Output, use_case
 
 CacheKeyText = Annotated[str, Field(min_length=1, max_length=256)]

@@ -6,9 +6,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from ..domain.scopes import MEMORY_READ, OWNER
 from ..runtime import Runtime
 from .fields import Cursor, Id, Namespace, PageLimit
-from .principal import MEMORY_READ, OWNER, Principal
+from .principal import Principal
 from .records import EvidenceRecord, MemoryRecord
 from .use_case import Input, Output, use_case
 

@@ -10,10 +10,11 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
+from ..domain.scopes import CHAT, GUIDE_DOG
 from ..gateway.turn import NAMESPACE, ChatGateway
 from ..ports import UpstreamError
 from ..runtime import Runtime
-from .principal import CHAT, GUIDE_DOG, Principal
+from .principal import Principal
 from .use_case import Input, Nothing, Output, use_case
 
 

@@ -6,9 +6,10 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from ..domain.scopes import MEMORY_READ
 from ..runtime import Runtime
 from .fields import FoldRef
-from .principal import MEMORY_READ, Principal
+from .principal import Principal
 from .use_case import Input, Output, use_case
 
 

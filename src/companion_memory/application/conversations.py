@@ -11,6 +11,7 @@ from pydantic import Field
 
 from ..clock import STORED_DAY, day_bounds, local_date, parse_day, parse_iso, read_time
 from ..domain.episode import Episode
+from ..domain.scopes import MEMORY_READ, OWNER
 from ..errors import InvalidInput, NotFound
 from ..runtime import Runtime
 from ..store.conversations import ConversationDay, ConversationStore
@@ -29,7 +30,7 @@ from .fields import (
     SearchText,
     ShortPageLimit,
 )
-from .principal import MEMORY_READ, OWNER, Principal
+from .principal import Principal
 from .records import TurnRecord
 from .use_case import Input, Output, use_case
 

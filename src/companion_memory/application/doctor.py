@@ -17,11 +17,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ..domain.scopes import DEBUG, OWNER
 from ..errors import BackupError, Conflict
 from ..memory.doctor import HealthReport
 from ..runtime import Runtime
 from .fields import Cursor, Namespace, ShortPageLimit
-from .principal import DEBUG, OWNER, Principal
+from .principal import Principal
 from .use_case import Input, Nothing, Output, use_case
 
 # A message younger than this may still be waiting for tonight's dream.

@@ -8,9 +8,10 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field, JsonValue
 
+from ..domain.scopes import MEMORY_READ, OWNER
 from ..runtime import Runtime
 from .fields import Day, Namespace, ShortText
-from .principal import MEMORY_READ, OWNER, Principal
+from .principal import Principal
 from .records import EvidenceRecord
 from .use_case import Input, Output, use_case
 

@@ -7,12 +7,13 @@ from typing import Annotated
 from pydantic import Field
 
 from ..clock import iso
+from ..domain.scopes import MEMORY_READ, MEMORY_WRITE
 from ..errors import Conflict, InvalidInput, NotFound
 from ..ports import ConstraintError
 from ..runtime import Runtime
 from ..store.glossary import GlossaryStore, distinct_aliases
 from .fields import CutPrivate, GlossaryRef, GlossaryTerm, Namespace
-from .principal import MEMORY_READ, MEMORY_WRITE, Principal
+from .principal import Principal
 from .records import Deleted, GlossaryEntry
 from .use_case import Input, Output, use_case
 

@@ -7,9 +7,10 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 
 from .. import __version__
+from ..domain.scopes import DEBUG
 from ..runtime import Runtime
 from ..store.episodes import EpisodeStore
-from .principal import DEBUG, Principal
+from .principal import Principal
 from .use_case import Input, Nothing, Output, use_case
 
 # Counting rows missing from the mirror reads the index in pages; stop after this many.

@@ -6,10 +6,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from ..domain.scopes import MEMORY_WRITE
 from ..memory.ingest import IncomingMessage
 from ..runtime import Runtime
 from .fields import TIME_FORMAT, Id, Moment, Namespace, ShortText, SpeakerName
-from .principal import MEMORY_WRITE, Principal
+from .principal import Principal
 from .use_case import Input, Output, use_case
 
 SAID_AT = f"When it was said, {TIME_FORMAT} (without an offset: UTC); default now."

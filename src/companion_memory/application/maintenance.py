@@ -6,8 +6,9 @@ from typing import Annotated
 
 from pydantic import Field
 
+from ..domain.scopes import OWNER
 from ..runtime import Runtime
-from .principal import OWNER, Principal
+from .principal import Principal
 from .use_case import Input, Nothing, Output, use_case
 
 

@@ -10,6 +10,7 @@ from pydantic import ConfigDict, Field, TypeAdapter
 from ..domain.counts import MAX_COUNT
 from ..domain.layers import Layer
 from ..domain.memory import Evidence
+from ..domain.scopes import MEMORY_READ, MEMORY_WRITE, OWNER
 from ..domain.types import MEMORY_TYPES, RELATIONS, STATUSES, normalise_type
 from ..errors import InvalidInput, NotFound
 from ..memory.writes import MemoryDraft
@@ -32,7 +33,7 @@ from .fields import (
     ValidDays,
     ValidTo,
 )
-from .principal import MEMORY_READ, MEMORY_WRITE, OWNER, Principal
+from .principal import Principal
 from .records import Deleted, MemoryEvent, MemoryRecord, Relation, WriteAnswer
 from .use_case import Input, Output, use_case
 

@@ -8,10 +8,11 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from ..domain.scopes import MEMORY_READ, MEMORY_WRITE
 from ..memory.moods import MOOD_LABELS, distribution
 from ..runtime import Runtime
 from .fields import TIME_FORMAT, CutPrivate, LongPageLimit, Moment, Namespace, Score, ShortText
-from .principal import MEMORY_READ, MEMORY_WRITE, Principal
+from .principal import Principal
 from .use_case import Input, Output, use_case
 
 Whose = Annotated[

@@ -9,10 +9,11 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from ..domain.endpoints import MCP_PATHS, McpPath
+from ..domain.scopes import MEMORY_READ, MEMORY_WRITE, OAUTH_CLIENT, OWNER
 from ..errors import OAuthError
 from ..memory.oauth import REQUEST_MINUTES
 from ..runtime import Runtime
-from .principal import MEMORY_READ, MEMORY_WRITE, OAUTH_CLIENT, OAUTH_TOKEN_PROFILE, OWNER, Principal, principal_for
+from .principal import OAUTH_TOKEN_PROFILE, Principal, principal_for
 from .use_case import Input, Nothing, Output, use_case
 
 SCOPES = [MEMORY_READ, MEMORY_WRITE]

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import BaseModel, Field, StringConstraints
 
 from ..domain.person import Person, PersonProposal
+from ..domain.scopes import MEMORY_READ, MEMORY_WRITE, OWNER
 from ..memory.people.registry import MAX_ALIASES
 from ..runtime import Runtime
 from .fields import CutPrivate, Id, LongPageLimit, Namespace, PageLimit, PersonRef, ShortText, TrimmedWords
-from .principal import MEMORY_READ, MEMORY_WRITE, OWNER, Principal
+from .principal import Principal
 from .records import MemoryRecord, record_of
 from .use_case import Input, Output, use_case
 

@@ -10,10 +10,11 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from ..domain.scopes import MEMORY_READ, MEMORY_WRITE
 from ..domain.types import PLAN_STATUSES
 from ..runtime import Runtime
 from .fields import MemoryRef, Namespace, PageLimit, ShortText
-from .principal import MEMORY_READ, MEMORY_WRITE, Principal
+from .principal import Principal
 from .records import PlanRecord, WriteAnswer
 from .use_case import Input, Output, use_case
 

@@ -7,11 +7,12 @@ from typing import Annotated
 from pydantic import Field
 
 from ..clock import iso
+from ..domain.scopes import MEMORY_READ, MEMORY_WRITE, OWNER
 from ..errors import NotFound
 from ..runtime import Runtime
 from ..store.precious import PreciousStore
 from .fields import Cursor, CutPrivate, HasWords, Namespace, PageLimit, PreciousRef, ShortText
-from .principal import MEMORY_READ, MEMORY_WRITE, OWNER, Principal
+from .principal import Principal
 from .records import Deleted, PreciousRecord
 from .use_case import Input, Output, use_case
 

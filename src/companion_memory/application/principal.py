@@ -1,5 +1,4 @@
-"""Who is asking and what they may do: scopes are the one currency of authorization,
-and a key may be bound to namespaces, for reading and for writing apart (the memory-graph
+"""Who is asking and what they may do: a key holds scopes (``domain/scopes.py``), and a key may be bound to namespaces, for reading and for writing apart (the memory-graph
 reference's permission model: the owner, agents and bots, each with their scope)."""
 
 from __future__ import annotations
@@ -7,20 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..domain.scopes import CHAT, DEBUG, EXPORT, MEMORY_READ, MEMORY_WRITE, OAUTH_CLIENT, OWNER
 from ..errors import PermissionDenied
 from ..memory.writes import Actor
 from ..settings import Settings
 
-CHAT = "chat"
-MEMORY_READ = "memory:read"
-MEMORY_WRITE = "memory:write"
-EXPORT = "export"
-DEBUG = "debug"
-OWNER = "owner"
-GUIDE_DOG = "guide_dog"
-# An OAuth client's protocol steps (discovery, registration, authorization, tokens,
-# revocation): taken before it holds any credential, so every caller may.
-OAUTH_CLIENT = "oauth:client"
 # What an OAuth access token lets an MCP client do: what the MCP key may.
 OAUTH_TOKEN_PROFILE = "oauth"
 

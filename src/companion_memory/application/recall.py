@@ -7,11 +7,12 @@ from typing import Annotated
 from pydantic import Field
 
 from ..domain.counts import MAX_COUNT
+from ..domain.scopes import MEMORY_READ
 from ..runtime import Runtime
 from ..store.episode_search import EpisodeScope
 from .fields import ExtraNamespaces, Id, Namespace, Score, TypeFilter
 from .memories import known_types
-from .principal import MEMORY_READ, Principal
+from .principal import Principal
 from .records import RecallAnswer
 from .use_case import Input, use_case
 

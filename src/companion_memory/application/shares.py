@@ -7,10 +7,11 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints
 
+from ..domain.scopes import MEMORY_READ, MEMORY_WRITE, OWNER
 from ..memory.shares import SHARE_STATUSES, Decision
 from ..runtime import Runtime
 from .fields import CutPrivate, MemoryRef, Namespace, NamespaceName, PageLimit, ShareRef, ShortText
-from .principal import MEMORY_READ, MEMORY_WRITE, OWNER, Principal
+from .principal import Principal
 from .use_case import Input, Output, use_case
 
 Note = Annotated[str, StringConstraints(max_length=2000), CutPrivate]

@@ -7,11 +7,12 @@ from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field
 
+from ..domain.scopes import EXPORT, OWNER
 from ..memory.snapshot import FORMAT, VERSION
 from ..runtime import Runtime
 from ..store.snapshot import TABLES
 from .fields import Namespace
-from .principal import EXPORT, OWNER, Principal
+from .principal import Principal
 from .use_case import Input, Output, use_case
 
 

@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from pydantic import ConfigDict, Field, SkipValidation
 from pydantic.json_schema import SkipJsonSchema
 
+from ..domain.scopes import OWNER
 from ..ports import QueueMessage
 from ..runtime import Runtime
-from .principal import OWNER, Principal
+from .principal import Principal
 from .use_case import Input, Output, use_case
 
 

@@ -6,10 +6,11 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from ..domain.scopes import MEMORY_READ, MEMORY_WRITE
 from ..memory.todos import DEFAULT_PRIORITY, TODO_STATUSES
 from ..runtime import Runtime
 from .fields import CutPrivate, Day, HasWords, Namespace, PageLimit, ShortText, TodoRef
-from .principal import MEMORY_READ, MEMORY_WRITE, Principal
+from .principal import Principal
 from .use_case import Input, Output, use_case
 
 NEXT_RULE = "due today or overdue first, then the highest priority, then the earliest due day, then the oldest"

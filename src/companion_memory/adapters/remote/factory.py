@@ -6,7 +6,7 @@ import httpx
 
 from ...ports import Embedder, Reranker
 from ...settings import LOCAL_DEFAULT_EMBEDDING_MODEL, Settings
-from ..cloudflare.workers_ai import workers_ai_model_name
+from ..workers_ai_format import workers_ai_model_name
 from .openai_embeddings import OpenAIEmbedder
 from .rerank_api import RerankAPI
 from .workers_ai_rest import WorkersAIRestEmbedder, WorkersAIRestReranker

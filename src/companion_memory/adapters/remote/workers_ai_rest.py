@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from ..cloudflare.workers_ai import MAX_BATCH, WorkersAIEmbedderCore, WorkersAIError, WorkersAIRerankerCore
+from ..workers_ai_format import MAX_BATCH, WorkersAIEmbedderCore, WorkersAIError, WorkersAIRerankerCore
 from .http import post_json, provider_message
 
 CLOUDFLARE_API = "https://api.cloudflare.com/client/v4"

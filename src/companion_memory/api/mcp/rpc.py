@@ -20,7 +20,8 @@ from pydantic_core import to_jsonable_python
 
 from ... import __version__
 from ...application.fields import error_code
-from ...application.principal import DEBUG, EXPORT, MEMORY_READ, Principal
+from ...application.principal import Principal
+from ...domain.scopes import DEBUG, EXPORT, MEMORY_READ
 from ...errors import PermissionDenied, ServiceError
 from ...runtime import Runtime
 from ..json_body import parse_json
