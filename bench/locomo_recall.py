@@ -170,14 +170,14 @@ async def dream_and_approve(runtime: Runtime, sample: dict[str, Any], time_zone:
         await runtime.dream.run(namespace, day)
     approved = 0
     while True:
-        pending, _ = await runtime.review.store.page(namespace, "pending", limit=100, cursor=None)
+        pending, _ = await runtime.candidates.store.page(namespace, "pending", limit=100, cursor=None)
         if not pending:
             return approved
         for candidate in pending:
             try:
-                answer = await runtime.review.approve(candidate["id"], "bench")
+                answer = await runtime.candidates.approve(candidate["id"], "bench")
             except ServiceError:  # one the writer refuses (a hand-written target, say) is let go
-                await runtime.review.discard(candidate["id"], "bench")
+                await runtime.candidates.discard(candidate["id"], "bench")
                 continue
             memory = await runtime.writer.store.get(answer["memory"]["id"]) if "memory" in answer else None
             if memory is not None:

@@ -15,6 +15,7 @@ from .gateway.context import ContextAssembler
 from .gateway.folding import ExtractiveFolds, Folding, FoldSummarizer, ModelFolds
 from .gateway.ladder import Ladder
 from .gateway.turn import ChatGateway
+from .memory.candidates import CandidateReview
 from .memory.config import MemoryConfig
 from .memory.conversation_search import ConversationSearch
 from .memory.doctor import Doctor
@@ -28,7 +29,6 @@ from .memory.people.registry import People
 from .memory.plans import Plans
 from .memory.recall import Recall
 from .memory.retention import Retention
-from .memory.review import ReviewQueue
 from .memory.shares import Sharing
 from .memory.snapshot import Snapshots
 from .memory.tasks import TaskRunner
@@ -215,8 +215,8 @@ class Runtime:
         return AuthorizationServer(self.db, self.clock, self.public_http or HttpxClient(self.http_client), config)
 
     @cached_property
-    def review(self) -> ReviewQueue:
-        return ReviewQueue(self.db, self.writer, self.mirror, self.clock, self.config)
+    def candidates(self) -> CandidateReview:
+        return CandidateReview(self.db, self.writer, self.mirror, self.clock, self.config)
 
     @cached_property
     def retention(self) -> Retention:

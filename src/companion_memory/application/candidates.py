@@ -82,7 +82,7 @@ class Decision(Output):
 @use_case("candidates.list", MEMORY_READ)
 async def list_candidates(runtime: Runtime, _: Principal, query: CandidateQuery) -> CandidatePage:
     """Candidates of one status, newest first; page with the cursor."""
-    items, next_cursor = await runtime.review.store.page(
+    items, next_cursor = await runtime.candidates.store.page(
         query.namespace, query.status, limit=query.limit, cursor=query.cursor
     )
     return CandidatePage.model_validate({"candidates": items, "count": len(items), "next_cursor": next_cursor})
@@ -92,24 +92,24 @@ async def list_candidates(runtime: Runtime, _: Principal, query: CandidateQuery)
 async def approve(runtime: Runtime, principal: Principal, target: CandidateId) -> Decision:
     """Apply a candidate; ``action`` says how: created, upserted, superseded or archived. A
     contradiction keeps the newer memory and supersedes the older."""
-    return Decision.model_validate(await runtime.review.approve(target.id, principal.profile))
+    return Decision.model_validate(await runtime.candidates.approve(target.id, principal.profile))
 
 
 @use_case("candidates.discard", OWNER)
 async def discard(runtime: Runtime, principal: Principal, target: CandidateId) -> Decision:
     """Set a candidate aside without writing anything; a contradiction found on a write
     keeps the older memory and archives the newer."""
-    return Decision.model_validate(await runtime.review.discard(target.id, principal.profile))
+    return Decision.model_validate(await runtime.candidates.discard(target.id, principal.profile))
 
 
 @use_case("candidates.merge", OWNER)
 async def merge(runtime: Runtime, principal: Principal, target: CandidateTarget) -> Decision:
     """Fold the candidate into an existing memory: its evidence is added, importance and
     confidence take the higher value."""
-    return Decision.model_validate(await runtime.review.merge(target.id, target.target_id, principal.profile))
+    return Decision.model_validate(await runtime.candidates.merge(target.id, target.target_id, principal.profile))
 
 
 @use_case("candidates.supersede", OWNER)
 async def supersede(runtime: Runtime, principal: Principal, target: CandidateTarget) -> Decision:
     """Replace an existing memory with the candidate."""
-    return Decision.model_validate(await runtime.review.supersede(target.id, target.target_id, principal.profile))
+    return Decision.model_validate(await runtime.candidates.supersede(target.id, target.target_id, principal.profile))

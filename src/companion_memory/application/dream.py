@@ -157,7 +157,7 @@ async def status(runtime: Runtime, principal: Principal, scope: StatusScope) -> 
         {
             # Of every namespace: a key bound to namespaces sees those of its own.
             "runs": [run for run in runs if principal.readable(run["namespace"])],
-            "pending_candidates": await runtime.review.store.count(scope.namespace, "pending"),
+            "pending_candidates": await runtime.candidates.store.count(scope.namespace, "pending"),
             "last_nightly": await runtime.nightly.last_run(),
         }
     )

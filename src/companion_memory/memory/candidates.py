@@ -27,7 +27,7 @@ from .vector_mirror import VectorMirror
 from .writes import Actor, MemoryDraft, MemoryWriter, WriteResult
 
 
-class ReviewQueue:
+class CandidateReview:
     def __init__(
         self, db: Database, writer: MemoryWriter, mirror: VectorMirror, clock: Clock, config: MemoryConfig
     ) -> None:
