@@ -20,7 +20,7 @@ from .memory.ingest import MessageIngestor
 from .memory.ladder import Ladder
 from .memory.model_call import JobModel
 from .memory.moods import Moods
-from .memory.oauth import AuthorizationServer, OAuthConfig
+from .oauth.server import AuthorizationServer, OAuthConfig
 from .memory.people.proposals import PersonProposals
 from .memory.people.registry import People
 from .memory.plans import Plans

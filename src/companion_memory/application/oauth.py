@@ -1,4 +1,4 @@
-"""OAuth for remote MCP clients (memory/oauth.py): the protocol steps any client may take
+"""OAuth for remote MCP clients (oauth/): the protocol steps any client may take
 (discovery, registration, authorization, tokens, revocation), the owner's consent and
 connected apps, and access tokens as a source of :class:`Principal` for ``/mcp``."""
 
@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from ..domain.endpoints import MCP_PATHS, McpPath
 from ..errors import OAuthError
-from ..memory.oauth import REQUEST_MINUTES
+from ..oauth.server import REQUEST_MINUTES
 from ..runtime import Runtime
 from .principal import MEMORY_READ, MEMORY_WRITE, OAUTH_CLIENT, OAUTH_TOKEN_PROFILE, OWNER, Principal, principal_for
 from .use_case import Input, Nothing, Output, use_case
