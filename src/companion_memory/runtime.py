@@ -20,7 +20,6 @@ from .memory.ingest import MessageIngestor
 from .memory.ladder import Ladder
 from .memory.model_call import JobModel
 from .memory.moods import Moods
-from .oauth.server import AuthorizationServer, OAuthConfig
 from .memory.people.proposals import PersonProposals
 from .memory.people.registry import People
 from .memory.plans import Plans
@@ -42,6 +41,8 @@ from .nightly.layers import Layers
 from .nightly.rollups import Rollups
 from .nightly.sources.github_daily import GithubDaily
 from .nightly.summaries import JoinedSummaries, ModelSummaries
+from .oauth.config import OAuthConfig
+from .oauth.server import AuthorizationServer
 from .pacing import HeavyReads
 from .ports import (
     BackupStore,
