@@ -274,7 +274,7 @@ async def decide(runtime: Runtime, _: Principal, decision: ConsentDecision) -> C
 @use_case("oauth.apps", OWNER)
 async def apps(runtime: Runtime, _: Principal, _query: Nothing) -> ConnectedApps:
     """The apps connected by OAuth: what each may do, and when it last used its access."""
-    return ConnectedApps.model_validate({"apps": await runtime.oauth.apps.grants()})
+    return ConnectedApps.model_validate({"apps": await runtime.oauth.apps.grants()}, from_attributes=True)
 
 
 @use_case("oauth.disconnect", OWNER)

@@ -3,10 +3,10 @@ its access, and the owner's revocation of one."""
 
 from __future__ import annotations
 
-import json
-from typing import Any
+import dataclasses
 
 from ..clock import iso
+from ..domain.oauth import LiveGrant
 from ..errors import NotFound
 from ..ports import Clock
 from ..store.oauth import OAuthStore
@@ -18,13 +18,11 @@ class ConnectedApps:
         self.store = store
         self.clock = clock
 
-    async def grants(self) -> list[dict[str, Any]]:
-        rows = await self.store.live_grants(iso(self.clock.now()))
-        for row in rows:
-            row["scopes"] = row.pop("scope").split()
-            row["redirect_uris"] = json.loads(row["redirect_uris"] or "[]")
-            row["client_name"] = displayable(row["client_name"] or "") or "An unnamed app"
-        return rows
+    async def grants(self) -> list[LiveGrant]:
+        return [
+            dataclasses.replace(grant, client_name=displayable(grant.client_name or "") or "An unnamed app")
+            for grant in await self.store.live_grants(iso(self.clock.now()))
+        ]
 
     async def revoke(self, grant_id: str) -> None:
         if not await self.store.revoke_grant(grant_id, "revoked by the owner", iso(self.clock.now())):

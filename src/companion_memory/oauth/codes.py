@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from ..clock import iso, parse_iso
 from ..domain.addresses import public_host
 from ..domain.endpoints import MCP_PATHS
+from ..domain.oauth import AuthorizationCode, OAuthClient, PendingAuthorization
 from ..errors import NotFound, OAuthError, PermissionDenied, RedirectableOAuthError
 from ..ports import Clock
 from ..store.oauth import OAuthStore
@@ -64,7 +65,7 @@ class Authorization:
         redirect_uri = params.get("redirect_uri") or ""
         if not redirect_uri:
             raise OAuthError("redirect_uri is required", code="invalid_request")
-        if redirect_uri not in client["redirect_uris"]:
+        if redirect_uri not in client.redirect_uris:
             raise OAuthError("redirect_uri is not one this client registered (matched exactly)", code="invalid_request")
         state = params.get("state")
 
@@ -95,40 +96,39 @@ class Authorization:
             raise refuse("temporarily_unavailable", "this server has no owner key (CHATBOX_API_KEY) to approve with")
         now = self.clock.now()
         request_id, csrf = secrets.token_urlsafe(24), secrets.token_urlsafe(32)
-        request = {
-            "id": request_id,
-            "client_id": client_id,
-            "redirect_uri": redirect_uri,
-            "scope": " ".join(scope),
-            "state": state,
-            "code_challenge": challenge,
-            "resource": resource,
-            "csrf_hash": digest(csrf),
-            "created_at": iso(now),
-            "expires_at": iso(now + timedelta(minutes=REQUEST_MINUTES)),
-        }
+        request = PendingAuthorization(
+            id=request_id,
+            client_id=client_id,
+            redirect_uri=redirect_uri,
+            scope=" ".join(scope),
+            state=state,
+            code_challenge=challenge,
+            resource=resource,
+            csrf_hash=digest(csrf),
+            created_at=iso(now),
+            expires_at=iso(now + timedelta(minutes=REQUEST_MINUTES)),
+        )
         await self.store.add_request(request, iso(now))
         return request_id, csrf
 
     async def pending(self, request_id: str) -> dict[str, Any]:
         """What the consent page shows: who asks, where the answer goes, for what."""
         request = await self._live_request(request_id)
-        client = await self.store.client(request["client_id"]) or {}
-        source = client.get("source", "registered")
+        client = await self.store.client(request.client_id)
         return {
             "id": request_id,
-            "client_id": request["client_id"],
-            "client_name": displayable(client.get("client_name") or "") or "An unnamed app",
-            "client_uri": client.get("client_uri"),
+            "client_id": request.client_id,
+            "client_name": displayable(client.client_name if client else "") or "An unnamed app",
+            "client_uri": client.client_uri if client else None,
             # A metadata document's host vouches for the name; a registration vouches for
             # nothing. Shown as it was fetched from (ASCII: an IDN as punycode).
-            "verified_host": public_host(urlsplit(request["client_id"]).hostname or "")
-            if source == "metadata_document"
+            "verified_host": public_host(urlsplit(request.client_id).hostname or "")
+            if client and client.source == "metadata_document"
             else None,
-            "redirect_uri": request["redirect_uri"],
-            "scopes": request["scope"].split(),
-            "resource": request["resource"],
-            "expires_at": request["expires_at"],
+            "redirect_uri": request.redirect_uri,
+            "scopes": request.scope.split(),
+            "resource": request.resource,
+            "expires_at": request.expires_at,
         }
 
     async def decide(self, request_id: str, approve: bool, issuer: str, *, csrf: str | None, origin: str | None) -> str:
@@ -139,7 +139,7 @@ class Authorization:
         request = await self._live_request(request_id)
         if origin is not None and origin != issuer:
             raise PermissionDenied(f"a consent is answered from {issuer} only", code="csrf_failed")
-        if not csrf or not hmac.compare_digest(digest(csrf), request["csrf_hash"]):
+        if not csrf or not hmac.compare_digest(digest(csrf), request.csrf_hash):
             raise PermissionDenied(
                 "this consent was not started in this browser (missing or wrong consent cookie); "
                 "start again from the app",
@@ -147,32 +147,32 @@ class Authorization:
             )
         if not await self.store.take_request(request_id):
             raise NotFound("this authorization request was already answered", code="request_not_found")
-        answer: dict[str, str | None] = {"state": request["state"], "iss": issuer}
+        answer: dict[str, str | None] = {"state": request.state, "iss": issuer}
         if not approve:
             error = {"error": "access_denied", "error_description": "the owner denied the request"}
-            return with_query(request["redirect_uri"], {**error, **answer})
+            return with_query(request.redirect_uri, {**error, **answer})
         code = new_secret("cm_code_")
         now = self.clock.now()
-        row = {
-            "code_hash": digest(code),
-            "client_id": request["client_id"],
-            "redirect_uri": request["redirect_uri"],
-            "scope": request["scope"],
-            "resource": request["resource"],
-            "code_challenge": request["code_challenge"],
-            "created_at": iso(now),
-            "expires_at": iso(now + timedelta(seconds=CODE_SECONDS)),
-        }
+        row = AuthorizationCode(
+            code_hash=digest(code),
+            client_id=request.client_id,
+            redirect_uri=request.redirect_uri,
+            scope=request.scope,
+            resource=request.resource,
+            code_challenge=request.code_challenge,
+            created_at=iso(now),
+            expires_at=iso(now + timedelta(seconds=CODE_SECONDS)),
+        )
         await self.store.add_code(row, iso(now))
-        return with_query(request["redirect_uri"], {"code": code, **answer})
+        return with_query(request.redirect_uri, {"code": code, **answer})
 
-    async def _live_request(self, request_id: str) -> dict[str, Any]:
+    async def _live_request(self, request_id: str) -> PendingAuthorization:
         request = await self.store.request(request_id)
-        if request is None or parse_iso(request["expires_at"]) <= self.clock.now():
+        if request is None or parse_iso(request.expires_at) <= self.clock.now():
             raise NotFound("this authorization request expired or was already answered", code="request_not_found")
         return request
 
-    async def _client(self, client_id: str) -> dict[str, Any]:
+    async def _client(self, client_id: str) -> OAuthClient:
         if client_id.startswith("https://"):
             return await self.documents.client(client_id)
         client = await self.store.client(client_id)

@@ -11,6 +11,7 @@ from urllib.parse import urljoin, urlsplit
 
 from ..clock import iso, parse_iso
 from ..domain.addresses import public_host, public_https_url
+from ..domain.oauth import OAuthClient
 from ..errors import OAuthError
 from ..ports import Clock, HttpClient, HttpUnanswered
 from ..store.oauth import OAuthStore
@@ -39,12 +40,12 @@ class MetadataDocuments:
         self.clock = clock
         self.http = http
 
-    async def client(self, url: str) -> dict[str, Any]:
+    async def client(self, url: str) -> OAuthClient:
         """The client named by the document at ``url``. A document that could not be
         read is not asked for again for a few minutes."""
         now = self.clock.now()
         cached = await self.store.client(url)
-        if cached and cached["fetched_at"] and parse_iso(cached["fetched_at"]) > now - METADATA_DOCUMENT_FRESH:
+        if cached and cached.fetched_at and parse_iso(cached.fetched_at) > now - METADATA_DOCUMENT_FRESH:
             return cached
         problem = metadata_document_url_problem(url)
         if problem:
@@ -58,19 +59,19 @@ class MetadataDocuments:
             forget = iso(now - METADATA_DOCUMENT_RETRY)
             await self.store.remember_document_failure(url, error.message, iso(now), forget_before=forget)
             raise
-        client = {
-            "client_id": url,
-            "source": "metadata_document",
-            "client_name": displayable(str(document.get("client_name") or ""))
+        client = OAuthClient(
+            client_id=url,
+            source="metadata_document",
+            client_name=displayable(str(document.get("client_name") or ""))
             or public_host(urlsplit(url).hostname or "")
             or url,
-            "client_uri": http_url(document.get("client_uri")),
-            "redirect_uris": document["redirect_uris"],
-            "scope": None,
-            "registered_from": None,
-            "created_at": cached["created_at"] if cached else iso(now),
-            "fetched_at": iso(now),
-        }
+            client_uri=http_url(document.get("client_uri")),
+            redirect_uris=tuple(document["redirect_uris"]),
+            scope=None,
+            registered_from=None,
+            created_at=cached.created_at if cached else iso(now),
+            fetched_at=iso(now),
+        )
         await self.store.save_client(client)
         return client
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..clock import iso
 from ..domain.addresses import client_key
+from ..domain.oauth import OAuthClient
 from ..errors import OAuthError
 from ..ports import Clock
 from ..store.oauth import OAuthStore
@@ -56,27 +57,27 @@ class Registration:
             )
         await self.store.forget_unused_clients(iso(now - timedelta(hours=UNUSED_CLIENT_HOURS)))
         name = displayable(str(metadata.get("client_name") or "")) or "An unnamed app"
-        client = {
-            "client_id": str(uuid.uuid4()),
-            "source": "registered",
-            "client_name": name,
-            "client_uri": http_url(metadata.get("client_uri")),
-            "redirect_uris": list(redirect_uris),
-            "scope": " ".join(scope),
-            "registered_from": source,
-            "created_at": iso(now),
-        }
+        client = OAuthClient(
+            client_id=str(uuid.uuid4()),
+            source="registered",
+            client_name=name,
+            client_uri=http_url(metadata.get("client_uri")),
+            redirect_uris=tuple(redirect_uris),
+            scope=" ".join(scope),
+            registered_from=source,
+            created_at=iso(now),
+        )
         await self.store.save_client(client)
-        answer = {
-            "client_id": client["client_id"],
+        answer: dict[str, Any] = {
+            "client_id": client.client_id,
             "client_id_issued_at": int(now.timestamp()),
             "client_name": name,
-            "redirect_uris": client["redirect_uris"],
+            "redirect_uris": list(client.redirect_uris),
             "grant_types": ["authorization_code", "refresh_token"],
             "response_types": ["code"],
             "token_endpoint_auth_method": "none",
-            "scope": client["scope"],
+            "scope": client.scope,
         }
-        if client["client_uri"]:
-            answer["client_uri"] = client["client_uri"]
+        if client.client_uri:
+            answer["client_uri"] = client.client_uri
         return answer
