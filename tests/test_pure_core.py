@@ -1,7 +1,7 @@
-"""The domain, the stores and the services (``memory/``) run without any web or
-validation framework: everything they import, followed through the package, is the
-standard library, our own pure modules, or the pure packages Pyodide ships
-(snowballstemmer, tzdata)."""
+"""The domain, the stores and the services (``memory/``, ``nightly/``, ``oauth/``) run
+without any web or validation framework: everything they import, followed through the
+package, is the standard library, our own pure modules, or the pure packages Pyodide
+ships (snowballstemmer, tzdata)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "companion_memory"
 FRAMEWORKS = ("pydantic", "pydantic_core", "fastapi", "starlette", "httpx")
-CORE = ("domain", "store", "memory", "nightly", "gateway")
+CORE = ("domain", "store", "memory", "nightly", "gateway", "oauth")
 
 
 def module_path(name: str) -> Path:

@@ -23,7 +23,6 @@ from .memory.episode_forget import EpisodeForgetter
 from .memory.ingest import MessageIngestor
 from .memory.model_call import JobModel
 from .memory.moods import Moods
-from .memory.oauth import AuthorizationServer, OAuthConfig
 from .memory.people.proposals import PersonProposals
 from .memory.people.registry import People
 from .memory.plans import Plans
@@ -44,6 +43,8 @@ from .nightly.layers import Layers
 from .nightly.rollups import Rollups
 from .nightly.sources.github_daily import GithubDaily
 from .nightly.summaries import JoinedSummaries, ModelSummaries
+from .oauth.config import OAuthConfig
+from .oauth.server import AuthorizationServer
 from .pacing import HeavyReads
 from .ports import (
     BackupStore,

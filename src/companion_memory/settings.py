@@ -154,7 +154,7 @@ class Settings(BaseModel):
     # Shared memories: how many shares one namespace may propose per local day
     # (DREAM_TIME_ZONE), whatever becomes of them; a bot cannot flood the owner's review.
     SHARE_DAILY_NOMINATION_CAP: int = Field(20, ge=0, le=10_000)
-    # OAuth for remote MCP clients (memory/oauth.py). PUBLIC_URL: the server's address as
+    # OAuth for remote MCP clients (oauth/). PUBLIC_URL: the server's address as
     # clients reach it (https://memory.example.com), when a proxy in front hides it from
     # the requests; empty means each request's own scheme and host.
     PUBLIC_URL: str = ""

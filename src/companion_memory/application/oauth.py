@@ -1,4 +1,4 @@
-"""OAuth for remote MCP clients (memory/oauth.py): the protocol steps any client may take
+"""OAuth for remote MCP clients (oauth/): the protocol steps any client may take
 (discovery, registration, authorization, tokens, revocation), the owner's consent and
 connected apps, and access tokens as a source of :class:`Principal` for ``/mcp``."""
 
@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from ..domain.endpoints import MCP_PATHS, McpPath
 from ..domain.scopes import MEMORY_READ, MEMORY_WRITE, OAUTH_CLIENT, OWNER
 from ..errors import OAuthError
-from ..memory.oauth import REQUEST_MINUTES
+from ..oauth.codes import REQUEST_MINUTES
 from ..runtime import Runtime
 from .principal import OAUTH_TOKEN_PROFILE, Principal, principal_for
 from .use_case import Input, Nothing, Output, use_case
@@ -217,7 +217,7 @@ async def resource_metadata(runtime: Runtime, _: Principal, query: ResourceQuery
 async def register(runtime: Runtime, _: Principal, registration: Registration) -> ClientInformation:
     """Dynamic client registration (RFC 7591), rate-limited per address."""
     metadata = registration.model_dump(exclude={"address"})
-    return ClientInformation.model_validate(await runtime.oauth.register(metadata, registration.address))
+    return ClientInformation.model_validate(await runtime.oauth.registration.register(metadata, registration.address))
 
 
 @use_case("oauth.authorize", OAUTH_CLIENT)
@@ -225,7 +225,7 @@ async def authorize(runtime: Runtime, _: Principal, request: AuthorizationReques
     """Checks an authorization request and keeps it for the owner's decision on the
     consent page."""
     owner_configured = bool(runtime.settings.CHATBOX_API_KEY)
-    request_id, csrf = await runtime.oauth.start(
+    request_id, csrf = await runtime.oauth.authorization.start(
         request.params, request.repeated, request.issuer, owner_configured=owner_configured
     )
     location = f"{request.issuer}/admin/authorize.html?request={request_id}"
@@ -240,9 +240,9 @@ async def token(runtime: Runtime, _: Principal, request: TokenRequest) -> TokenA
     if not request.grant_type:
         raise OAuthError("grant_type is required", code="invalid_request")
     if request.grant_type == "authorization_code":
-        return TokenAnswer.model_validate(await runtime.oauth.exchange_code(params, request.issuer))
+        return TokenAnswer.model_validate(await runtime.oauth.tokens.exchange_code(params, request.issuer))
     if request.grant_type == "refresh_token":
-        return TokenAnswer.model_validate(await runtime.oauth.refresh(params))
+        return TokenAnswer.model_validate(await runtime.oauth.tokens.refresh(params))
     raise OAuthError("grant_type must be authorization_code or refresh_token", code="unsupported_grant_type")
 
 
@@ -251,7 +251,7 @@ async def revoke(runtime: Runtime, _: Principal, revocation: Revocation) -> Ackn
     """Token revocation (RFC 7009): a refresh token revokes its whole grant."""
     if not revocation.token:
         raise OAuthError("token is required", code="invalid_request")
-    await runtime.oauth.revoke(revocation.token, revocation.client_id)
+    await runtime.oauth.tokens.revoke(revocation.token, revocation.client_id)
     return Acknowledged()
 
 
@@ -259,14 +259,14 @@ async def revoke(runtime: Runtime, _: Principal, revocation: Revocation) -> Ackn
 async def consent(runtime: Runtime, _: Principal, request: RequestId) -> PendingConsent:
     """An authorization request waiting for the owner: who asks, where the answer goes,
     and for what."""
-    return PendingConsent.model_validate(await runtime.oauth.pending(request.id))
+    return PendingConsent.model_validate(await runtime.oauth.authorization.pending(request.id))
 
 
 @use_case("oauth.decide", OWNER)
 async def decide(runtime: Runtime, _: Principal, decision: ConsentDecision) -> ConsentAnswer:
     """The owner approves or denies an authorization request; the answer says where to
     send the browser."""
-    location = await runtime.oauth.decide(
+    location = await runtime.oauth.authorization.decide(
         decision.id, decision.approve, decision.issuer, csrf=decision.csrf, origin=decision.origin
     )
     return ConsentAnswer(redirect_to=location)
@@ -275,20 +275,20 @@ async def decide(runtime: Runtime, _: Principal, decision: ConsentDecision) -> C
 @use_case("oauth.apps", OWNER)
 async def apps(runtime: Runtime, _: Principal, _query: Nothing) -> ConnectedApps:
     """The apps connected by OAuth: what each may do, and when it last used its access."""
-    return ConnectedApps.model_validate({"apps": await runtime.oauth.grants()})
+    return ConnectedApps.model_validate({"apps": await runtime.oauth.apps.grants()}, from_attributes=True)
 
 
 @use_case("oauth.disconnect", OWNER)
 async def disconnect(runtime: Runtime, _: Principal, grant: GrantId) -> Acknowledged:
     """Revokes a connected app's grant: its tokens stop working at once."""
-    await runtime.oauth.revoke_grant(grant.id)
+    await runtime.oauth.apps.revoke(grant.id)
     return Acknowledged()
 
 
 async def token_principal(runtime: Runtime, access_token: str, issuer: str) -> Principal:
     """The caller an OAuth access token presented at ``/mcp`` stands for: the MCP key's
     rights, narrowed to the scope granted. ``OAuthError`` ``invalid_token`` otherwise."""
-    owner = await runtime.oauth.authenticate(access_token, issuer)
+    owner = await runtime.oauth.tokens.authenticate(access_token, issuer)
     return principal_for(runtime.settings, OAUTH_TOKEN_PROFILE, owner.scopes & frozenset(SCOPES))
 
 

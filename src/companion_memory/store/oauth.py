@@ -3,8 +3,10 @@ tokens (migrations 0012 and 0013). Secrets arrive here already hashed."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from ..domain.oauth import AuthorizationCode, GrantedToken, LiveGrant, OAuthClient, OAuthGrant, PendingAuthorization
 from ..ports import Database, Statement
 from .sql import from_json, placeholders, to_json
 
@@ -43,18 +45,16 @@ CODE_COLUMNS = (
 )
 
 
-def _insert(table: str, columns: tuple[str, ...], row: dict[str, Any], *, replace: bool = False) -> Statement:
+GRANT_COLUMNS = ("id", "client_id", "scope", "resource", "created_at", "last_used_at")
+
+
+def _insert(table: str, columns: tuple[str, ...], values: Sequence[Any], *, replace: bool = False) -> Statement:
     verb = "INSERT OR REPLACE" if replace else "INSERT"
-    return Statement(
-        f"{verb} INTO {table} ({', '.join(columns)}) VALUES ({placeholders(len(columns))})",
-        tuple(row.get(c) for c in columns),
-    )
+    return Statement(f"{verb} INTO {table} ({', '.join(columns)}) VALUES ({placeholders(len(columns))})", tuple(values))
 
 
-def _client(row: dict[str, Any] | None) -> dict[str, Any] | None:
-    if row is not None:
-        row["redirect_uris"] = from_json(row["redirect_uris"], [])
-    return row
+def _fields(record: object, columns: tuple[str, ...]) -> list[Any]:
+    return [getattr(record, c) for c in columns]
 
 
 class OAuthStore:
@@ -63,16 +63,20 @@ class OAuthStore:
 
     # ------------------------------------------------------------------ clients
 
-    async def save_client(self, client: dict[str, Any]) -> None:
-        row = {**client, "redirect_uris": to_json(client["redirect_uris"], what="redirect_uris")}
+    async def save_client(self, client: OAuthClient) -> None:
+        row = [
+            to_json(list(client.redirect_uris), what="redirect_uris") if c == "redirect_uris" else getattr(client, c)
+            for c in CLIENT_COLUMNS
+        ]
         await self.db.batch([_insert("oauth_clients", CLIENT_COLUMNS, row, replace=True)])
 
-    async def client(self, client_id: str) -> dict[str, Any] | None:
-        return _client(
-            await self.db.first(
-                f"SELECT {', '.join(CLIENT_COLUMNS)} FROM oauth_clients WHERE client_id = ?", (client_id,)
-            )
+    async def client(self, client_id: str) -> OAuthClient | None:
+        row = await self.db.first(
+            f"SELECT {', '.join(CLIENT_COLUMNS)} FROM oauth_clients WHERE client_id = ?", (client_id,)
         )
+        if row is None:
+            return None
+        return OAuthClient(**{**row, "redirect_uris": tuple(from_json(row["redirect_uris"], []))})
 
     async def document_failure(self, client_id: str, since: str) -> str | None:
         """Why the metadata document at ``client_id`` could not be read, if it failed
@@ -114,18 +118,19 @@ class OAuthStore:
 
     # ------------------------------------------------------------------ consents waiting for the owner
 
-    async def add_request(self, request: dict[str, Any], now: str) -> None:
+    async def add_request(self, request: PendingAuthorization, now: str) -> None:
         await self.db.batch(
             [
                 Statement("DELETE FROM oauth_requests WHERE expires_at < ?", (now,)),
-                _insert("oauth_requests", REQUEST_COLUMNS, request),
+                _insert("oauth_requests", REQUEST_COLUMNS, _fields(request, REQUEST_COLUMNS)),
             ]
         )
 
-    async def request(self, request_id: str) -> dict[str, Any] | None:
-        return await self.db.first(
+    async def request(self, request_id: str) -> PendingAuthorization | None:
+        row = await self.db.first(
             f"SELECT {', '.join(REQUEST_COLUMNS)} FROM oauth_requests WHERE id = ?", (request_id,)
         )
+        return PendingAuthorization(**row) if row else None
 
     async def take_request(self, request_id: str) -> bool:
         """Removes the request; False when another decision took it first."""
@@ -134,18 +139,19 @@ class OAuthStore:
 
     # ------------------------------------------------------------------ codes
 
-    async def add_code(self, code: dict[str, Any], now: str) -> None:
+    async def add_code(self, code: AuthorizationCode, now: str) -> None:
         await self.db.batch(
             [
                 Statement("DELETE FROM oauth_codes WHERE expires_at < ?", (now,)),
-                _insert("oauth_codes", CODE_COLUMNS, code),
+                _insert("oauth_codes", CODE_COLUMNS, _fields(code, CODE_COLUMNS)),
             ]
         )
 
-    async def code(self, code_hash: str) -> dict[str, Any] | None:
-        return await self.db.first(
+    async def code(self, code_hash: str) -> AuthorizationCode | None:
+        row = await self.db.first(
             f"SELECT {', '.join(CODE_COLUMNS)}, used_at, grant_id FROM oauth_codes WHERE code_hash = ?", (code_hash,)
         )
+        return AuthorizationCode(**row) if row else None
 
     async def use_code(self, code_hash: str, grant_id: str, at: str) -> bool:
         """Marks the code used for ``grant_id``; False when it was used already."""
@@ -158,9 +164,8 @@ class OAuthStore:
     # ------------------------------------------------------------------ grants and tokens
 
     @staticmethod
-    def add_grant(grant: dict[str, Any]) -> Statement:
-        columns = ("id", "client_id", "scope", "resource", "created_at", "last_used_at")
-        return _insert("oauth_grants", columns, grant)
+    def add_grant(grant: OAuthGrant) -> Statement:
+        return _insert("oauth_grants", GRANT_COLUMNS, _fields(grant, GRANT_COLUMNS))
 
     @staticmethod
     def add_token(
@@ -180,10 +185,10 @@ class OAuthStore:
     async def issue(self, statements: list[Statement]) -> None:
         await self.db.batch(statements)
 
-    async def token(self, token_hash: str) -> dict[str, Any] | None:
+    async def token(self, token_hash: str) -> GrantedToken | None:
         """The token with its grant, whatever state either is in; ``scope`` is the token's
         own, else its grant's."""
-        return await self.db.first(
+        row = await self.db.first(
             "SELECT t.token_hash AS token_hash, t.grant_id AS grant_id, t.kind AS kind, t.expires_at AS expires_at, "
             "t.used_at AS used_at, g.client_id AS client_id, COALESCE(t.scope, g.scope) AS scope, "
             "g.resource AS resource, "
@@ -191,6 +196,7 @@ class OAuthStore:
             "FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id WHERE t.token_hash = ?",
             (token_hash,),
         )
+        return GrantedToken(**row) if row else None
 
     async def use_refresh_token(self, token_hash: str, at: str) -> bool:
         """Marks the refresh token used; False when it was used already."""
@@ -219,10 +225,10 @@ class OAuthStore:
         )
         return results[0].changes > 0
 
-    async def live_grants(self, now: str) -> list[dict[str, Any]]:
+    async def live_grants(self, now: str) -> list[LiveGrant]:
         """Grants neither revoked nor run out (some token of theirs still valid), with
         their client's name, the latest used first."""
-        return await self.db.all(
+        rows = await self.db.all(
             "SELECT g.id AS id, g.client_id AS client_id, c.client_name AS client_name, c.source AS source, "
             "c.redirect_uris AS redirect_uris, g.scope AS scope, g.created_at AS created_at, "
             "g.last_used_at AS last_used_at, "
@@ -233,6 +239,14 @@ class OAuthStore:
             "AND t.expires_at > ? AND t.used_at IS NULL) ORDER BY COALESCE(g.last_used_at, g.created_at) DESC, g.id",
             (now,),
         )
+        return [
+            LiveGrant(
+                **{key: value for key, value in row.items() if key not in ("scope", "redirect_uris")},
+                redirect_uris=tuple(from_json(row["redirect_uris"], [])),
+                scopes=tuple(row["scope"].split()),
+            )
+            for row in rows
+        ]
 
     async def forget_revoked_grants(self, before: str) -> None:
         await self.db.run("DELETE FROM oauth_grants WHERE revoked_at IS NOT NULL AND revoked_at < ?", (before,))
