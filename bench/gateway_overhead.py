@@ -21,7 +21,7 @@ store with that revision too).
   turn. Printed: p50/p95/max of that, and turns over 500 ms.
 - Concurrency: ``--clients`` streaming clients for ``--seconds`` against each target in
   turn, each request with a question of its own (so the query cache never helps). Printed:
-  requests per second and first-chunk p50/p95.
+  requests per second, the server's CPU time per request (all its threads) and first-chunk p50/p95.
 - ``--contended``: one process burns a core for the whole run (it stops itself at a
   deadline, and the bench stops it when done).
 - Cold start: from launch to the first answered request; RSS after the run.
@@ -176,6 +176,8 @@ class Target:
     full: list[float] = field(default_factory=list)
     first_chunks: list[float] = field(default_factory=list)
     rate: float = 0.0
+    # The server's CPU time (all its threads) per request while the clients ran.
+    cpu_per_request: float | None = None
     errors: int = 0
     injected: list[tuple[int, int]] = field(default_factory=list)
 
@@ -282,9 +284,11 @@ async def _clients(target: Target, questions: list[str], clients: int, seconds: 
             target.first_chunks.append(first or 0.0)
             done += 1
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), target.cpu_seconds()
     await asyncio.gather(*(client() for _ in range(clients)))
     target.rate = done / (time.perf_counter() - started)
+    if target.process is not None and done:
+        target.cpu_per_request = 1000 * (target.cpu_seconds() - cpu) / done
     await sdk.close()
 
 
@@ -306,7 +310,7 @@ def report(targets: list[Target], args: argparse.Namespace, memories: int) -> No
     )
     head = (
         f"{'target':<38}{'overhead/turn p50':>18}{'p95':>7}{'max':>7}{'>500ms':>7}{'full reply p50':>18}"
-        f"{'req/s':>14}{'1st chunk p50':>20}{'p95':>7}{'cold s':>7}{'RSS MB':>7}{'memories':>9}"
+        f"{'req/s':>14}{'CPU ms/req':>11}{'1st chunk p50':>20}{'p95':>7}{'cold s':>7}{'RSS MB':>7}{'memories':>9}"
     )
     print(head)
     print("-" * len(head))
@@ -324,7 +328,8 @@ def report(targets: list[Target], args: argparse.Namespace, memories: int) -> No
             f"{label:<38}{overhead}"
             f"{full:>8.1f}ms ({full / statistics.median(direct.full):4.2f}x)"
             f"{t.rate:>6.1f} ({t.rate / direct.rate:4.2f}x)"
-            f"{first:>8.0f}ms ({first / pct(direct.first_chunks, 0.5):5.2f}x){pct(t.first_chunks, 0.95):>7.0f}"
+            + (f"{t.cpu_per_request:>11.1f}" if t.cpu_per_request is not None else f"{'':>11}")
+            + f"{first:>8.0f}ms ({first / pct(direct.first_chunks, 0.5):5.2f}x){pct(t.first_chunks, 0.95):>7.0f}"
             f"{t.cold_start or 0:>7.1f}{t.rss_mb() or 0:>7.0f}"
             + (f"{statistics.mean(n for n, _ in t.injected):>9.1f}" if t.injected else f"{'':>9}")
             + (f"  errors: {t.errors}" if t.errors else "")
