@@ -405,6 +405,7 @@ def _report_text(report: HealthReportAnswer) -> str:
 async def _starmap(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
+    from ..api.starmap_file import star_map_file
     from ..application import admin_views
     from ..application.principal import SYSTEM
 
@@ -415,7 +416,7 @@ async def _starmap(settings: Settings, data_dir: Path, args: argparse.Namespace)
         print(f"companion-memory starmap: {problems}", file=sys.stderr)
         return 2
     runtime = await _runtime(settings, data_dir)
-    drawn = await admin_views.starmap(runtime, SYSTEM, query)
+    drawn = await star_map_file(await admin_views.starmap(runtime, SYSTEM, query), runtime.heavy_reads)
     if args.output:
         args.output.write_text(drawn.content, encoding="utf-8")
         more = " (the most important; raise --limit for more)" if drawn.truncated else ""
