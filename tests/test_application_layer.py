@@ -50,6 +50,7 @@ DRAWN = {"/v1/admin/starmap": StarMapFile}
 # scheduler and queue consumer.
 BACKGROUND = (
     SRC / "companion_memory" / "hosts" / "cli.py",
+    SRC / "companion_memory" / "hosts" / "cli_commands.py",
     SRC / "entry.py",
     SRC / "companion_memory" / "hosts" / "local_server.py",
 )
