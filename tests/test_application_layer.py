@@ -1,7 +1,7 @@
 """Every surface stands on the application layer: each REST route and each MCP tool runs
 a use case, whose scope is the one checked and whose output model is the answer (or a
 file the surface draws from it); and no module of the HTTP surfaces reaches past the use
-cases into the stores."""
+cases into the stores, nor does a host."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from tests.conftest import NIGHTLY_STEPS, auth
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 API = SRC / "companion_memory" / "api"
+HOSTS = SRC / "companion_memory" / "hosts"
 # The routes without a use case: the MCP transport (its tools are checked below), the
 # panel's redirects, FastAPI's own documents, and /health, which takes no key (uptime
 # checks), so there is no caller whose scope a use case could check.
@@ -147,8 +148,12 @@ def reaches_past_the_use_cases(source: str) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("path", sorted(API.rglob("*.py")), ids=lambda p: str(p.relative_to(API)))
-def test_no_surface_reaches_past_the_use_cases(path: Path) -> None:
+@pytest.mark.parametrize(
+    "path",
+    [*sorted(API.rglob("*.py")), *sorted(HOSTS.rglob("*.py")), SRC / "entry.py"],
+    ids=lambda p: str(p.relative_to(SRC)),
+)
+def test_no_surface_or_host_reaches_past_the_use_cases(path: Path) -> None:
     assert reaches_past_the_use_cases(path.read_text(encoding="utf-8")) == []
 
 
