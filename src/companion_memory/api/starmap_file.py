@@ -71,13 +71,15 @@ class StarMapFile(Output):
 
 
 async def star_map_file(star_map: StarMap, heavy: HeavyReads) -> StarMapFile:
-    """The star map drawn in its format, a slice of lines at a time (``pacing``)."""
+    """The star map drawn in its format: a heavy read's work, so in a turn of theirs, a
+    slice of lines at a time (``pacing``)."""
     if star_map.format == "svg":
         title = f"companion-memory · {star_map.namespace} · {star_map.day}"
         lines, media_type, suffix = star_map_svg(star_map, title=title), "image/svg+xml", "svg"
     else:
         lines, media_type, suffix = star_map_mermaid(star_map), "text/vnd.mermaid", "mmd"
-    content = "\n".join([line async for line in heavy.paced(lines)]) + "\n"
+    async with heavy.turn():
+        content = "\n".join([line async for line in heavy.paced(lines)]) + "\n"
     return StarMapFile(
         format=star_map.format,
         media_type=media_type,
