@@ -17,7 +17,7 @@ from companion_memory.adapters.local.runtime import build_local_runtime
 from companion_memory.application import memories
 from companion_memory.application.principal import SYSTEM
 from companion_memory.clock import FixedClock
-from companion_memory.hosts import cli
+from companion_memory.hosts import cli, cli_commands
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
 from tests.conftest import DEBUG_KEY, MCP_KEY, OWNER_KEY, all_keys_settings, auth
@@ -189,7 +189,7 @@ def cli_clock(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FixedClock:
     async def local(settings: Settings, data_dir: Path) -> Runtime:
         return await build_local_runtime(settings, data_dir, embedder=EMBEDDER, clock=clock)
 
-    monkeypatch.setattr(cli, "_runtime", local)
+    monkeypatch.setattr(cli_commands, "_runtime", local)
     monkeypatch.setenv("CHATBOX_API_KEY", OWNER_KEY)
     monkeypatch.chdir(tmp_path)
     return clock

@@ -162,7 +162,7 @@ async def test_a_failed_local_index_write_leaves_no_transaction_open(tmp_path: P
     index = LocalVectorIndex(tmp_path / "vectors.sqlite3", 2)
     blocker = sqlite3.connect(tmp_path / "vectors.sqlite3", timeout=0)
     blocker.execute("BEGIN EXCLUSIVE")
-    index._db.execute("PRAGMA busy_timeout = 0")
+    index._file._db.execute("PRAGMA busy_timeout = 0")
     with pytest.raises(errors.VectorIndexError, match="locked"):
         await index.upsert([VectorRecord("a", [1.0, 0.0])])
     blocker.rollback()

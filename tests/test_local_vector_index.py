@@ -242,7 +242,7 @@ async def test_a_saved_graph_is_only_used_with_the_file_it_was_saved_from(tmp_pa
     (await filled(LocalVectorIndex(tmp_path / "vectors.sqlite3", DIMS, ann_threshold=200), vectors)).close()
     other = LocalVectorIndex(tmp_path / "other.sqlite3", DIMS, ann_threshold=200)
     await other.upsert([VectorRecord(f"o{i}", (-vectors[i]).tolist(), {"n": i}) for i in range(600)])
-    other._db.close()
+    other._file.close()
     # Another file of the same size and keys put in its place (a copy from elsewhere).
     for suffix in ("", "-wal", "-shm"):
         (tmp_path / f"vectors.sqlite3{suffix}").unlink(missing_ok=True)

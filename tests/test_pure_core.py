@@ -1,7 +1,7 @@
-"""The domain, the stores and the services (``memory/``, ``nightly/``, ``oauth/``) run
-without any web or validation framework: everything they import, followed through the
-package, is the standard library, our own pure modules, or the pure packages Pyodide
-ships (snowballstemmer, tzdata)."""
+"""The domain, the stores and the services (``memory/``, ``nightly/``, ``gateway/``,
+``oauth/``) run without any web or validation framework: everything they import,
+followed through the package, is the standard library, our own pure modules, or the pure
+packages Pyodide ships (snowballstemmer, tzdata)."""
 
 from __future__ import annotations
 

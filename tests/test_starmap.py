@@ -1,5 +1,6 @@
 """The star map as files: a standalone SVG and Mermaid text, from REST (both databases)
-and the command line; memory text in them is always inert."""
+and the command line; memory text in them is always inert, and their colours are the
+panel's."""
 
 from __future__ import annotations
 
@@ -7,17 +8,17 @@ import asyncio
 import re
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
 from companion_memory.adapters.local.runtime import build_local_runtime
+from companion_memory.api.starmap_file import RELATION_COLOURS, TYPE_COLOURS, star_map_mermaid, star_map_svg
 from companion_memory.application import memories
+from companion_memory.application.admin_views import GraphEdge, GraphNode, StarMap
 from companion_memory.application.principal import SYSTEM
 from companion_memory.clock import FixedClock
 from companion_memory.hosts import cli
-from companion_memory.memory.starmap import star_map_mermaid, star_map_svg
 from tests.conftest import GUIDE_DOG_KEY, MCP_KEY, all_keys_settings, auth
 from tests.test_doctor import EMBEDDER, cli_clock  # noqa: F401  # the fixture, for the command line
 
@@ -25,15 +26,27 @@ SVG = "{http://www.w3.org/2000/svg}"
 HOSTILE = '<script>alert("x")</script> "]] --> n9 %% `md` & <img src=x onerror=alert(1)>\x01'
 
 
-def graph(*contents: str, types: tuple[str, ...] = ()) -> dict[str, Any]:
+PANEL_PALETTE = Path(__file__).resolve().parents[1] / "admin" / "js" / "format.js"
+
+
+def graph(*contents: str, types: tuple[str, ...] = ()) -> StarMap:
     nodes = [
-        {"id": f"id-{i}", "type": (types[i] if i < len(types) else "fact"), "content": c, "importance": 0.8}
+        GraphNode(
+            id=f"id-{i}",
+            type=types[i] if i < len(types) else "fact",
+            content=c,
+            fact_key=None,
+            importance=0.8,
+            confidence=1.0,
+            pinned=False,
+            tags=[],
+            recall_count=0,
+            updated_at="2026-11-30T00:00:00Z",
+        )
         for i, c in enumerate(contents)
     ]
-    edges = [{"id": "r", "source_id": "id-0", "target_id": "id-1", "relation": "supports", "weight": 1.0}] * (
-        len(nodes) > 1
-    )
-    return {"nodes": nodes, "edges": edges, "truncated": False}
+    edges = [GraphEdge(id="r", source_id="id-0", target_id="id-1", relation="supports", weight=1.0)] * (len(nodes) > 1)
+    return StarMap(nodes=nodes, edges=edges, truncated=False, format="svg", namespace="default", day="2026-11-30")
 
 
 def test_hostile_text_makes_inert_svg() -> None:
@@ -58,9 +71,21 @@ def test_hostile_text_makes_inert_mermaid() -> None:
 
 
 def test_an_empty_map_is_still_a_file() -> None:
-    empty = {"nodes": [], "edges": [], "truncated": False}
+    empty = graph()
     assert ElementTree.fromstring("\n".join(star_map_svg(empty, title="none"))).tag == f"{SVG}svg"
     assert list(star_map_mermaid(empty))[1] == "flowchart LR"
+
+
+def panel_palette(name: str) -> dict[str, str]:
+    """A colour table of the panel's, read out of its JavaScript."""
+    found = re.search(rf"const {name} = \{{(.*?)\}};", PANEL_PALETTE.read_text(encoding="utf-8"), re.S)
+    assert found, name
+    return dict(re.findall(r'(\w+): "(#[0-9a-f]{6})"', found.group(1)))
+
+
+def test_a_file_has_the_panels_colours() -> None:
+    assert panel_palette("TYPE_COLOURS") == TYPE_COLOURS
+    assert panel_palette("RELATION_COLOURS") == RELATION_COLOURS
 
 
 async def test_the_panel_downloads_the_map(client: httpx.AsyncClient) -> None:

@@ -271,4 +271,4 @@ class Runtime:
 
     @cached_property
     def doctor(self) -> Doctor:
-        return Doctor(self.db, self.mirror, self.plans, self.nightly, self.heavy_reads)
+        return Doctor(self.db, self.mirror, self.plans, self.nightly.last_run, self.heavy_reads)

@@ -136,7 +136,7 @@ class Settings(BaseModel):
     RULE_IMPORTANCE_FLOOR: float = Field(0.8, ge=0, le=1)
     RELATION_HALF_LIFE_DAYS: float = Field(180, gt=0)
     RELATION_DROP_BELOW: float = Field(0.1, ge=0, lt=1)
-    # A person's familiarity halves every this many days she is not mentioned (domain/person.py).
+    # A person's familiarity halves every this many days they are not mentioned (domain/person.py).
     PEOPLE_FAMILIARITY_HALF_LIFE_DAYS: float = Field(30, gt=0, le=36_500)
     # Layers (domain/layers.py): an instant memory is awake, then asleep, then a tombstone;
     # short → long after enough mentions or recalls over enough days; unused → cold.

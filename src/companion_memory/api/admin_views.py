@@ -16,7 +16,6 @@ from ..application.admin_views import (
     GraphLimit,
     GraphQuery,
     Period,
-    StarMapFile,
     StarMapQuery,
 )
 from ..application.fields import ShortPageLimit
@@ -25,6 +24,7 @@ from .auth import allowed
 from .deps import NamespaceQuery, RuntimeDep
 from .json_body import JsonRoute
 from .paced_json import paced_json
+from .starmap_file import StarMapFile, star_map_file
 
 router = APIRouter(tags=["admin panel"], route_class=JsonRoute)
 
@@ -56,7 +56,8 @@ async def starmap(
 ) -> Response:
     """The star map as a file (``content``): a standalone SVG or Mermaid text."""
     query = StarMapQuery(format=format, namespace=namespace, types=_types(type), limit=limit, people=people)
-    return await paced_json(await admin_views.starmap(runtime, principal, query), runtime.heavy_reads)
+    drawn = await star_map_file(await admin_views.starmap(runtime, principal, query), runtime.heavy_reads)
+    return await paced_json(drawn, runtime.heavy_reads)
 
 
 def _types(values: list[str] | None) -> list[str]:

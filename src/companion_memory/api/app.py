@@ -9,6 +9,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import RedirectResponse
 
 from .. import __version__
+from ..domain.endpoints import PANEL_PREFIXES
 from ..runtime import Runtime
 from . import (
     admin_views,
@@ -41,8 +42,6 @@ from .content_type import JsonBodies
 from .limits import BodyLimit
 from .mcp import routes as mcp
 
-# Where the admin panel is served (by the local server, or the Worker's static assets).
-PANEL_PREFIXES = ("/admin", "/memory-admin")
 # Chat requests carry whole conversations and base64 images.
 CHAT_BODY_LIMITS = {"/v1/chat/completions": 20 * 1024 * 1024, "/v1/guide-dog/chat/completions": 20 * 1024 * 1024}
 

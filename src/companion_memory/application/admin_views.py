@@ -1,5 +1,6 @@
 """Read views the admin panel needs and no other use case gives: the star map's graph
-(and the same map as an SVG or Mermaid file) and the diary by day, week or month."""
+(also to be drawn as an SVG or Mermaid file: api/starmap_file.py) and the diary by day,
+week or month."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from pydantic import BaseModel, Field
 from ..clock import local_date
 from ..domain.scopes import MEMORY_READ
 from ..memory.people.stars import constellation
-from ..memory.starmap import star_map_mermaid, star_map_svg
 from ..runtime import Runtime
 from ..store.admin_views import AdminViews, Period
 from .fields import Namespace, ShortPageLimit, TypeFilter
@@ -90,14 +90,12 @@ class StarMapQuery(GraphQuery):
     format: Annotated[Literal["svg", "mermaid"], Field(description="svg: a standalone image; mermaid: flowchart text.")]
 
 
-class StarMapFile(Output):
+class StarMap(Graph):
+    """A graph to draw as a file, and what the file is called after."""
+
     format: Literal["svg", "mermaid"]
-    media_type: str
-    filename: str
-    content: str = Field(description="The file itself; memory text in it is escaped, never markup.")
-    nodes: int
-    edges: int
-    truncated: bool = Field(description="More live memories exist than ``limit`` stars show.")
+    namespace: str
+    day: str = Field(description="The local day (DREAM_TIME_ZONE) it is drawn on.")
 
 
 class DayEntry(BaseModel):
@@ -150,26 +148,19 @@ async def graph(runtime: Runtime, _: Principal, query: GraphQuery) -> Graph:
 
 
 @use_case("admin.starmap", MEMORY_READ, heavy=True)
-async def starmap(runtime: Runtime, _: Principal, query: StarMapQuery) -> StarMapFile:
-    """The star map as a file: a standalone SVG or Mermaid text (stars coloured by type,
-    relations as lines), of the same memories the graph shows."""
+async def starmap(runtime: Runtime, _: Principal, query: StarMapQuery) -> StarMap:
+    """The star map to draw as a file (a standalone SVG or Mermaid text: stars coloured by
+    type, relations as lines): the same memories the graph shows, and today's date."""
     day = local_date(runtime.clock.now(), runtime.settings.DREAM_TIME_ZONE).isoformat()
     async with runtime.heavy_reads.turn():
-        view = await _graph(runtime, query)
-        if query.format == "svg":
-            title = f"companion-memory · {query.namespace} · {day}"
-            lines, media_type, suffix = star_map_svg(view, title=title), "image/svg+xml", "svg"
-        else:
-            lines, media_type, suffix = star_map_mermaid(view), "text/vnd.mermaid", "mmd"
-        content = "\n".join([line async for line in runtime.heavy_reads.paced(lines)]) + "\n"
-    return StarMapFile(
+        graph = await _validated(runtime, await _graph(runtime, query))
+    return StarMap.model_construct(
+        nodes=graph.nodes,
+        edges=graph.edges,
+        truncated=graph.truncated,
         format=query.format,
-        media_type=media_type,
-        filename=f"starmap-{query.namespace}-{day}.{suffix}",
-        content=content,
-        nodes=len(view["nodes"]),
-        edges=len(view["edges"]),
-        truncated=view["truncated"],
+        namespace=query.namespace,
+        day=day,
     )
 
 

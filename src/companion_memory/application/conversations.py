@@ -1,5 +1,5 @@
-"""Conversations, as the owner and her agents read what was said: the turns that answer
-a query (``conversation_search``, Letta's shape), a window of turns around one
+"""Conversations, as the owner and the owner's agents read what was said: the turns that
+answer a query (``conversation_search``, Letta's shape), a window of turns around one
 (``conversation_get``), a day's conversations, and forgetting a turn, a conversation or
 a span of time (the owner only)."""
 

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     PersonRecord = BaseModel
     ProposalRecord = BaseModel
 else:
-    # When her familiarity was last set is left out: an answer gives it decayed to now.
+    # When their familiarity was last set is left out: an answer gives it decayed to now.
     PersonRecord = record_of(
         Person,
         "PersonRecord",
@@ -162,7 +162,7 @@ async def upsert_person(runtime: Runtime, _: Principal, write: PersonWrite) -> P
 
 @use_case("people.update", MEMORY_WRITE)
 async def update_person(runtime: Runtime, _: Principal, change: PersonChange) -> PersonAnswer:
-    """Change one person by id: her name, aliases, relation or notes."""
+    """Change one person by id: their name, aliases, relation or notes."""
     person, _created = await runtime.people.upsert(
         change.namespace,
         change.name,
@@ -177,7 +177,7 @@ async def update_person(runtime: Runtime, _: Principal, change: PersonChange) ->
 
 @use_case("people.get", MEMORY_READ)
 async def get_person(runtime: Runtime, _: Principal, target: PersonId) -> PersonDetail:
-    """One person (a merged one points at the survivor) and the memories about her."""
+    """One person (a merged one points at the survivor) and the memories about them."""
     person, memories = await runtime.people.get(target.id)
     return PersonDetail(
         person=PersonRecord.model_validate(person, from_attributes=True),
@@ -195,7 +195,7 @@ async def list_people(runtime: Runtime, _: Principal, query: PersonQuery) -> Per
 
 @use_case("people.propose_merge", MEMORY_WRITE)
 async def propose_merge(runtime: Runtime, _: Principal, proposal: MergeProposal) -> ProposalAnswer:
-    """Ask the owner whether two people are one; she approves or rejects it."""
+    """Ask the owner whether two people are one; the owner approves or rejects it."""
     stored = await runtime.person_proposals.propose_merge(
         proposal.namespace, proposal.person_id, proposal.other_id, proposal.reason, proposal.source
     )
@@ -217,8 +217,8 @@ async def list_proposals(runtime: Runtime, _: Principal, query: ProposalQuery) -
 
 @use_case("people.approve", OWNER)
 async def approve_proposal(runtime: Runtime, _: Principal, target: ProposalId) -> ProposalDecision:
-    """Apply a proposal: the new person, her new names, or the merge (the other person's
-    names become aliases, her memories are re-pointed to the survivor)."""
+    """Apply a proposal: the new person, their new names, or the merge (the other person's
+    names become aliases, their memories are re-pointed to the survivor)."""
     proposal, person = await runtime.person_proposals.approve(target.id)
     return ProposalDecision.model_validate({"proposal": proposal, "person": person}, from_attributes=True)
 

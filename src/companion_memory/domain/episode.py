@@ -59,7 +59,7 @@ EPISODE_FIELDS = tuple(f.name for f in dataclasses.fields(Episode))
 def said_by(speaker: str | None, content: str) -> str:
     """What is embedded and indexed for words of an episode: the words, with who said them
     when that is known. A question that names the speaker ("What did Caroline research?")
-    meets her words so: LoCoMo dev R@5 0.607 against 0.25 with the name embedded and
+    meets Caroline's words so: LoCoMo dev R@5 0.607 against 0.25 with the name embedded and
     indexed in neither, 0.625 against 0.607 indexed for words too (bench/locomo_recall.py
     --via ingest)."""
     return f'{speaker} said, "{content}"' if speaker else content

@@ -21,8 +21,8 @@ MENTION_STEP = 0.1
 
 @dataclass(frozen=True, kw_only=True)
 class Person:
-    """One row of ``people``: her name and the other names she goes by ("my sister",
-    "安娜"), who she is to the owner, and how familiar. A merged person stays, pointing at
+    """One row of ``people``: their name and the other names they go by ("my sister",
+    "安娜"), who they are to the owner, and how familiar. A merged person stays, pointing at
     the survivor (``merged_into``), so an old id still answers."""
 
     id: str
@@ -70,7 +70,7 @@ def mentioned(familiarity: float, times: int) -> float:
 @dataclass(frozen=True, kw_only=True)
 class PersonProposal:
     """One row of ``person_proposals``, waiting for the owner or decided: a new person (or,
-    with ``person_id``, new names for her), or a merge (``other_id`` is one person with
+    with ``person_id``, new names for them), or a merge (``other_id`` is one person with
     ``person_id``, who stays). ``key`` makes a second identical proposal a no-op while the
     first waits."""
 

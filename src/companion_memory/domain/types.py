@@ -17,7 +17,7 @@ MEMORY_TYPES = (
     "persona",
     "plan",
 )
-# Pinned kinds: retention never expires them.
+# Pinned kinds: retention never expires them by age.
 PINNED_TYPES = ("identity", "persona")
 STATUSES = ("active", "superseded", "archived", "expired", "deleted")
 # A plan's own progress (memories.plan_status), beside the row's status: see migrations/0003_plans.sql.

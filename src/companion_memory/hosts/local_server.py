@@ -25,10 +25,11 @@ from ..adapters.local.embedder import BundledEmbedder
 from ..adapters.local.http_timeouts import BodyTimeout, header_timeout_protocol
 from ..adapters.local.task_queue import LocalTaskQueue
 from ..adapters.local.vector_index import LocalVectorIndex
-from ..api.app import PANEL_PREFIXES, create_app
+from ..api.app import create_app
 from ..api.panel_headers import WORKER_HEADERS_FILE, panel_headers
 from ..application import dream, tasks
 from ..application.principal import SYSTEM
+from ..domain.endpoints import PANEL_PREFIXES
 from ..nightly.job import next_run
 from ..ports import QueueMessage
 from ..runtime import Runtime

@@ -17,12 +17,12 @@ contradictions are the owner's to settle (the review queue).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Literal
 
 from ..clock import iso, parse_iso, shown
-from ..nightly.job import Nightly
 from ..pacing import HeavyReads
 from ..ports import ConstraintError, Database
 from ..store.doctor import REBUILD_FULL_TEXT, DoctorStore
@@ -87,13 +87,20 @@ def _percent(share: float | None) -> str:
     return "—" if share is None else f"{share * 100:.0f}%"
 
 
+# The record of the last nightly run (nightly/job.py), None before the first: the
+# nightly job stands on the memory services, so the doctor is handed its reader.
+LastNightly = Callable[[], Awaitable[dict[str, Any] | None]]
+
+
 class Doctor:
-    def __init__(self, db: Database, mirror: VectorMirror, plans: Plans, nightly: Nightly, heavy: HeavyReads) -> None:
+    def __init__(
+        self, db: Database, mirror: VectorMirror, plans: Plans, last_nightly: LastNightly, heavy: HeavyReads
+    ) -> None:
         self.db = db
         self.heavy = heavy
         self.mirror = mirror
         self.plans = plans
-        self.nightly = nightly
+        self.last_nightly = last_nightly
         self.clock = mirror.clock
         self.store = DoctorStore(db)
         self.memories = MemoryStore(db)
@@ -266,7 +273,7 @@ class Doctor:
         ]
 
     async def _nightly(self) -> list[Check]:
-        last = await self.nightly.last_run()
+        last = await self.last_nightly()
         now = self.clock.now()
         if last is None:
             oldest = await self.store.oldest_record()

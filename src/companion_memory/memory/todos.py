@@ -19,7 +19,6 @@ from ..ports import Clock, Database
 from ..store.todos import TodoStore
 from .config import MemoryConfig
 
-PRIORITIES = (1, 2, 3, 4, 5)
 DEFAULT_PRIORITY = 3
 TODO_STATUSES = ("open", "done", "abandoned")
 # The prompt summary: at most this many todos, each cut to TODO_LINE_CHARS, the whole

@@ -18,16 +18,15 @@ from typing import Any
 
 from ..clock import day_bounds, iso, local_date
 from ..domain.memory import Evidence, Memory
-from ..domain.search_text import normalised
 from ..domain.types import normalise_type
-from ..errors import InvalidInput, ServiceError
+from ..errors import ServiceError
 from ..memory.config import MemoryConfig
 from ..memory.contradictions import question
 from ..memory.model_call import JobModel
 from ..memory.moods import normalise_mood, normalise_whose
 from ..memory.people.proposals import PersonProposals
 from ..memory.people.registry import People
-from ..memory.plan_dates import has_passed, parse_valid_to, resolve_when
+from ..memory.plan_dates import has_passed
 from ..memory.sensitive import refused_classes
 from ..memory.vector_mirror import VectorMirror
 from ..memory.writes import Actor, MemoryDraft, MemoryWriter
@@ -36,16 +35,9 @@ from ..store.candidates import CandidateStore
 from ..store.dream import DreamStore
 from ..store.moods import MoodStore, mood_row
 from ..store.people import PersonStore
+from .dream_candidates import candidate_row, is_world_fact, not_proposed, plan_end
 from .dream_model import confirms_contradiction
 from .extraction import ExtractedChange, ExtractedMemory, ExtractedMood, Extractor
-
-# Memories about the world rather than the user (the reference's world_fact) use fact keys
-# under this prefix; a dream correction of one is applied without review.
-WORLD_FACT_PREFIX = "world."
-
-
-def is_world_fact(fact_key: str | None) -> bool:
-    return fact_key is not None and fact_key.startswith(WORLD_FACT_PREFIX)
 
 
 class Dream:
@@ -168,7 +160,7 @@ class Dream:
                     break
                 shown, _ = await self.writer.store.page(namespace, limit=self.config.dream_memory_context_limit)
                 extraction = await self.extractor.extract(batch, day.isoformat(), shown)
-                additions = self._not_proposed(namespace, extraction.add, proposed, report)
+                additions = not_proposed(namespace, extraction.add, proposed, report["counts"])
                 candidates = await self._not_waiting(
                     namespace,
                     [c for memory in additions if (c := await self._addition(namespace, batch, memory, day, report))],
@@ -229,21 +221,6 @@ class Dream:
             await self.db.batch([DreamStore.record_run(report)])
         return report
 
-    @staticmethod
-    def _not_proposed(
-        namespace: str, memories: list[ExtractedMemory], proposed: set[tuple[str, str]], report: dict[str, Any]
-    ) -> list[ExtractedMemory]:
-        """The additions not proposed before this night, each once (case, width and punctuation aside)."""
-        fresh = []
-        for memory in memories:
-            key = (namespace, normalised(memory.content))
-            if key in proposed:
-                report["counts"]["duplicates"] += 1
-                continue
-            proposed.add(key)
-            fresh.append(memory)
-        return fresh
-
     async def _not_waiting(
         self, namespace: str, candidates: list[dict[str, Any]], report: dict[str, Any]
     ) -> list[dict[str, Any]]:
@@ -264,7 +241,7 @@ class Dream:
         if not self._acceptable(batch, memory.evidence, memory.content, report):
             return None
         memory_type = normalise_type(memory.type) or "note"
-        valid_to = self._plan_end(memory, day) if memory_type == "plan" else None
+        valid_to = plan_end(memory, day, self.config.dream_time_zone) if memory_type == "plan" else None
         if valid_to and has_passed(valid_to, self.clock.now(), self.config.dream_time_zone):
             # Over before anyone could review it: not a plan to keep.
             report["counts"]["past_plans"] += 1
@@ -284,7 +261,7 @@ class Dream:
             target = await self._duplicate_of(namespace, memory)
             report["counts"]["with_target"] += bool(target)
             kind = "update" if target else "add"
-        row = self._row(
+        row = candidate_row(
             namespace,
             batch,
             kind,
@@ -295,6 +272,7 @@ class Dream:
             memory.confidence,
             memory.evidence,
             target,
+            iso(self.clock.now()),
             valid_to,
         )
         row["reason"] = reason
@@ -325,20 +303,6 @@ class Dream:
             iso(self.clock.now()),
         )
 
-    def _plan_end(self, memory: ExtractedMemory, day: date) -> str | None:
-        """The end the extractor gave, else the day the plan's words name ("周末", "next
-        week"), counted from the day the messages were said."""
-        if memory.valid_to:
-            try:
-                return parse_valid_to(memory.valid_to, self.config.dream_time_zone)
-            except InvalidInput:
-                pass  # a model's malformed date: the words may still name the day
-        for text in (*memory.evidence, memory.content):
-            when = resolve_when(text, day)
-            if when is not None:
-                return when[0].isoformat()
-        return None
-
     async def _change(
         self, namespace: str, batch: list[dict[str, Any]], change: ExtractedChange, kind: str, report: dict[str, Any]
     ) -> dict[str, Any] | None:
@@ -349,7 +313,7 @@ class Dream:
         content = target.content if kind == "delete" else (change.content or "")
         if not content or not self._acceptable(batch, change.evidence, content, report):
             return None
-        row = self._row(
+        row = candidate_row(
             namespace,
             batch,
             kind,
@@ -360,6 +324,7 @@ class Dream:
             target.confidence,
             change.evidence,
             target.id,
+            iso(self.clock.now()),
         )
         if kind == "update" and is_world_fact(target.fact_key) and not target.authored_by and not report["dry_run"]:
             await self._apply_world_fact(row, target, report)
@@ -402,43 +367,6 @@ class Dream:
             report["counts"]["rejected_sensitive"] += 1
             return False
         return True
-
-    def _row(
-        self,
-        namespace: str,
-        batch: list[dict[str, Any]],
-        kind: str,
-        type_: str,
-        content: str,
-        fact_key: str | None,
-        importance: float,
-        confidence: float,
-        quotes: list[str],
-        target: str | None,
-        valid_to: str | None = None,
-    ) -> dict[str, Any]:
-        now = iso(self.clock.now())
-        sources = [m["id"] for m in batch if any(q in m["content"] for q in quotes)]
-        return {
-            "id": str(uuid.uuid4()),
-            "namespace": namespace,
-            "kind": kind,
-            "type": type_,
-            "content": content,
-            "fact_key": fact_key,
-            "importance": importance,
-            "confidence": confidence,
-            "evidence": [{"quote": q, "message_id": next(m["id"] for m in batch if q in m["content"])} for q in quotes],
-            "source_message_ids": sources,
-            "target_memory_id": target,
-            "valid_to": valid_to,
-            "result_memory_id": None,
-            "status": "pending",
-            "reason": None,
-            "created_at": now,
-            "updated_at": now,
-            "reviewed_at": None,
-        }
 
     async def _duplicate_of(self, namespace: str, memory: ExtractedMemory) -> str | None:
         """The live memory this one would change: same fact_key, or cosine ≥ DEDUP_COSINE."""

@@ -45,8 +45,8 @@ class PersonStore:
 
     @staticmethod
     def update(person: Person, fields: Iterable[str]) -> Statement:
-        """Write these fields of ``person`` only: the others may have changed since she
-        was read (a mention counted by the dream while the owner renames her)."""
+        """Write these fields of ``person`` only: the others may have changed since it
+        was read (a mention counted by the dream while the owner renames the person)."""
         names = [f for f in PERSON_FIELDS if f in set(fields)]
         return Statement(
             f"UPDATE people SET {', '.join(f'{f} = ?' for f in names)} WHERE id = ?",

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..domain.types import PINNED_TYPES
 from ..ports import Database, Statement
 from .cursors import CursorStore
 from .sql import placeholders
-
-# Kinds that are who the user is: never expired by age.
-_LASTING_TYPES = ("identity", "persona")
 
 
 class RetentionStore:
@@ -25,10 +23,10 @@ class RetentionStore:
         identity/persona and the rest of the permanent layer (boundaries)."""
         return await self.db.all(
             "SELECT id, namespace, status FROM memories WHERE status = 'active' AND pinned = 0 "
-            f"AND type NOT IN ({placeholders(len(_LASTING_TYPES))}) AND layer != 'permanent' "
+            f"AND type NOT IN ({placeholders(len(PINNED_TYPES))}) AND layer != 'permanent' "
             "AND COALESCE(MAX(updated_at, COALESCE(last_seen_at, ''), COALESCE(last_injected_at, '')), updated_at) < ? "
             "ORDER BY id LIMIT ?",
-            (*_LASTING_TYPES, cutoff, limit),
+            (*PINNED_TYPES, cutoff, limit),
         )
 
     async def short_memories(self, min_chars: int, limit: int) -> list[dict[str, Any]]:
@@ -36,9 +34,9 @@ class RetentionStore:
         except pinned ones, identity/persona and those a person wrote by hand."""
         return await self.db.all(
             "SELECT id, namespace, status FROM memories WHERE status = 'active' AND pinned = 0 "
-            f"AND type NOT IN ({placeholders(len(_LASTING_TYPES))}) AND authored_by IS NULL "
+            f"AND type NOT IN ({placeholders(len(PINNED_TYPES))}) AND authored_by IS NULL "
             "AND length(trim(content)) < ? ORDER BY id LIMIT ?",
-            (*_LASTING_TYPES, min_chars, limit),
+            (*PINNED_TYPES, min_chars, limit),
         )
 
     async def retired_memories(self, cutoff: str, limit: int) -> list[dict[str, Any]]:

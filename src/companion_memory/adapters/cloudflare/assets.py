@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit, urlunsplit
 
-from ...api.app import PANEL_PREFIXES
+from ...domain.endpoints import PANEL_PREFIXES
 
 
 def panel_asset_url(method: str, url: str) -> str | None:

@@ -13,8 +13,7 @@ of the mirror. How it is searched depends on its size:
   the graph is asked for enough neighbours that ``top_k`` of them pass the filter, more
   if too few do, and an exact search if still too few.
 
-The graph and the matrix are saved beside the file (``vectors.sqlite3.hnsw-<token>``,
-and ``vectors.sqlite3.hnsw.npz`` with ids, keys, metadata and vectors) so that a start
+The graph and the matrix are saved beside the file (``vector_graph.py``) so that a start
 loads them instead of building the graph again; rows changed since the save are applied
 on load. Every stored row has a key that only grows (AUTOINCREMENT), which is what makes
 that catch-up a comparison of two key lists.
@@ -25,11 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
-import secrets
-import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -37,21 +32,15 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ...ports import VECTOR_QUERY_MAX_TOP_K, VectorFilterValue, VectorIndexError, VectorMatch, VectorRecord
-from ...vector_filter import holds, parse
+from .vector_columns import MetadataColumn, filter_mask
+from .vector_file import Row, VectorFile
+from .vector_graph import EXPANSION_SEARCH, GraphFiles, SavedGraph, new_graph
 
 log = logging.getLogger("companion_memory.vector_index")
 
 # Below this many vectors an exact search is at the embedding's floor (measured: 20k
 # float32 rows of 384 dims take about 2 ms), so the graph is not worth its build.
 DEFAULT_ANN_THRESHOLD = 20_000
-# HNSW parameters: usearch's defaults for connectivity, a wider search than its default
-# (64) for recall at k=50 (recall's MEMORY_TOP_K). float16, not int8: usearch's int8
-# (a plain ×127) found 0.86 of the exact top 10 of LoCoMo queries at 20k vectors, float16
-# 0.99 (bench figures in issue 21's report).
-_CONNECTIVITY = 16
-_EXPANSION_ADD = 128
-_EXPANSION_SEARCH = 128
-_GRAPH_DTYPE = "f16"
 # Candidates taken from the graph per match wanted, before they are scored again.
 _CANDIDATES_PER_MATCH = 2
 # Filters whose masks are kept at once (recall's, search's, a type-filtered tool's).
@@ -62,63 +51,9 @@ _MASKS_KEPT = 8
 _SAVE_AFTER_SHARE = 0.1
 _SAVE_AFTER_MIN = 10_000
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS entries (
-  key INTEGER PRIMARY KEY AUTOINCREMENT,
-  id TEXT NOT NULL UNIQUE,
-  vector BLOB NOT NULL,
-  metadata TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS index_info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
-# Files made before keys existed held one table without them; its rows move over once.
-_MIGRATE = """
-INSERT INTO entries (id, vector, metadata) SELECT id, vector, metadata FROM vectors;
-DROP TABLE vectors;
-"""
-
 
 class DimensionMismatch(VectorIndexError, ValueError):
     """A vector of another width than the index's (a ValueError too, as it always was)."""
-
-
-@contextmanager
-def _stored() -> Iterator[None]:
-    """The index file's failures (locked, full, read-only, corrupt) as the port's error."""
-    try:
-        yield
-    except sqlite3.Error as error:
-        raise VectorIndexError(f"local vector index: {type(error).__name__}: {error}") from error
-
-
-class _Column:
-    """One metadata key over every position: a code per row into its distinct values.
-    Code 0 is "absent", so a filter is one lookup per distinct value, then one gather."""
-
-    def __init__(self, capacity: int) -> None:
-        self.codes = np.zeros(capacity, dtype=np.int32)
-        self.values: list[Any] = [None]
-        # Typed, or True and 1 would share a code.
-        self._code: dict[tuple[type, Any], int] = {}
-
-    def code(self, value: Any) -> int:
-        if value is None:
-            return 0
-        key = (type(value), value)
-        code = self._code.get(key)
-        if code is None:
-            code = self._code[key] = len(self.values)
-            self.values.append(value)
-        return code
-
-    def grow(self, capacity: int) -> None:
-        grown = np.zeros(capacity, dtype=np.int32)
-        grown[: self.codes.size] = self.codes
-        self.codes = grown
-
-    def where(self, op: str, operand: Any, size: int) -> np.ndarray:
-        table = np.fromiter((holds(op, operand, v) for v in self.values), dtype=bool, count=len(self.values))
-        return table[self.codes[:size]]
 
 
 class LocalVectorIndex:
@@ -127,20 +62,9 @@ class LocalVectorIndex:
     is the size past which the index searches approximately (VECTOR_ANN_THRESHOLD)."""
 
     def __init__(self, path: Path | str, dimensions: int, *, ann_threshold: int = DEFAULT_ANN_THRESHOLD) -> None:
-        self._path = None if str(path) == ":memory:" else Path(path)
-        self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
-        if self._path is not None:
-            self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute("PRAGMA synchronous = NORMAL")
-        self._db.executescript(_SCHEMA)
-        if self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'vectors'").fetchone():
-            self._db.executescript(f"BEGIN; {_MIGRATE} COMMIT;")
-        stored = self._db.execute("SELECT value FROM index_info WHERE key = 'dimensions'").fetchone()
-        self.dimensions = int(stored[0]) if stored else dimensions
-        # Names this file in the saved graph: a graph saved from a file since deleted
-        # and made anew (whose keys start again at 1) is not taken for this one's.
-        self._db.execute("INSERT OR IGNORE INTO index_info VALUES ('file', ?)", (secrets.token_hex(8),))
-        self._file = str(self._db.execute("SELECT value FROM index_info WHERE key = 'file'").fetchone()[0])
+        self._file = VectorFile(str(path))
+        self.dimensions = self._file.dimensions or dimensions
+        self._graph_files = None if str(path) == ":memory:" else GraphFiles(Path(path), self._file.name)
         self.ann_threshold = ann_threshold
         # One BLAS thread: a matrix-vector product this size gains nothing from more, and
         # idle BLAS threads spinning between queries steal the cores the embedder's
@@ -148,7 +72,7 @@ class LocalVectorIndex:
         threadpool_limits(limits=1, user_api="blas")
         self._reset()
         if not self._load_saved():
-            self._load_rows(self._db.execute("SELECT key, id, vector, metadata FROM entries ORDER BY key"))
+            self._load_rows(self._file.rows())
             if self._ann is not None:
                 self._save()
         if not self._ids:
@@ -165,7 +89,7 @@ class LocalVectorIndex:
 
     def close(self) -> None:
         self.save()
-        self._db.close()
+        self._file.close()
 
     @property
     def approximate(self) -> bool:
@@ -181,14 +105,7 @@ class LocalVectorIndex:
             if vector.shape != (self.dimensions,):
                 raise DimensionMismatch(f"vector {record.id} has {vector.size} dimensions, index has {self.dimensions}")
             latest[record.id] = (vector, dict(record.metadata))
-        keys: list[int] = []
-        with _stored(), self._transaction():
-            for id_, (vector, metadata) in latest.items():
-                row = self._db.execute(
-                    "INSERT OR REPLACE INTO entries (id, vector, metadata) VALUES (?, ?, ?) RETURNING key",
-                    (id_, vector.tobytes(), json.dumps(metadata)),
-                ).fetchone()
-                keys.append(int(row[0]))
+        keys = self._file.write(latest)
         replaced = [self._keys[self._position[i]] for i in latest if i in self._position]
         if self._ann is not None and replaced:
             self._ann.remove(np.asarray(replaced, dtype=np.uint64))
@@ -231,15 +148,7 @@ class LocalVectorIndex:
         if self._ann is None:
             vectors = list(self._vectors(np.asarray(found)))
         else:
-            keys = self._keys[found].tolist()
-            blobs: dict[int, bytes] = {}
-            with _stored():
-                for start in range(0, len(keys), 500):
-                    chunk = keys[start : start + 500]
-                    marks = ",".join("?" * len(chunk))
-                    sql = f"SELECT key, vector FROM entries WHERE key IN ({marks})"
-                    blobs.update(self._db.execute(sql, chunk).fetchall())
-            vectors = [np.frombuffer(blobs[k], dtype=np.float32) for k in keys]
+            vectors = self._file.vectors(self._keys[found].tolist())
         return [
             VectorRecord(self._ids[p], vector.tolist(), self._metadata(p))
             for p, vector in zip(found, vectors, strict=True)
@@ -249,8 +158,7 @@ class LocalVectorIndex:
         present = list(dict.fromkeys(i for i in ids if i in self._position))
         if not present:
             return
-        with _stored(), self._transaction():
-            self._db.executemany("DELETE FROM entries WHERE id = ?", [(i,) for i in present])
+        self._file.delete(present)
         self._forget([self._position[i] for i in present])
         self._changed(len(present))
 
@@ -283,7 +191,7 @@ class LocalVectorIndex:
         size = len(self._ids)
         wanted = math.ceil(top_k * _CANDIDATES_PER_MATCH * size / allowed * 1.2)
         while wanted * 4 < size:
-            self._ann.expansion_search = max(_EXPANSION_SEARCH, wanted)
+            self._ann.expansion_search = max(EXPANSION_SEARCH, wanted)
             found = self._ann.search(query, wanted, threads=1)
             positions = self._key_position[found.keys[: len(found)].astype(np.int64)]
             positions = positions[mask[positions]]
@@ -300,12 +208,7 @@ class LocalVectorIndex:
         known = self._masks.get(name)
         if known is not None:
             return known
-        size = len(self._ids)
-        mask = np.ones(size, dtype=bool)
-        for key, condition in parse(filter).items():
-            column = self._column(key)
-            for op, operand in condition.items():
-                mask &= column.where(op, operand, size)
+        mask = filter_mask(self._columns, filter, len(self._ids))
         if len(self._masks) >= _MASKS_KEPT:
             self._masks.clear()
         known = self._masks[name] = (mask, int(np.count_nonzero(mask)))
@@ -313,24 +216,13 @@ class LocalVectorIndex:
 
     # -- storage ------------------------------------------------------------
 
-    @contextmanager
-    def _transaction(self) -> Iterator[None]:
-        """All rows or none: a failed write leaves the file (and so the index) as it was."""
-        self._db.execute("BEGIN")
-        try:
-            yield
-        except BaseException:  # broad on purpose: undone, then raised again as it was
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
-
     def _reset(self) -> None:
         self._ids: list[str] = []
         self._position: dict[str, int] = {}
         self._keys = np.zeros(0, dtype=np.int64)
         # Position of each stored key (-1: gone); the graph answers with keys.
         self._key_position = np.zeros(0, dtype=np.int64)
-        self._columns: dict[str, _Column] = {}
+        self._columns: dict[str, MetadataColumn] = {}
         # Filter → (mask, rows passing it), until the next change (see _mask).
         self._masks: dict[str, tuple[np.ndarray, int]] = {}
         self._storage = np.zeros((0, self.dimensions), dtype=np.float32)
@@ -343,13 +235,12 @@ class LocalVectorIndex:
         self.dimensions = dimensions
         self._reset()
         self._remove_saved()
-        with _stored():
-            self._db.execute("INSERT OR REPLACE INTO index_info VALUES ('dimensions', ?)", (str(dimensions),))
+        self._file.set_dimensions(dimensions)
 
-    def _column(self, key: str) -> _Column:
+    def _column(self, key: str) -> MetadataColumn:
         column = self._columns.get(key)
         if column is None:
-            column = self._columns[key] = _Column(self._keys.size)
+            column = self._columns[key] = MetadataColumn(self._keys.size)
         return column
 
     def _metadata(self, position: int) -> dict[str, Any]:
@@ -431,10 +322,10 @@ class LocalVectorIndex:
                     column.codes[position] = column.codes[last]
             self._ids.pop()
 
-    def _load_rows(self, rows: Iterator[tuple[int, str, bytes, str]]) -> None:
+    def _load_rows(self, rows: Iterator[Row]) -> None:
         """Rows from the file into memory, and into the graph when it is in use or the
         rows make the index outgrow ``ann_threshold``."""
-        batch: list[tuple[int, str, bytes, str]] = []
+        batch: list[Row] = []
         for row in rows:
             batch.append(row)
             if len(batch) == 10_000:
@@ -443,7 +334,7 @@ class LocalVectorIndex:
         if batch:
             self._load_batch(batch)
 
-    def _load_batch(self, rows: list[tuple[int, str, bytes, str]]) -> None:
+    def _load_batch(self, rows: list[Row]) -> None:
         vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), self.dimensions)
         for (key, id_, _, metadata), vector in zip(rows, vectors, strict=True):
             self._put(key, id_, vector, json.loads(metadata))
@@ -464,21 +355,12 @@ class LocalVectorIndex:
         float16 (scores and ``get`` to about 1e-3)."""
         if self._ann is not None or self._ann_missing or len(self._ids) <= self.ann_threshold:
             return
-        try:
-            from usearch.index import Index
-        except ImportError:
+        ann = new_graph(self.dimensions)
+        if ann is None:
             log.warning("usearch is not installed: %d vectors are searched exactly", len(self._ids))
             self._ann_missing = True
             return
         log.info("building the vector graph over %d vectors", len(self._ids))
-        ann = Index(
-            ndim=self.dimensions,
-            metric="ip",
-            dtype=_GRAPH_DTYPE,
-            connectivity=_CONNECTIVITY,
-            expansion_add=_EXPANSION_ADD,
-            expansion_search=_EXPANSION_SEARCH,
-        )
         ann.add(self._keys[: len(self._ids)].astype(np.uint64), self._matrix, threads=0)
         self._ann = ann
         self._storage = self._storage.astype(np.float16)
@@ -486,90 +368,38 @@ class LocalVectorIndex:
 
     # -- the saved graph ----------------------------------------------------
 
-    def _saved_paths(self) -> tuple[str, Path] | None:
-        """The graph files' prefix (a token follows it) and the ``.npz`` that names the
-        current graph file."""
-        if self._path is None:
-            return None
-        return self._path.name + ".hnsw-", self._path.with_name(self._path.name + ".hnsw.npz")
-
     def _save(self) -> None:
-        """The graph, then ids, keys, metadata and vectors; each written aside and the
-        ``.npz`` renamed last, naming its graph file, so a crash leaves the old pair whole."""
-        paths = self._saved_paths()
-        if paths is None or self._ann is None or self._path is None:
+        if self._graph_files is None or self._ann is None:
             return
-        prefix, sidecar = paths
-        graph = self._path.with_name(prefix + secrets.token_hex(4))
-        self._ann.save(str(graph))
         size = len(self._ids)
-        arrays: dict[str, Any] = {
-            "graph": np.array(graph.name),
-            "source": np.array(self._file),
-            "ids": np.array(self._ids, dtype=str),
-            "keys": self._keys[:size],
-            "vectors": self._matrix,
-            "columns": np.array(json.dumps({name: column.values[1:] for name, column in self._columns.items()})),
-        }
-        for number, column in enumerate(self._columns.values()):
-            arrays[f"codes_{number}"] = column.codes[:size]
-        temporary = sidecar.with_name(sidecar.name + ".tmp.npz")
-        np.savez(temporary, **arrays)
-        os.replace(temporary, sidecar)
-        for old in self._path.parent.glob(prefix + "*"):
-            if old != graph:
-                old.unlink(missing_ok=True)
+        self._graph_files.save(SavedGraph(self._ann, self._ids, self._keys[:size], self._matrix, self._columns))
         self._unsaved = 0
 
     def _remove_saved(self) -> None:
-        paths = self._saved_paths()
-        if paths is not None and self._path is not None:
-            for old in [*self._path.parent.glob(paths[0] + "*"), paths[1]]:
-                old.unlink(missing_ok=True)
+        if self._graph_files is not None:
+            self._graph_files.remove()
 
     def _load_saved(self) -> bool:
         """The saved graph and matrix, brought up to date with the file; False when there
         are none or they cannot be used (then the rows are loaded, the graph built again)."""
-        paths = self._saved_paths()
-        if paths is None or self._path is None or not paths[1].exists():
+        saved = None if self._graph_files is None else self._graph_files.load(self.dimensions)
+        if saved is None:
             return False
-        try:
-            from usearch.index import Index
-
-            with np.load(paths[1], allow_pickle=False) as saved:
-                graph = self._path.with_name(str(saved["graph"]))
-                if str(saved["source"]) != self._file:
-                    raise ValueError("saved from another vectors file")
-                ids = saved["ids"].tolist()
-                keys = saved["keys"].astype(np.int64)
-                vectors = saved["vectors"]
-                columns = json.loads(str(saved["columns"]))
-                codes = [saved[f"codes_{number}"] for number in range(len(columns))]
-            ann = Index.restore(str(graph))
-        except (OSError, ValueError, KeyError, ImportError, RuntimeError) as error:
-            log.warning("rebuilding the vector graph: the saved one cannot be used (%s)", error)
-            return False
-        if ann is None or len(ann) != len(ids) or ann.ndim != self.dimensions or vectors.shape[1:] != (ann.ndim,):
-            log.warning("rebuilding the vector graph: the saved one does not match its ids")
-            return False
-        self._ann = ann
-        self._ids = ids
-        self._position = {id_: p for p, id_ in enumerate(ids)}
+        keys = saved.keys
+        self._ann = saved.ann
+        self._ids = saved.ids
+        self._position = {id_: p for p, id_ in enumerate(saved.ids)}
         self._keys = keys
-        self._storage = vectors.astype(np.float16, copy=False)
+        self._storage = saved.vectors
+        self._columns = saved.columns
         if keys.size:
             self._key_position = np.full(int(keys.max()) + 1, -1, dtype=np.int64)
             self._key_position[keys] = np.arange(keys.size)
-        for (name, values), column_codes in zip(columns.items(), codes, strict=True):
-            column = self._columns[name] = _Column(keys.size)
-            for value in values:
-                column.code(value)
-            column.codes[:] = column_codes
-        stored = np.fromiter((k for (k,) in self._db.execute("SELECT key FROM entries")), dtype=np.int64)
+        stored = self._file.keys()
         gone = np.setdiff1d(keys, stored, assume_unique=True)
         if gone.size:
             self._forget(self._key_position[gone].tolist())
         newest = int(keys.max()) if keys.size else 0
-        self._load_rows(self._db.execute("SELECT key, id, vector, metadata FROM entries WHERE key > ?", (newest,)))
+        self._load_rows(self._file.rows(after=newest))
         self._unsaved = int(gone.size) + int(np.count_nonzero(stored > newest))
         return True

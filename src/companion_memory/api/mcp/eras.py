@@ -35,7 +35,6 @@ SUPPORTED_VERSIONS = [*reversed(MODERN_VERSIONS), *reversed(HANDSHAKE_VERSIONS)]
 
 PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
-CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 
 # 2026-07-28: the HTTP status for an error code (others go out as 200).

@@ -1,4 +1,4 @@
-"""People in explicit words, offline: a relation word the owner uses of someone, then her
+"""People in explicit words, offline: a relation word the owner uses of someone, then their
 name ("my sister Ana", "我姐姐安娜"), and two names said to be one person ("Ana, also called
 安娜"). The dream without a model reads these; with a model, its answer takes their shape."""
 
@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class PersonFound:
-    """A person the dream read in the messages: her name, the names she was called by,
-    what she is to the owner, and the words that say so (verbatim)."""
+    """A person the dream read in the messages: their name, the names they were called by,
+    what they are to the owner, and the words that say so (verbatim)."""
 
     name: str
     evidence: list[str]

@@ -43,8 +43,8 @@ class PersonProposals:
         same: Sequence[SamePerson],
         source: str,
     ) -> list[PersonProposal]:
-        """What the dream's findings ask of the owner: a new person when none of her
-        names is known; her new names when one is; a merge when her names belong to two
+        """What the dream's findings ask of the owner: a new person when none of their
+        names is known; their new names when one is; a merge when their names belong to two
         people. Nothing for what the registry already says."""
         people = await self.store.active(namespace)
         proposals: list[PersonProposal] = []
@@ -133,7 +133,7 @@ class PersonProposals:
     async def propose_merge(
         self, namespace: str, survivor_id: str, other_id: str, reason: str, source: str
     ) -> PersonProposal:
-        """Ask the owner whether two people are one (``survivor_id`` keeps her id). The
+        """Ask the owner whether two people are one (``survivor_id`` keeps their id). The
         same question waiting already is answered as it stands."""
         if survivor_id == other_id:
             raise InvalidInput("a person cannot be merged into herself", code="same_person")
@@ -146,7 +146,7 @@ class PersonProposals:
         return stored or proposal
 
     async def approve(self, proposal_id: str) -> tuple[PersonProposal, Person]:
-        """Apply a proposal: the person created or given her new names, or the merge done.
+        """Apply a proposal: the person created or given their new names, or the merge done.
         Answers the proposal as decided and the person written (shown as answered)."""
         proposal = await self._claim(proposal_id, "approved")
         try:

@@ -1,5 +1,5 @@
 """The registry: the people of a namespace, the memories about each, the mentions that
-make her familiar, and the merge that says two people are one."""
+make them familiar, and the merge that says two people are one."""
 
 from __future__ import annotations
 
@@ -69,8 +69,8 @@ class People:
         source: str = "api",
     ) -> tuple[Person, bool]:
         """Create a person, or change one: by id, else the person already called ``name``.
-        ``aliases`` given replace hers (her name is never an alias); ``relation`` and
-        ``notes`` given replace hers. Answers the person and whether she is new."""
+        ``aliases`` given replace theirs (their name is never an alias); ``relation`` and
+        ``notes`` given replace theirs. Answers the person and whether they are new."""
         name = " ".join(name.split())
         if not name:
             raise InvalidInput("a person needs a name", code="invalid_name")
@@ -82,7 +82,7 @@ class People:
         else:
             current = called(people, name)
         given = list(aliases if aliases is not None else (current.aliases if current else []))
-        # Found by one of her names, she keeps her own: the name asked by is one of them.
+        # Found by one of their names, they keep their own: the name asked by is one of them.
         names = clean_names([current.name, *given, name] if current and person_id is None else [name, *given])
         if len(names) > MAX_ALIASES + 1:
             raise InvalidInput(f"at most {MAX_ALIASES} aliases", code="too_many_aliases")
@@ -129,7 +129,7 @@ class People:
                 )
 
     async def _links(self, person: Person, at: str) -> list[Statement]:
-        """Link the live memories of her namespace that name her."""
+        """Link the live memories of their namespace that name them."""
         found: dict[str, None] = {}
         for name in person.names:
             terms = query_terms(name)
@@ -154,7 +154,7 @@ class People:
 
     async def get(self, person_id: str) -> tuple[Person, list[Memory]]:
         """A person (merged ones too, pointing at the survivor) and the live memories about
-        her, the latest first."""
+        them, the latest first."""
         person = await self.person(person_id)
         ids = await self.store.memory_ids(person.id, SHOWN_MEMORIES * 2)
         live = [m for m in await self.memories.get_many(ids) if m.status == "active"]
@@ -163,7 +163,7 @@ class People:
 
     async def listed(self, namespace: str, query: str | None, limit: int) -> list[tuple[Person, int]]:
         """Active people, the most familiar first, each with how many live memories are
-        about her; with a query, those it names (or whose name starts with it)."""
+        about them; with a query, those it names (or whose name starts with it)."""
         people = await self.store.active(namespace)
         if query:
             key, named = name_key(query), {p.id for p in named_in(people, query)}
@@ -173,8 +173,8 @@ class People:
         return [(p, counts.get(p.id, 0)) for p in shown]
 
     async def mention_statements(self, namespace: str, messages: Sequence[Mapping[str, Any]]) -> list[Statement]:
-        """Each message naming a person is a mention of her: her familiarity grows, decayed
-        first to the last message that names her."""
+        """Each message naming a person is a mention of them: their familiarity grows,
+        decayed first to the last message that names them."""
         people = await self.store.active(namespace)
         if not people:
             return []
@@ -201,10 +201,10 @@ class People:
         return statements
 
     async def merge(self, survivor_id: str, other_id: str) -> Person:
-        """``other_id`` becomes part of ``survivor_id``: her name and aliases become the
-        survivor's aliases, her relation fills the survivor's when it is empty, the notes
+        """``other_id`` becomes part of ``survivor_id``: their name and aliases become
+        the survivor's aliases, their relation fills the survivor's when it is empty, the notes
         join, familiarities combine as independent mentions, the mention counts add up,
-        and her memories are re-pointed (and those naming any of the names linked). Her row
+        and their memories are re-pointed (and those naming any of the names linked). Their row
         stays, merged into the survivor."""
         survivor, other = await self.live(survivor_id), await self.live(other_id)
         if survivor.namespace != other.namespace:

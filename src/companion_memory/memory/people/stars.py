@@ -1,7 +1,7 @@
 """The people as stars of the star map: their own kind (``person``), as bright as they
-are familiar, each with an ``about`` line to every shown memory about her. The nodes and
+are familiar, each with an ``about`` line to every shown memory about them. The nodes and
 edges take the shape of the memories' own (store/admin_views.py), so the panel and the
-SVG/Mermaid renderings (memory/starmap.py) draw both alike."""
+SVG/Mermaid files (api/starmap_file.py) draw both alike."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The star map as files to keep or paste anywhere: a standalone SVG, and Mermaid text
-(GitHub and most Markdown tools draw it). Memories are stars coloured by type, relations
+(GitHub and most Markdown tools draw it), drawn from the graph the ``admin.starmap`` use
+case reads, for the REST route and the command line alike. Memories are stars coloured by type, relations
 lines between them, as in the panel's star map; people (kind ``person``) are four-pointed
 stars of their own, with a dashed ``about`` line to each memory about them.
 
@@ -14,9 +15,18 @@ import html
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Literal
 
-# The panel's palette (admin/js/format.js), so a file looks like the page it came from.
+from pydantic import Field
+
+from ..application.admin_views import GraphNode, StarMap
+from ..application.use_case import Output
+from ..pacing import HeavyReads
+
+# The panel's palette, so a file looks like the page it came from. The panel declares it
+# in admin/js/format.js: the panel's static files are not part of the Worker's Python,
+# nor Python part of the panel, so each side has its own copy, and
+# tests/test_starmap.py holds the two to the same colours.
 TYPE_COLOURS = {
     "fact": "#3b82f6",
     "event": "#f59e0b",
@@ -49,7 +59,36 @@ GOLDEN_ANGLE = math.pi * (3 - math.sqrt(5))
 # Characters XML 1.0 cannot hold at all (escaping does not help): dropped.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
-Graph = Mapping[str, Sequence[Mapping[str, Any]]]
+
+class StarMapFile(Output):
+    format: Literal["svg", "mermaid"]
+    media_type: str
+    filename: str
+    content: str = Field(description="The file itself; memory text in it is escaped, never markup.")
+    nodes: int
+    edges: int
+    truncated: bool = Field(description="More live memories exist than ``limit`` stars show.")
+
+
+async def star_map_file(star_map: StarMap, heavy: HeavyReads) -> StarMapFile:
+    """The star map drawn in its format: a heavy read's work, so in a turn of theirs, a
+    slice of lines at a time (``pacing``)."""
+    if star_map.format == "svg":
+        title = f"companion-memory · {star_map.namespace} · {star_map.day}"
+        lines, media_type, suffix = star_map_svg(star_map, title=title), "image/svg+xml", "svg"
+    else:
+        lines, media_type, suffix = star_map_mermaid(star_map), "text/vnd.mermaid", "mmd"
+    async with heavy.turn():
+        content = "\n".join([line async for line in heavy.paced(lines)]) + "\n"
+    return StarMapFile(
+        format=star_map.format,
+        media_type=media_type,
+        filename=f"starmap-{star_map.namespace}-{star_map.day}.{suffix}",
+        content=content,
+        nodes=len(star_map.nodes),
+        edges=len(star_map.edges),
+        truncated=star_map.truncated,
+    )
 
 
 def _colour(palette: Mapping[str, str], name: str) -> str:
@@ -65,8 +104,8 @@ def _xml(text: str) -> str:
     return html.escape(_NOT_XML.sub("", text), quote=True)
 
 
-def _radius(node: Mapping[str, Any]) -> float:
-    return 4 + float(node.get("importance") or 0) * 8 + (2 if node.get("pinned") else 0)
+def _radius(node: GraphNode) -> float:
+    return 4 + node.importance * 8 + (2 if node.pinned else 0)
 
 
 def _sparkle(x: float, y: float, r: float) -> str:
@@ -80,31 +119,29 @@ def _sparkle(x: float, y: float, r: float) -> str:
     return " ".join(points)
 
 
-def layout(nodes: Sequence[Mapping[str, Any]]) -> dict[str, tuple[float, float]]:
+def layout(nodes: Sequence[GraphNode]) -> dict[str, tuple[float, float]]:
     """Each type a cluster around its own point on a ring, the most important stars at
     its centre (a sunflower spiral): deterministic, and linear in the number of stars."""
-    types = sorted({str(n["type"]) for n in nodes})
-    sizes = {t: sum(1 for n in nodes if n["type"] == t) for t in types}
+    types = sorted({n.type for n in nodes})
+    sizes = {t: sum(1 for n in nodes if n.type == t) for t in types}
     ring = 0.0 if len(types) == 1 else max(160.0, 40 * math.sqrt(len(nodes)) + 60)
     placed: dict[str, tuple[float, float]] = {}
     for index, kind in enumerate(types):
         angle = index / len(types) * 2 * math.pi - math.pi / 2
         cx, cy = ring * math.cos(angle), ring * math.sin(angle)
-        members = sorted(
-            (n for n in nodes if n["type"] == kind), key=lambda n: (-float(n.get("importance") or 0), str(n["id"]))
-        )
+        members = sorted((n for n in nodes if n.type == kind), key=lambda n: (-n.importance, n.id))
         spacing = 18 if sizes[kind] < 200 else 12
         for position, node in enumerate(members):
             distance = spacing * math.sqrt(position)
             turn = position * GOLDEN_ANGLE
-            placed[str(node["id"])] = (cx + distance * math.cos(turn), cy + distance * math.sin(turn))
+            placed[node.id] = (cx + distance * math.cos(turn), cy + distance * math.sin(turn))
     return placed
 
 
-def star_map_svg(graph: Graph, *, title: str) -> Iterator[str]:
+def star_map_svg(graph: StarMap, *, title: str) -> Iterator[str]:
     """A standalone SVG (no script, no external reference): stars, lines, a legend; its
     lines, to be joined with line breaks (a heavy read goes through them a slice at a time)."""
-    nodes, edges = graph["nodes"], graph["edges"]
+    nodes, edges = graph.nodes, graph.edges
     at = layout(nodes)
     margin = 60.0
     xs = [x for x, _ in at.values()] or [0.0]
@@ -124,22 +161,22 @@ def star_map_svg(graph: Graph, *, title: str) -> Iterator[str]:
         '<g class="edges" stroke-opacity="0.7">',
     ]
     for edge in edges:
-        source, target = at.get(str(edge["source_id"])), at.get(str(edge["target_id"]))
+        source, target = at.get(edge.source_id), at.get(edge.target_id)
         if source is None or target is None:
             continue
-        relation = str(edge["relation"])
+        relation = edge.relation
         yield (
             f'<line x1="{source[0]:.1f}" y1="{source[1]:.1f}" x2="{target[0]:.1f}" y2="{target[1]:.1f}" '
             f'stroke="{_colour(RELATION_COLOURS, relation)}" '
             + ('stroke-dasharray="4 3" ' if relation == "about" else "")
-            + f'stroke-width="{1 + float(edge.get("weight") or 0) * 1.5:.2f}"><title>{_xml(relation)}</title></line>'
+            + f'stroke-width="{1 + edge.weight * 1.5:.2f}"><title>{_xml(relation)}</title></line>'
         )
     yield '</g><g class="stars">'
     for node in nodes:
-        x, y = at[str(node["id"])]
-        kind, content = str(node["type"]), str(node["content"])
+        x, y = at[node.id]
+        kind, content = node.type, node.content
         tooltip = f"<title>{_xml(f'{kind} · {content}')}</title>"
-        if node.get("kind") == "person":
+        if node.kind == "person":
             yield (
                 f'<polygon class="person" points="{_sparkle(x, y, _radius(node))}" '
                 f'fill="{_colour(TYPE_COLOURS, kind)}">{tooltip}</polygon>'
@@ -149,13 +186,13 @@ def star_map_svg(graph: Graph, *, title: str) -> Iterator[str]:
                 f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{_radius(node):.1f}" fill="{_colour(TYPE_COLOURS, kind)}">'
                 f"{tooltip}</circle>"
             )
-        if label_all or node.get("pinned") or float(node.get("importance") or 0) >= 0.7:
+        if label_all or node.pinned or node.importance >= 0.7:
             yield (
                 f'<text x="{x + _radius(node) + 4:.1f}" y="{y + 4:.1f}" fill="#cbd5e1" font-family="sans-serif" '
                 f'font-size="11">{_xml(_short(content))}</text>'
             )
     yield "</g>"
-    present = sorted({str(n["type"]) for n in nodes})
+    present = sorted({n.type for n in nodes})
     for index, kind in enumerate(present):
         y = top + 60 + index * 18
         yield (
@@ -173,28 +210,28 @@ def _mermaid_text(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in " .,-_'!?:()" else f"#{ord(ch)};" for ch in _NOT_XML.sub("", text))
 
 
-def star_map_mermaid(graph: Graph) -> Iterator[str]:
+def star_map_mermaid(graph: StarMap) -> Iterator[str]:
     """A Mermaid flowchart: one node per memory (labelled with its type and the start of
     its text) or person, one arrow per relation, a class per type for its colour; its
     lines, as ``star_map_svg``'s."""
-    nodes, edges = graph["nodes"], graph["edges"]
-    ids = {str(node["id"]): f"n{index}" for index, node in enumerate(nodes)}
-    people = sum(1 for node in nodes if node.get("kind") == "person")
+    nodes, edges = graph.nodes, graph.edges
+    ids = {node.id: f"n{index}" for index, node in enumerate(nodes)}
+    people = sum(1 for node in nodes if node.kind == "person")
     counts = f"{len(nodes) - people} memories, {len(edges)} relations" + (f", {people} people" if people else "")
     yield from (f"%% companion-memory star map: {counts}", "flowchart LR")
     classes: dict[str, list[str]] = {}
     for node in nodes:
-        kind = str(node["type"])
-        name = ids[str(node["id"])]
-        label = f"{_mermaid_text(kind)}: {_mermaid_text(_short(str(node['content'])))}"
+        kind = node.type
+        name = ids[node.id]
+        label = f"{_mermaid_text(kind)}: {_mermaid_text(_short(node.content))}"
         # A person is a circle, a memory a box.
-        yield f'  {name}(("{label}"))' if node.get("kind") == "person" else f'  {name}["{label}"]'
+        yield f'  {name}(("{label}"))' if node.kind == "person" else f'  {name}["{label}"]'
         # Class names of our own: Mermaid keywords (end, default) can never be one.
         classes.setdefault(kind, []).append(name)
     for edge in edges:
-        source, target = ids.get(str(edge["source_id"])), ids.get(str(edge["target_id"]))
+        source, target = ids.get(edge.source_id), ids.get(edge.target_id)
         if source and target:
-            relation = str(edge["relation"])
+            relation = edge.relation
             arrow = "-.->" if relation == "about" else "-->"
             yield f'  {source} {arrow}|"{_mermaid_text(relation)}"| {target}'
     for index, (kind, members) in enumerate(sorted(classes.items())):

@@ -1,0 +1,55 @@
+"""The local vector index's metadata, a column per key, and Vectorize's metadata filter
+over it: one mask over every row at once."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ...ports import VectorFilterValue
+from ...vector_filter import holds, parse
+
+
+class MetadataColumn:
+    """One metadata key over every position: a code per row into its distinct values.
+    Code 0 is "absent", so a filter is one lookup per distinct value, then one gather."""
+
+    def __init__(self, capacity: int) -> None:
+        self.codes = np.zeros(capacity, dtype=np.int32)
+        self.values: list[Any] = [None]
+        # Typed, or True and 1 would share a code.
+        self._code: dict[tuple[type, Any], int] = {}
+
+    def code(self, value: Any) -> int:
+        if value is None:
+            return 0
+        key = (type(value), value)
+        code = self._code.get(key)
+        if code is None:
+            code = self._code[key] = len(self.values)
+            self.values.append(value)
+        return code
+
+    def grow(self, capacity: int) -> None:
+        grown = np.zeros(capacity, dtype=np.int32)
+        grown[: self.codes.size] = self.codes
+        self.codes = grown
+
+    def where(self, op: str, operand: Any, size: int) -> np.ndarray:
+        table = np.fromiter((holds(op, operand, v) for v in self.values), dtype=bool, count=len(self.values))
+        return table[self.codes[:size]]
+
+
+def filter_mask(
+    columns: Mapping[str, MetadataColumn], filter: Mapping[str, VectorFilterValue], size: int
+) -> np.ndarray:
+    """Which of the first ``size`` rows pass ``filter`` (a key no row has: a column of
+    absent values)."""
+    mask = np.ones(size, dtype=bool)
+    for key, condition in parse(filter).items():
+        column = columns.get(key) or MetadataColumn(size)
+        for op, operand in condition.items():
+            mask &= column.where(op, operand, size)
+    return mask

@@ -1,0 +1,241 @@
+"""The command line's commands that run on the local runtime (a use case each, or the
+migrator): what they print, and their exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..settings import Settings
+
+if TYPE_CHECKING:  # the CLI starts without importing the whole runtime
+    from ..application.doctor import HealthReportAnswer
+    from ..runtime import Runtime
+
+
+async def _migrate(settings: Settings, data_dir: Path, _: argparse.Namespace) -> int:
+    from ..adapters.local.runtime import DATABASE_FILE
+    from ..adapters.local.sqlite import SqliteDatabase
+    from ..migrations import apply_migrations, default_migrations_dir, load_migrations
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    db = SqliteDatabase.open(data_dir / DATABASE_FILE)
+    try:
+        applied = await apply_migrations(db, load_migrations(default_migrations_dir()))
+    finally:
+        db.close()
+    print("\n".join(f"applied {name}" for name in applied) or "database is up to date")
+    return 0
+
+
+async def _export(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
+    from ..application import snapshot
+    from ..application.principal import SYSTEM
+
+    runtime = await _runtime(settings, data_dir)
+    document = await snapshot.export(runtime, SYSTEM, snapshot.ExportScope(namespace=args.namespace))
+    text = json.dumps(document.model_dump(), ensure_ascii=False, indent=1)
+    if args.output:
+        args.output.write_text(text, encoding="utf-8")
+        counts = ", ".join(f"{len(rows)} {table}" for table, rows in (document.model_extra or {}).items())
+        print(f"wrote {args.output}: {counts}", file=sys.stderr)
+    else:
+        sys.stdout.write(text + "\n")
+    return 0
+
+
+async def _import(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
+    from ..application import snapshot
+    from ..application.principal import SYSTEM
+    from ..errors import ServiceError
+
+    try:
+        document: Any = json.loads(args.file.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as error:
+        print(f"cannot read {args.file}: {error}", file=sys.stderr)
+        return 2
+    runtime = await _runtime(settings, data_dir)
+    try:
+        report = await snapshot.import_document(runtime, SYSTEM, snapshot.ImportDocument(document=document))
+    except ServiceError as error:
+        print(f"cannot import {args.file}: {error.message}", file=sys.stderr)
+        return 2
+    print("imported " + ", ".join(f"{n} {table}" for table, n in report.imported.items()))
+    for table, n in report.refused.items():
+        print(f"refused {n} {table} rows that clash with existing ones", file=sys.stderr)
+    await _fill_index(runtime)
+    return 0
+
+
+async def _reindex(settings: Settings, data_dir: Path, _: argparse.Namespace) -> int:
+    runtime = await _runtime(settings, data_dir)
+    return 0 if await _fill_index(runtime, restart=True) else 1
+
+
+async def _cleanup(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
+    from ..application import maintenance
+    from ..application.principal import SYSTEM
+
+    runtime = await _runtime(settings, data_dir)
+    report = await maintenance.retention(runtime, SYSTEM, maintenance.RetentionRun(force=args.force))
+    if report.skipped:
+        print(f"retention already ran at {report.last_run}; use --force to run again")
+        return 0
+    counts = report.model_dump(exclude={"skipped", "last_run"})
+    print(", ".join(f"{value} {name.replace('_', ' ')}" for name, value in counts.items()))
+    return 0
+
+
+async def _dream(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
+    from ..application import dream
+    from ..application.principal import SYSTEM
+
+    runtime = await _runtime(settings, data_dir)
+    which = args.date or "recent days with messages not dreamt yet"
+    print(
+        f"dreaming {which} with {runtime.dream.extractor.name}" + (" (dry run)" if args.dry_run else "") + " …",
+        flush=True,
+    )
+    answer = await dream.dream(runtime, SYSTEM, dream.DreamRun(date=args.date, dry_run=args.dry_run))
+    if not answer.runs:
+        print("no new messages; nothing to dream")
+    for run in answer.runs:
+        label = "would create" if args.dry_run else "created"
+        count = len(run.candidates)
+        print(
+            f"{run.namespace} {run.date}: {run.messages_read} messages, {run.counts.batches} batches, "
+            f"{count} candidate{'' if count == 1 else 's'} {label}; {run.status}"
+            + (f" ({run.error})" if run.error else "")
+            + ("; more messages wait for the next run (DREAM_MAX_RUNS)" if run.more_to_read else "")
+        )
+        for candidate in run.candidates:
+            print(f"  - [{candidate.type}] {candidate.content}  (quote: {candidate.evidence[0].quote!r})")
+    return 0 if all(run.status == "succeeded" for run in answer.runs) else 1
+
+
+async def _rollup(settings: Settings, data_dir: Path, _: argparse.Namespace) -> int:
+    from ..application import maintenance
+    from ..application.principal import SYSTEM
+    from ..application.use_case import Nothing
+
+    runtime = await _runtime(settings, data_dir)
+    print(f"rolling up with {runtime.rollups.summarizer.name} summaries …", flush=True)
+    written = await maintenance.rollups(runtime, SYSTEM, Nothing())
+    print(f"{written.weekly_written} weekly and {written.monthly_written} monthly entries written")
+    return 0
+
+
+async def _nightly(settings: Settings, data_dir: Path, _: argparse.Namespace) -> int:
+    from ..application import dream
+    from ..application.principal import SYSTEM
+
+    runtime = await _runtime(settings, data_dir)
+    run = await dream.nightly(runtime, SYSTEM, dream.NightlyTrigger(trigger="cli"))
+    for step in run.steps:
+        print(f"{'ok    ' if step.ok else 'FAILED'} {step.name}: {step.describe()[:300]}")
+    return 0 if run.ok else 1
+
+
+async def _doctor(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
+    from ..application import doctor
+    from ..application.principal import SYSTEM
+    from ..application.use_case import Nothing
+
+    runtime = await _runtime(settings, data_dir)
+    report = await doctor.report(runtime, SYSTEM, Nothing())
+    if not args.repair:
+        print(report.model_dump_json(indent=1) if args.json else _report_text(report))
+        return 0 if report.ok else 1
+    if not args.json:
+        print(_report_text(report) + "\n\nrepairing …", flush=True)
+    repaired = await doctor.repair(runtime, SYSTEM, doctor.RepairRequest())
+    after = repaired.report
+    if any(check.name == "backlog" and check.value for check in after.checks):
+        await _fill_index(runtime)  # nothing else drains the queue while the server is down
+        after = await doctor.report(runtime, SYSTEM, Nothing())
+    if args.json:
+        print(repaired.model_copy(update={"report": after}).model_dump_json(indent=1))
+        return 0 if after.ok else 1
+    backup = repaired.backup
+    print(f"backup: {backup.path}" if backup.path else f"no backup: {backup.note}")
+    for action in repaired.actions:
+        print(f"  {action.summary}")
+    print("\nafterwards:\n" + _report_text(after))
+    return 0 if after.ok else 1
+
+
+def _report_text(report: HealthReportAnswer) -> str:
+    width = max(len(check.name) for check in report.checks)
+    lines = [f"{check.status.upper():<5} {check.name:<{width}}  {check.summary}" for check in report.checks]
+    failed = sum(check.status == "fail" for check in report.checks)
+    warned = sum(check.status == "warn" for check in report.checks)
+    lines.append(f"{report.status}: {failed} failed, {warned} to look at, of {len(report.checks)} checks")
+    return "\n".join(lines)
+
+
+async def _starmap(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from ..api.starmap_file import star_map_file
+    from ..application import admin_views
+    from ..application.principal import SYSTEM
+
+    try:
+        query = admin_views.StarMapQuery(format=args.format, namespace=args.namespace, types=[], limit=args.limit)
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+        print(f"companion-memory starmap: {problems}", file=sys.stderr)
+        return 2
+    runtime = await _runtime(settings, data_dir)
+    drawn = await star_map_file(await admin_views.starmap(runtime, SYSTEM, query), runtime.heavy_reads)
+    if args.output:
+        args.output.write_text(drawn.content, encoding="utf-8")
+        more = " (the most important; raise --limit for more)" if drawn.truncated else ""
+        print(f"wrote {args.output}: {drawn.nodes} memories, {drawn.edges} relations{more}", file=sys.stderr)
+    else:
+        sys.stdout.write(drawn.content)
+    return 0
+
+
+async def _fill_index(runtime: Runtime, *, restart: bool = False) -> bool:
+    """Catch the vector index up with the database (or, with ``restart``, rebuild it)
+    batch by batch, with a progress line; says whether everything got indexed."""
+    from ..application import health
+    from ..application.principal import SYSTEM
+
+    batch = health.MAX_BATCH
+    progress = await health.vector_reindex(runtime, SYSTEM, health.ReindexRequest(restart=restart, batch=batch))
+    if progress.queued is not None:
+        print(f"rebuilding the vector index with {runtime.embedder.model}: {progress.queued} memories", file=sys.stderr)
+    of = f"/{progress.queued}" if progress.queued else ""
+    embedded = progress.indexed_now
+    while not progress.done and (progress.indexed_now or progress.rebuilding):
+        print(f"\rindexing vectors: {embedded}{of}", end="", file=sys.stderr, flush=True)
+        progress = await health.vector_reindex(runtime, SYSTEM, health.ReindexRequest(batch=batch))
+        embedded += progress.indexed_now
+    left = progress.pending
+    print(f"\rindexed {embedded} vectors" + (f", {left} left to retry" if left else ""), file=sys.stderr)
+    return progress.done
+
+
+async def _runtime(settings: Settings, data_dir: Path) -> Runtime:
+    from ..adapters.local.runtime import build_local_runtime
+
+    return await build_local_runtime(settings, data_dir)
+
+
+COMMANDS = {
+    "migrate": _migrate,
+    "export": _export,
+    "import": _import,
+    "reindex": _reindex,
+    "cleanup": _cleanup,
+    "rollup": _rollup,
+    "dream": _dream,
+    "nightly": _nightly,
+    "doctor": _doctor,
+    "starmap": _starmap,
+}
