@@ -226,8 +226,9 @@ class MemoryWriter:
         return result
 
     async def edit(self, memory_id: str, draft: MemoryDraft, actor: Actor, *, status: str | None = None) -> WriteResult:
-        """Change fields in place (the panel's edit) by the rule of ``_change``; ``status``
-        moves a memory between active and archived."""
+        """Change fields in place (the panel's edit, a PATCH) by the rule of ``_change``, as
+        an edit: what it gives is what the memory now holds. ``status`` moves a memory
+        between active and archived."""
         memory = await self._existing(memory_id)
         self._guard_authored(memory, actor)
         if draft.content is not None:
@@ -237,6 +238,13 @@ class MemoryWriter:
                 f"cannot move memory from {memory.status} to {status} by editing", code="invalid_status_change"
             )
         return await self._change(memory, draft, actor, said_again=False, status=status)
+
+    async def merge_into(self, memory_id: str, draft: MemoryDraft, actor: Actor) -> WriteResult:
+        """The memory said again by another write (a candidate the review folds into it):
+        ``_change``'s rule for a write that says a memory again, as an upsert on its fact_key."""
+        memory = await self._existing(memory_id)
+        self._guard_authored(memory, actor)
+        return await self._change(memory, draft, actor, said_again=True)
 
     async def archive(self, memory_id: str, actor: Actor) -> WriteResult:
         memory = await self._existing(memory_id)
@@ -442,18 +450,22 @@ class MemoryWriter:
     async def _change(
         self, memory: Memory, draft: MemoryDraft, actor: Actor, *, said_again: bool, status: str | None = None
     ) -> WriteResult:
-        """The one rule by which a write changes a memory that exists, an edit's or an upsert's:
+        """The one rule by which a write changes a memory that exists (an edit, an upsert on
+        its fact_key, a candidate merged into it):
 
         - a field the draft gives is set to it (strings trimmed, tags cleaned), a plan's end
           as ``_plan_changes`` says;
         - its type is set when it names a memory type; any other word leaves the type as it
-          is, and the answer's notes say so (``_type_of``);
-        - the evidence and source_message_ids it gives are added to the memory's, each quote
-          and id once: what backs a memory is never taken away by a write;
+          is, and the answer's notes say so (``_type_of``), on every path;
+        - evidence and source_message_ids, each quote and id once: a write that says the
+          memory again (``said_again``) adds what it gives to the memory's, since the same
+          fact said again brings more backing and takes none away; an edit sets them to
+          what it gives, so the owner can take back a quote that was wrong;
         - the event is ``updated``, as the answer's action, naming the fields that changed.
 
-        ``said_again`` (an upsert on the memory's fact_key): the memory is seen once more,
-        which counts as a mention for its layer, even when nothing else changes."""
+        ``said_again`` (an upsert on the memory's fact_key, a candidate merged into it): the
+        memory is also seen once more, which counts as a mention for its layer, even when
+        nothing else changes. An edit is not a mention."""
         changes: dict[str, Any] = {}
         notes: list[str] = []
         if draft.type is not None:
@@ -464,10 +476,11 @@ class MemoryWriter:
                 changes[name] = value.strip() if isinstance(value, str) else value
         if draft.tags is not None:
             changes["tags"] = _clean_tags(draft.tags)
+        kept_evidence, kept_ids = (memory.evidence, memory.source_message_ids) if said_again else ([], [])
         if draft.evidence is not None:
-            changes["evidence"] = _added_evidence(memory.evidence, draft.evidence)
+            changes["evidence"] = _added_evidence(kept_evidence, draft.evidence)
         if draft.source_message_ids is not None:
-            changes["source_message_ids"] = _union(memory.source_message_ids, draft.source_message_ids)
+            changes["source_message_ids"] = _union(kept_ids, draft.source_message_ids)
         memory_type = changes.get("type", memory.type)
         changes.update(self._plan_changes(memory, memory_type, draft))
         notes += self._plan_notes(memory_type, draft)

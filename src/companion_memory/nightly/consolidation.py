@@ -347,19 +347,11 @@ class Consolidation:
         kept = await self.memories.get(kept_id)
         if kept is None:
             return changed
-        # Taken back as the merge gave it, beside the writer: a write only ever adds evidence.
-        taken_back = {
-            "evidence": [e for e in kept.evidence if e.quote not in quotes],
-            "source_message_ids": [i for i in kept.source_message_ids if i not in message_ids],
-        }
-        fields = sorted(name for name, value in taken_back.items() if value != getattr(kept, name))
-        if fields:
-            at = iso(self.clock.now())
-            await self.db.batch(
-                [
-                    MemoryStore.update(kept.id, {**taken_back, "updated_at": at}),
-                    MemoryStore.event(kept.namespace, kept.id, "updated", actor.name, {"fields": fields}, at),
-                ]
-            )
+        # Taken back as the merge gave it: an edit sets the evidence and sources it names.
+        taken_back = MemoryDraft(
+            evidence=[e for e in kept.evidence if e.quote not in quotes],
+            source_message_ids=[i for i in kept.source_message_ids if i not in message_ids],
+        )
+        if (await self.writer.edit(kept.id, taken_back, actor)).action != "unchanged":
             changed.append(kept.id)
         return changed
