@@ -275,9 +275,10 @@ def memory_config(settings: dict[str, Any]) -> Any:
 
 async def check_write_and_recall(db: Any, settings: dict[str, Any]) -> None:
     from companion_memory.clock import FixedClock
+    from companion_memory.memory.drafts import Actor, MemoryDraft
     from companion_memory.memory.recall import Recall
     from companion_memory.memory.vector_mirror import VectorMirror
-    from companion_memory.memory.writes import Actor, MemoryDraft, MemoryWriter
+    from companion_memory.memory.writes import MemoryWriter
     from tests.fakes.embedder import HashEmbedder
 
     config = memory_config(settings)

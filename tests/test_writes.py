@@ -9,8 +9,8 @@ import pytest
 
 from companion_memory.domain.memory import Evidence
 from companion_memory.errors import Conflict, InvalidInput, NotFound, SensitiveContent
+from companion_memory.memory.drafts import Actor, MemoryDraft
 from companion_memory.memory.vector_passes import PassStep
-from companion_memory.memory.writes import Actor, MemoryDraft
 from companion_memory.runtime import Runtime
 
 AGENT = Actor("mcp")

@@ -23,8 +23,9 @@ from ..errors import Conflict, NotFound, ServiceError
 from ..ports import Clock, Database, InfrastructureError
 from ..store.candidates import CandidateStore
 from .config import MemoryConfig
+from .drafts import Actor, MemoryDraft, WriteResult
 from .vector_mirror import VectorMirror
-from .writes import Actor, MemoryDraft, MemoryWriter, WriteResult
+from .writes import MemoryWriter
 
 
 class CandidateReview:

@@ -25,7 +25,7 @@ from ..ports import Clock, Database, Statement
 from ..store.memories import MemoryStore
 from ..store.shares import OPEN_STATUSES, ShareStore
 from .config import MemoryConfig
-from .writes import Actor
+from .drafts import Actor
 
 SHARE_STATUSES = ("proposed", "approved", "rejected", "revoked")
 Decision = Literal["approve", "reject", "revoke"]

@@ -22,8 +22,9 @@ from ..clock import iso, parse_iso
 from ..domain.memory import Memory
 from ..errors import Conflict, NotFound
 from ..memory.config import MemoryConfig
+from ..memory.drafts import Actor, MemoryDraft
 from ..memory.vector_mirror import VectorMirror
-from ..memory.writes import Actor, MemoryDraft, MemoryWriter
+from ..memory.writes import MemoryWriter
 from ..ports import Clock, Database, InfrastructureError, Statement
 from ..store.consolidation import ConsolidationStore
 from ..store.memories import MemoryStore
