@@ -39,11 +39,11 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from ..clock import iso, parse_iso
-from ..domain.episode import EPISODE_KIND, Episode
-from ..domain.layers import REVIVE_RELEVANCE, instant_phase, revived
-from ..domain.memory import Memory
-from ..domain.search_text import (
+from ...clock import iso, parse_iso
+from ...domain.episode import EPISODE_KIND, Episode
+from ...domain.layers import REVIVE_RELEVANCE, instant_phase, revived
+from ...domain.memory import Memory
+from ...domain.search_text import (
     embedding_text,
     gate_tokens,
     jaccard,
@@ -52,17 +52,17 @@ from ..domain.search_text import (
     query_terms,
     substring_needles,
 )
-from ..domain.weight import EPISODE_WEIGHT, weigh
-from ..ports import Clock, Database, ModelError, Reranker, VectorFilterValue, VectorIndexError
-from ..store.episode_search import EpisodeScope, EpisodeSearch
-from ..store.episodes import EpisodeStore
-from ..store.glossary import GlossaryStore
-from ..store.memories import MemoryStore
-from ..store.people import PersonStore
-from ..store.precious import PreciousStore
-from ..store.shares import ShareStore
-from .config import MemoryConfig
-from .episode_recall import (
+from ...domain.weight import EPISODE_WEIGHT, weigh
+from ...ports import Clock, Database, ModelError, Reranker, VectorFilterValue, VectorIndexError
+from ...store.episode_search import EpisodeScope, EpisodeSearch
+from ...store.episodes import EpisodeStore
+from ...store.glossary import GlossaryStore
+from ...store.memories import MemoryStore
+from ...store.people import PersonStore
+from ...store.precious import PreciousStore
+from ...store.shares import ShareStore
+from ..config import MemoryConfig
+from ..episode_recall import (
     ARCHIVED_BY_MEANING,
     WORD_CHANNELS,
     InPrompt,
@@ -71,9 +71,9 @@ from .episode_recall import (
     episode_phase,
     without_evidence,
 )
-from .people.names import name_key, named_in, names_any, other_names
-from .plan_dates import is_open
-from .vector_mirror import MEMORY_FILTER, VectorMirror
+from ..people.names import name_key, named_in, names_any, other_names
+from ..plan_dates import is_open
+from ..vector_mirror import MEMORY_FILTER, VectorMirror
 
 # Reciprocal-rank fusion constant: small, so that the top ranks of each channel count
 # for more than a long tail (measured on LoCoMo by bench/locomo_recall.py).

@@ -1,0 +1,1 @@
+"""Recall: the few memories that matter for a query (see pipeline)."""
