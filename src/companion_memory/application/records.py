@@ -14,7 +14,7 @@ from ..domain.episode import Episode
 from ..domain.memory import Memory
 from ..gateway.context import Assembled, stored_day
 from ..memory.drafts import WriteResult
-from ..memory.recall.pipeline import Hit, RecallMeta, RecallResult
+from ..memory.recall.hits import Hit, RecallMeta, RecallResult
 
 
 def record_of(
