@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from ..clock import iso, parse_iso
-from ..domain.memory import Memory
+from ..domain.memory import Memory, is_live
 from ..errors import Conflict, NotFound
 from ..memory.config import MemoryConfig
 from ..memory.drafts import Actor, MemoryDraft
@@ -164,7 +164,7 @@ class Consolidation:
         group = [
             m
             for m in await self.memories.get_many([memory.id, *scores])
-            if m.status == "active" and m.version_status == "current" and m.type == memory.type and not _untouchable(m)
+            if is_live(m) and m.type == memory.type and not _untouchable(m)
         ]
         if len(group) < 2:
             return []

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ...domain.episode import Episode
-from ...domain.memory import Memory
+from ...domain.memory import Memory, is_live
 from ...store.episode_search import EpisodeScope
 from ..episode_recall import InPrompt
 from ..plan_dates import is_open
@@ -35,12 +35,7 @@ class Reach:
 
     def live(self, memory: Memory, types: Sequence[str] = ()) -> bool:
         """A live memory (active, the current version) that recall sees, of one of ``types`` (none: any)."""
-        return (
-            self.sees(memory)
-            and memory.status == "active"
-            and memory.version_status == "current"
-            and (not types or memory.type in types)
-        )
+        return self.sees(memory) and is_live(memory) and (not types or memory.type in types)
 
 
 @dataclass(frozen=True)
