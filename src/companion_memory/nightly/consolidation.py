@@ -335,19 +335,25 @@ class Consolidation:
 
     async def _unarchive(self, kept_id: str, contributions: list[dict[str, Any]], actor: Actor) -> list[str]:
         """Make the archived copies live again and take what they brought out of the kept one."""
+        quotes = {e["quote"] for contribution in contributions for e in contribution["evidence"]}
+        message_ids = {i for contribution in contributions for i in contribution["source_message_ids"]}
+        # Taken back as the merge gave it (an edit sets the evidence and sources it names),
+        # first: a kept memory this actor may not change refuses the undo before anything moves.
+        kept = await self.memories.get(kept_id)
+        taken = False
+        if kept is not None:
+            draft = MemoryDraft(
+                evidence=[e for e in kept.evidence if e.quote not in quotes],
+                source_message_ids=[i for i in kept.source_message_ids if i not in message_ids],
+            )
+            taken = (await self.writer.edit(kept.id, draft, actor)).action != "unchanged"
         changed: list[str] = []
-        quotes: set[str] = set()
-        message_ids: set[str] = set()
         for contribution in contributions:
             memory = await self.memories.get(contribution["id"])
             if memory is not None and memory.status == "archived":
                 await self.writer.edit(memory.id, MemoryDraft(), actor, status="active")
                 changed.append(memory.id)
-            quotes.update(e["quote"] for e in contribution["evidence"])
-            message_ids.update(contribution["source_message_ids"])
-        kept = await self.memories.get(kept_id)
-        if kept is None:
-            return changed
+        return [*changed, kept_id] if taken else changed
         # Taken back as the merge gave it: an edit sets the evidence and sources it names.
         taken_back = MemoryDraft(
             evidence=[e for e in kept.evidence if e.quote not in quotes],
