@@ -175,9 +175,9 @@ class MemoryWriter:
         return result
 
     async def edit(self, memory_id: str, draft: MemoryDraft, actor: Actor, *, status: str | None = None) -> WriteResult:
-        """Change fields in place (the panel's edit, a PATCH) by the rule of ``_change``, as
-        an edit: what it gives is what the memory now holds. ``status`` moves a memory
-        between active and archived."""
+        """Change fields in place (the panel's edit, a PATCH) by the merge rule, as an edit:
+        what it gives is what the memory now holds. ``status`` moves a memory between
+        active and archived."""
         memory = await self._existing(memory_id)
         self._guard_authored(memory, actor)
         if draft.content is not None:
@@ -189,10 +189,12 @@ class MemoryWriter:
         return await self._change(memory, draft, actor, said_again=False, status=status)
 
     async def merge_into(self, memory_id: str, draft: MemoryDraft, actor: Actor) -> WriteResult:
-        """The memory said again by another write (a candidate the review folds into it):
-        ``_change``'s rule for a write that says a memory again, as an upsert on its fact_key."""
+        """The memory said again by another write (a candidate the review folds into it),
+        by the merge rule, as an upsert on its fact_key: what it brings is added."""
         memory = await self._existing(memory_id)
         self._guard_authored(memory, actor)
+        if draft.content is not None:
+            self._check_content(draft, actor)
         return await self._change(memory, draft, actor, said_again=True)
 
     async def archive(self, memory_id: str, actor: Actor) -> WriteResult:
