@@ -53,9 +53,9 @@ from companion_memory.adapters.local.runtime import build_local_runtime
 from companion_memory.api.app import create_app
 from companion_memory.clock import FixedClock, local_date, zone
 from companion_memory.errors import ServiceError
+from companion_memory.memory.drafts import Actor, MemoryDraft
 from companion_memory.memory.episode_recall import evidence_ids as sources_of
-from companion_memory.memory.recall import Hit
-from companion_memory.memory.writes import Actor, MemoryDraft
+from companion_memory.memory.recall.hits import Hit
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
 

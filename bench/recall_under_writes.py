@@ -24,7 +24,7 @@ from pathlib import Path
 
 from companion_memory.adapters.local.embedder import BundledEmbedder
 from companion_memory.adapters.local.runtime import build_local_runtime
-from companion_memory.memory.writes import Actor, MemoryDraft
+from companion_memory.memory.drafts import Actor, MemoryDraft
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from companion_memory.adapters.local.embedder import BundledEmbedder
 from companion_memory.adapters.local.runtime import build_local_runtime
+from companion_memory.memory.drafts import Actor, MemoryDraft
 from companion_memory.memory.ingest import IncomingMessage
-from companion_memory.memory.writes import Actor, MemoryDraft
 from companion_memory.ports import EmbeddingKind
 from companion_memory.settings import Settings
 

@@ -275,9 +275,10 @@ def memory_config(settings: dict[str, Any]) -> Any:
 
 async def check_write_and_recall(db: Any, settings: dict[str, Any]) -> None:
     from companion_memory.clock import FixedClock
-    from companion_memory.memory.recall import Recall
+    from companion_memory.memory.drafts import Actor, MemoryDraft
+    from companion_memory.memory.recall.pipeline import Recall
     from companion_memory.memory.vector_mirror import VectorMirror
-    from companion_memory.memory.writes import Actor, MemoryDraft, MemoryWriter
+    from companion_memory.memory.writes import MemoryWriter
     from tests.fakes.embedder import HashEmbedder
 
     config = memory_config(settings)
@@ -312,7 +313,7 @@ async def check_episodes(db: Any, settings: dict[str, Any]) -> None:
     from companion_memory.memory.conversation_search import ConversationSearch
     from companion_memory.memory.episode_forget import EpisodeForgetter
     from companion_memory.memory.ingest import IncomingMessage, MessageIngestor
-    from companion_memory.memory.recall import Recall
+    from companion_memory.memory.recall.pipeline import Recall
     from companion_memory.memory.vector_mirror import VectorMirror
     from companion_memory.store.episode_search import EpisodeScope
     from companion_memory.store.episodes import EpisodeStore

@@ -23,7 +23,7 @@ from companion_memory.adapters.cloudflare.vectorize import (
 )
 from companion_memory.adapters.cloudflare.workers_ai import WorkersAIEmbedder
 from companion_memory.adapters.workers_ai_format import WorkersAIError, workers_ai_model_name
-from companion_memory.memory.writes import Actor, MemoryDraft
+from companion_memory.memory.drafts import Actor, MemoryDraft
 from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
 from companion_memory.ports import VectorRecord
 from tests.fakes.d1 import FakeD1Database, FakeJsException, FakeJsProxy

@@ -13,7 +13,7 @@ from companion_memory.clock import FixedClock
 from companion_memory.nightly import consolidation
 from companion_memory.nightly.consolidation import normalised_text, standing_rule
 from companion_memory.runtime import Runtime
-from tests.conftest import FlakyIndex, auth
+from tests.conftest import MCP_KEY, FlakyIndex, auth
 
 
 async def write(client: httpx.AsyncClient, key: str, content: str, **fields: Any) -> str:
@@ -98,6 +98,25 @@ async def test_near_duplicates_are_archived_into_the_best_evidenced_copy_and_und
     assert (await detail(client, bare))["memory"]["status"] == "active"
     # Nothing changed since the last pass, so the next night leaves the undone copies alone.
     assert (await consolidate(runtime))["duplicates_archived"] == 0
+
+
+async def test_an_undo_refused_on_a_memory_written_by_hand_since_moves_nothing(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    text = "She drinks green tea every morning"
+    thin = await write(client, "tea.a", text, evidence=[{"quote": "green tea again"}])
+    rich = await write(client, "tea.b", text, evidence=[{"quote": "I always have green tea"}, {"quote": "every day"}])
+    assert (await consolidate(runtime))["duplicates_archived"] == 1
+    # The owner has since made the kept memory her own: an agent may no longer change it.
+    mine = await client.patch(f"/v1/memories/{rich}", json={"authored_by": "owner"}, headers=auth())
+    assert mine.status_code == 200, mine.text
+    archived = event(await detail(client, thin), "consolidation_archived")
+    path = f"/v1/memories/{thin}/events/{archived['id']}/undo"
+    refused = await client.post(path, headers=auth(MCP_KEY))
+    assert refused.status_code == 409 and refused.json()["error"]["code"] == "authored_memory"
+    assert (await detail(client, thin))["memory"]["status"] == "archived"
+    assert len((await detail(client, rich))["memory"]["evidence"]) == 3
+    assert (await client.post(path, headers=auth())).json()["changed"] == [thin, rich]
 
 
 async def test_without_the_vector_index_duplicates_are_found_by_their_text(

@@ -11,7 +11,7 @@ import pytest
 
 from companion_memory.domain.contradictions import contradiction
 from companion_memory.gateway.context import hit_line
-from companion_memory.memory.recall import Hit
+from companion_memory.memory.recall.hits import Hit
 from companion_memory.runtime import Runtime
 from tests.conftest import MCP_KEY, FlakyIndex, auth
 from tests.test_dream import say

@@ -34,7 +34,7 @@ from companion_memory.adapters.local.embedder import (
     BundledEmbedder,
 )
 from companion_memory.adapters.remote.openai_embeddings import MAX_INPUT_BYTES, OpenAIEmbedder
-from companion_memory.memory.writes import Actor, MemoryDraft
+from companion_memory.memory.drafts import Actor, MemoryDraft
 from companion_memory.ports import ModelError
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings

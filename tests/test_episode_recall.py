@@ -7,7 +7,7 @@ import pytest
 
 from companion_memory.clock import FixedClock, iso
 from companion_memory.domain.memory import Evidence
-from companion_memory.memory.writes import Actor, MemoryDraft
+from companion_memory.memory.drafts import Actor, MemoryDraft
 from companion_memory.runtime import Runtime
 from companion_memory.store.episode_search import EpisodeScope
 from companion_memory.store.episodes import EpisodeStore

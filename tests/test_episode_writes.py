@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from companion_memory.errors import InvalidInput
-from companion_memory.memory.writes import Actor, MemoryDraft
+from companion_memory.memory.drafts import Actor, MemoryDraft
 from companion_memory.ports import Embedder, EmbeddingKind
 from companion_memory.runtime import Runtime
 from companion_memory.store.messages import MessageRow, MessageStore

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import httpx
 
-from companion_memory.memory.writes import Actor, MemoryDraft
+from companion_memory.memory.drafts import Actor, MemoryDraft
 from companion_memory.ports import RerankScore
 from companion_memory.runtime import Runtime
 from tests.conftest import auth

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import httpx
 
-from companion_memory.memory.writes import Actor, MemoryDraft
+from companion_memory.memory.drafts import Actor, MemoryDraft
 from companion_memory.runtime import Runtime
 from tests.conftest import auth
 

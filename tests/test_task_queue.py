@@ -15,9 +15,9 @@ from companion_memory.adapters.local.task_queue import MAX_ATTEMPTS, LocalTaskQu
 from companion_memory.clock import FixedClock
 from companion_memory.hosts.local_server import catch_up_mirror, work_queue
 from companion_memory.memory import vector_passes
+from companion_memory.memory.drafts import Actor, MemoryDraft
 from companion_memory.memory.ingest import IncomingMessage
 from companion_memory.memory.vector_passes import PassStep
-from companion_memory.memory.writes import Actor, MemoryDraft
 from companion_memory.ports import QueueMessage, VectorIndexError, VectorRecord
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings

@@ -23,8 +23,8 @@ import pytest
 
 from companion_memory.adapters.cloudflare.queue import CloudflareQueue
 from companion_memory.clock import FixedClock
+from companion_memory.memory.drafts import Actor, MemoryDraft
 from companion_memory.memory.ingest import IncomingMessage
-from companion_memory.memory.writes import Actor, MemoryDraft
 from tests.cloudflare_tools import ROOT, WRANGLER, compatibility_date, require_toolchain, tool_env
 from tests.conftest import MCP_KEY, NIGHTLY_STEPS, OWNER_KEY
 from tests.fakes.d1 import FakeJsException

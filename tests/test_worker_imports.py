@@ -82,7 +82,7 @@ def test_the_walk_follows_lazy_imports_into_the_app(worker) -> None:
         "companion_memory.adapters.cloudflare.d1",
         "companion_memory.adapters.cloudflare.vectorize",
         "companion_memory.adapters.cloudflare.workers_ai",
-        "companion_memory.memory.recall",
+        "companion_memory.memory.recall.pipeline",
         "companion_memory.store.memories",
     ):
         assert module in worker.modules, f"{module} not reached from {ENTRY}"

@@ -14,8 +14,8 @@ import pytest
 
 from companion_memory.adapters.cloudflare.runtime import build_runtime
 from companion_memory.api.app import create_app
+from companion_memory.memory.drafts import Actor, MemoryDraft
 from companion_memory.memory.ingest import IncomingMessage
-from companion_memory.memory.writes import Actor, MemoryDraft
 from companion_memory.runtime import Runtime
 from tests.conftest import OWNER_KEY
 from tests.fakes.d1 import FakeJsException

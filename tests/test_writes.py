@@ -9,8 +9,8 @@ import pytest
 
 from companion_memory.domain.memory import Evidence
 from companion_memory.errors import Conflict, InvalidInput, NotFound, SensitiveContent
+from companion_memory.memory.drafts import Actor, MemoryDraft
 from companion_memory.memory.vector_passes import PassStep
-from companion_memory.memory.writes import Actor, MemoryDraft
 from companion_memory.runtime import Runtime
 
 AGENT = Actor("mcp")
@@ -272,8 +272,8 @@ async def test_edit_changes_fields_and_records_them(runtime: Runtime) -> None:
         await runtime.writer.edit(other.id, MemoryDraft(fact_key="music"), OWNER)
 
 
-@pytest.mark.parametrize("path", ["upsert", "edit"])
-async def test_an_upsert_and_an_edit_change_a_memory_by_one_rule(runtime: Runtime, path: str) -> None:
+@pytest.mark.parametrize("path", ["upsert", "merge", "edit"])
+async def test_an_upsert_a_merge_and_an_edit_change_a_memory_by_one_rule(runtime: Runtime, path: str) -> None:
     said = MemoryDraft(
         content="likes jazz",
         fact_key="music",
@@ -285,22 +285,52 @@ async def test_an_upsert_and_an_edit_change_a_memory_by_one_rule(runtime: Runtim
     again = MemoryDraft(
         content="likes jazz and blues",
         type="wibble",
-        evidence=[Evidence("blues too", "m2"), Evidence("I love jazz", "m2")],
-        source_message_ids=["m2", "m1"],
+        evidence=[Evidence("blues too", "m2"), Evidence("I love jazz", "m2"), Evidence("blues too", "m3")],
+        source_message_ids=["m2", "m1", "m2"],
     )
     if path == "upsert":
         result = await runtime.writer.upsert("default", dataclasses.replace(again, fact_key="music"), AGENT)
+    elif path == "merge":
+        result = await runtime.writer.merge_into(memory.id, again, AGENT)
     else:
         result = await runtime.writer.edit(memory.id, again, AGENT)
-    # A word that is no type is no error: the type stays, and the answer says so.
+    # A word that is no type is no error on any path: the type stays, and the answer says so.
     assert result.memory.type == "preference"
     assert result.notes == ["unknown type 'wibble' ignored; kept 'preference'"]
-    # Evidence and sources are added, each quote and id once: a write never takes them away.
-    assert result.memory.evidence == [Evidence("I love jazz", "m1"), Evidence("blues too", "m2")]
-    assert result.memory.source_message_ids == ["m1", "m2"]
+    said_again = path != "edit"
+    if said_again:
+        # The memory said again: its evidence and sources are added to, each quote and id once.
+        assert result.memory.evidence == [Evidence("I love jazz", "m1"), Evidence("blues too", "m2")]
+        assert result.memory.source_message_ids == ["m1", "m2"]
+    else:
+        # An edit sets them to what it gives, each quote and id once.
+        assert result.memory.evidence == [Evidence("blues too", "m2"), Evidence("I love jazz", "m2")]
+        assert result.memory.source_message_ids == ["m2", "m1"]
+    stored = await runtime.writer.store.get(memory.id)
+    assert stored is not None and (stored.evidence, stored.source_message_ids) == (
+        result.memory.evidence,
+        result.memory.source_message_ids,
+    )
+    # One event name on every path, naming the fields that changed.
     assert result.action == "updated" and result.memory.content == "likes jazz and blues"
     events = await runtime.writer.store.events(memory.id)
     assert [e["event"] for e in events] == ["created", "updated"]
     assert events[-1]["detail"]["fields"] == ["content", "evidence", "source_message_ids"]
-    # Only an upsert is the memory said again.
-    assert result.memory.seen_count == (2 if path == "upsert" else 1)
+    # Only a write that says the memory again counts it as seen once more.
+    assert result.memory.seen_count == (2 if said_again else 1)
+
+
+async def test_an_edit_can_take_back_a_wrong_quote(runtime: Runtime) -> None:
+    said = MemoryDraft(
+        content="likes jazz",
+        fact_key="music",
+        evidence=[Evidence("I love jazz", "m1"), Evidence("I hate jazz", "m2")],
+        source_message_ids=["m1", "m2"],
+    )
+    memory = (await runtime.writer.upsert("default", said, AGENT)).memory
+    fixed = MemoryDraft(evidence=[Evidence("I love jazz", "m1")], source_message_ids=["m1"])
+    result = await runtime.writer.edit(memory.id, fixed, OWNER)
+    assert result.memory.evidence == [Evidence("I love jazz", "m1")] and result.memory.source_message_ids == ["m1"]
+    # Said again by an upsert that gives none, they stay as they are.
+    again = await runtime.writer.upsert("default", MemoryDraft(content="likes jazz", fact_key="music"), AGENT)
+    assert again.memory.evidence == [Evidence("I love jazz", "m1")] and again.memory.seen_count == 2

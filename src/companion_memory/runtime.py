@@ -26,7 +26,7 @@ from .memory.moods import Moods
 from .memory.people.proposals import PersonProposals
 from .memory.people.registry import People
 from .memory.plans import Plans
-from .memory.recall import Recall
+from .memory.recall.pipeline import Recall
 from .memory.retention import Retention
 from .memory.shares import Sharing
 from .memory.snapshot import Snapshots

@@ -13,7 +13,7 @@ from ..domain.memory import Evidence
 from ..domain.scopes import MEMORY_READ, MEMORY_WRITE, OWNER
 from ..domain.types import MEMORY_TYPES, RELATIONS, STATUSES, normalise_type
 from ..errors import InvalidInput, NotFound
-from ..memory.writes import MemoryDraft
+from ..memory.drafts import MemoryDraft
 from ..runtime import Runtime
 from .fields import (
     Cursor,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ..domain.scopes import CHAT, DEBUG, EXPORT, MEMORY_READ, MEMORY_WRITE, OAUTH_CLIENT, OWNER
 from ..errors import PermissionDenied
-from ..memory.writes import Actor
+from ..memory.drafts import Actor
 from ..settings import Settings
 
 # What an OAuth access token lets an MCP client do: what the MCP key may.

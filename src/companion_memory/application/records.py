@@ -13,8 +13,8 @@ from pydantic import BaseModel, Field, create_model
 from ..domain.episode import Episode
 from ..domain.memory import Memory
 from ..gateway.context import Assembled, stored_day
-from ..memory.recall import Hit, RecallMeta, RecallResult
-from ..memory.writes import WriteResult
+from ..memory.drafts import WriteResult
+from ..memory.recall.hits import Hit, RecallMeta, RecallResult
 
 
 def record_of(

@@ -4,7 +4,9 @@ dataclasses, validated at the edges that build them from outside input."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 
@@ -72,3 +74,13 @@ class Memory:
 
 
 MEMORY_FIELDS = tuple(f.name for f in dataclasses.fields(Memory))
+
+# A live memory: active, and the current version of what it says. Recall, search, the
+# vector index, sharing and the health report see live memories only; any other row is
+# history (superseded, archived, expired, deleted). Declared once, as column values:
+# ``is_live`` reads them in Python, store/sql.live_sql writes them as SQL.
+LIVE: Mapping[str, str] = MappingProxyType({"status": "active", "version_status": "current"})
+
+
+def is_live(memory: Memory) -> bool:
+    return all(getattr(memory, column) == value for column, value in LIVE.items())

@@ -34,7 +34,7 @@ from ..domain.episode import Episode
 from ..domain.memory import Memory
 from ..domain.tokens import text_tokens
 from ..memory.plans import Plans
-from ..memory.recall import Hit, RecallResult
+from ..memory.recall.hits import Hit, RecallResult
 from ..memory.todos import Todos, todo_text
 from ..ports import Clock, Database
 from ..store.memories import MemoryStore

@@ -18,7 +18,7 @@ from ..domain.chat_turn import message_text, turn_id
 from ..domain.private_spans import strip_private
 from ..domain.usage import usage_of
 from ..memory.ingest import IncomingMessage, MessageIngestor
-from ..memory.recall import Recall
+from ..memory.recall.pipeline import Recall
 from ..ports import ChatCall, ChatRouter, ChatUsage, Clock, Database, Route
 from ..store.usage import UsageStore
 from .context import ContextAssembler

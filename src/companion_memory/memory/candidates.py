@@ -23,8 +23,9 @@ from ..errors import Conflict, NotFound, ServiceError
 from ..ports import Clock, Database, InfrastructureError
 from ..store.candidates import CandidateStore
 from .config import MemoryConfig
+from .drafts import Actor, MemoryDraft, WriteResult
 from .vector_mirror import VectorMirror
-from .writes import Actor, MemoryDraft, MemoryWriter, WriteResult
+from .writes import MemoryWriter
 
 
 class CandidateReview:
@@ -53,14 +54,14 @@ class CandidateReview:
         async def apply(candidate: dict[str, Any], actor: Actor) -> tuple[str, WriteResult | None, list[str]]:
             _not_a_contradiction(candidate)
             target = await self._active(target_id)
-            # The writer adds the evidence and sources to the target's (memory/writes.py _change).
+            # The target said again: the writer adds the evidence and sources to its own.
             draft = MemoryDraft(
                 importance=max(target.importance, candidate["importance"]),
                 confidence=max(target.confidence, candidate["confidence"]),
                 evidence=[Evidence.from_dict(e) for e in candidate["evidence"]],
                 source_message_ids=candidate["source_message_ids"],
             )
-            return "merged", await self.writer.edit(target.id, draft, actor), []
+            return "merged", await self.writer.merge_into(target.id, draft, actor), []
 
         return await self._decide(candidate_id, "merged", reviewer, apply)
 

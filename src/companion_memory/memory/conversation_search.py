@@ -1,7 +1,7 @@
 """conversation_search: the turns of past conversations that answer a query, in Letta's
 shape (a query, the roles, a time range, a conversation), most relevant first.
 
-It is recall's pipeline over the episodes alone (memory/recall.py: meaning, words and
+It is recall's pipeline over the episodes alone (memory/recall/: meaning, words and
 substrings, fused; reranked when a reranker is configured), as search runs it: nothing is
 counted as injected, and archived episodes are found by their meaning too. No relation
 expansion: a turn is returned because it matches, not because it sits beside one that does.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..domain.episode import Episode
 from ..store.episode_search import EpisodeScope
-from .recall import Recall
+from .recall.pipeline import Recall
 
 
 class ConversationSearch:

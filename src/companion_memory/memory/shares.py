@@ -20,12 +20,13 @@ from datetime import timedelta
 from typing import Any, Literal
 
 from ..clock import day_bounds, iso, local_date
+from ..domain.memory import is_live
 from ..errors import Conflict, ConstraintError, InvalidInput, NotFound, PermissionDenied
 from ..ports import Clock, Database, Statement
 from ..store.memories import MemoryStore
 from ..store.shares import OPEN_STATUSES, ShareStore
 from .config import MemoryConfig
-from .writes import Actor
+from .drafts import Actor
 
 SHARE_STATUSES = ("proposed", "approved", "rejected", "revoked")
 Decision = Literal["approve", "reject", "revoke"]
@@ -61,7 +62,7 @@ class Sharing:
             raise NotFound(f"memory {memory_id} not found")
         if memory.namespace == target:
             raise InvalidInput(f"memory {memory_id} is already in namespace {target!r}", code="same_namespace")
-        if memory.status != "active" or memory.version_status != "current":
+        if not is_live(memory):
             raise Conflict(
                 f"memory {memory_id} is {_death(memory.status, memory.version_status, memory.superseded_by)}: "
                 "only a live memory can be shared",

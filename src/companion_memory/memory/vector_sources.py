@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..domain.episode import EPISODE_KIND, Episode
-from ..domain.memory import Memory
+from ..domain.memory import Memory, is_live
 from ..domain.search_text import embedding_text
 from ..ports import Statement
 from ..store.episodes import EpisodeStore
@@ -81,7 +81,7 @@ def episode_metadata(episode: Episode) -> VectorMetadata:
 def is_indexed(memory: Memory) -> bool:
     """Only live rows belong in the index (a plan only while it is active); everything
     else is removed from it."""
-    return memory.status == "active" and memory.version_status == "current" and memory.plan_status in (None, "active")
+    return is_live(memory) and memory.plan_status in (None, "active")
 
 
 class MemoryRows:

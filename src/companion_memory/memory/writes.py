@@ -1,4 +1,6 @@
-"""The write paths: upsert by fact_key, create, supersede, edit, archive, delete.
+"""The write paths: upsert by fact_key, create, supersede, edit, merge into, archive,
+delete, close a plan, relate. What a draft makes of a memory is the merge rule's
+(memory/merge_rule.py); the drafts, actors and results are memory/drafts.py's.
 
 Each write changes the row, its audit event and its vector-outbox entry in one atomic
 batch, then asks the mirror to apply the outbox entry. The database is the truth; the
@@ -8,15 +10,12 @@ vector index catches up, now or on a retry.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 from ..clock import iso
-from ..domain.layers import on_write
-from ..domain.memory import Evidence, Memory
-from ..domain.private_spans import strip_private
-from ..domain.types import RELATIONS, normalise_fact_key, normalise_type
+from ..domain.memory import Memory
+from ..domain.types import RELATIONS
 from ..errors import Conflict, InvalidInput, NotFound, SensitiveContent
 from ..ports import Clock, ConstraintError, Database, Statement
 from ..store.candidates import CandidateStore
@@ -25,65 +24,11 @@ from ..store.memories import MemoryStore
 from ..store.outbox import OutboxOp, OutboxStore
 from .config import MemoryConfig
 from .contradictions import Contradictions
-from .moods import EMOTION_TAG_PREFIX, MOOD_LABELS, emotion_tags
-from .plan_dates import parse_valid_to, plan_status, valid_for
+from .drafts import Actor, MemoryDraft, WriteResult
+from .merge_rule import BOOKKEEPING, UPDATED, changes_of, new_memory, plan_notes, type_of, vector_relevant
+from .plan_dates import plan_status
 from .sensitive import refused_classes
 from .vector_mirror import VectorMirror
-
-
-@dataclass
-class MemoryDraft:
-    """What a writer says about a memory; None means "not given". The edges validate the
-    values; the draft only gives the fact_key its one spelling."""
-
-    content: str | None = None
-    type: str | None = None
-    fact_key: str | None = None
-    importance: float | None = None
-    confidence: float | None = None
-    tags: list[str] | None = None
-    pinned: bool | None = None
-    source: str | None = None
-    source_message_ids: list[str] | None = None
-    evidence: list[Evidence] | None = None
-    # Set when a person wrote this by hand; automatic writers leave it empty.
-    authored_by: str | None = None
-    # A plan's end: a date or time (valid_to), or a number of days from today (valid_days).
-    valid_to: str | None = None
-    valid_days: int | None = None
-    # The layer asked for (domain/layers.CHOSEN_LAYERS): 'instant' for what was just said.
-    layer: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.fact_key is not None:
-            self.fact_key = normalise_fact_key(self.fact_key)
-        # Whoever writes (REST, MCP, the dream, an import), a private span is never stored.
-        if self.content is not None:
-            self.content = strip_private(self.content)
-        if self.evidence is not None:
-            self.evidence = [Evidence(strip_private(e.quote), e.message_id) for e in self.evidence]
-
-
-@dataclass(frozen=True)
-class Actor:
-    """Who writes: a key profile, the dream, an import. Only the owner may change a
-    memory that a person wrote by hand."""
-
-    name: str
-    owner: bool = False
-
-
-@dataclass
-class WriteResult:
-    memory: Memory
-    action: str
-    created: bool = False
-    vector: str = "synced"
-    previous: Memory | None = None
-    old_status: str | None = None
-    notes: list[str] = field(default_factory=list)
-    # The vector the mirror has just made of the memory, if it made one.
-    embedding: Sequence[float] | None = field(default=None, repr=False)
 
 
 class MemoryWriter:
@@ -128,10 +73,11 @@ class MemoryWriter:
 
     async def create(self, namespace: str, draft: MemoryDraft, actor: Actor) -> WriteResult:
         self._check_content(draft, actor)
-        memory_type, notes = _type_of(draft, None)
-        now = iso(self.clock.now())
-        memory = self._new_memory(namespace, draft, memory_type, now, actor)
-        notes += self._plan_notes(memory_type, draft)
+        memory_type, notes = type_of(draft, None)
+        at = self.clock.now()
+        now = iso(at)
+        memory = new_memory(self.new_id(), namespace, draft, memory_type, who=actor.name, now=at, config=self.config)
+        notes += plan_notes(memory_type, draft)
         await self.db.batch(
             [
                 MemoryStore.insert(memory),
@@ -158,10 +104,13 @@ class MemoryWriter:
                 + "; only an active memory can be superseded",
                 code="not_active",
             )
-        now = iso(self.clock.now())
-        memory_type, notes = _type_of(draft, old.type)
-        new = self._new_memory(old.namespace, draft, memory_type, now, actor, inherit=old)
-        notes += self._plan_notes(new.type, draft)
+        at = self.clock.now()
+        now = iso(at)
+        memory_type, notes = type_of(draft, old.type)
+        new = new_memory(
+            self.new_id(), old.namespace, draft, memory_type, who=actor.name, now=at, config=self.config, inherit=old
+        )
+        notes += plan_notes(new.type, draft)
         await self._claim_fact_key(old.namespace, new.fact_key, old.id)
         # The old row leaves 'active' before the new one arrives: the one-live-row-per-fact
         # index sees them in this order inside the batch.
@@ -226,8 +175,9 @@ class MemoryWriter:
         return result
 
     async def edit(self, memory_id: str, draft: MemoryDraft, actor: Actor, *, status: str | None = None) -> WriteResult:
-        """Change fields in place (the panel's edit) by the rule of ``_change``; ``status``
-        moves a memory between active and archived."""
+        """Change fields in place (the panel's edit, a PATCH) by the merge rule, as an edit:
+        what it gives is what the memory now holds. ``status`` moves a memory between
+        active and archived."""
         memory = await self._existing(memory_id)
         self._guard_authored(memory, actor)
         if draft.content is not None:
@@ -237,6 +187,15 @@ class MemoryWriter:
                 f"cannot move memory from {memory.status} to {status} by editing", code="invalid_status_change"
             )
         return await self._change(memory, draft, actor, said_again=False, status=status)
+
+    async def merge_into(self, memory_id: str, draft: MemoryDraft, actor: Actor) -> WriteResult:
+        """The memory said again by another write (a candidate the review folds into it),
+        by the merge rule, as an upsert on its fact_key: what it brings is added."""
+        memory = await self._existing(memory_id)
+        self._guard_authored(memory, actor)
+        if draft.content is not None:
+            self._check_content(draft, actor)
+        return await self._change(memory, draft, actor, said_again=True)
 
     async def archive(self, memory_id: str, actor: Actor) -> WriteResult:
         memory = await self._existing(memory_id)
@@ -352,31 +311,6 @@ class MemoryWriter:
 
     # -- helpers ------------------------------------------------------------------
 
-    def _plan_changes(self, memory: Memory | None, memory_type: str, draft: MemoryDraft) -> dict[str, Any]:
-        """The plan columns of a memory of ``memory_type`` after this draft. A plan is
-        active from when it is written; a new end (valid_to or valid_days) makes a closed
-        plan active again, since it is a new commitment. Other types hold neither column."""
-        if memory_type != "plan":
-            return {"valid_to": None, "plan_status": None}
-        end = self._valid_to(draft)
-        if end is None and memory is not None and memory.type == "plan":
-            return {"valid_to": memory.valid_to, "plan_status": memory.plan_status}
-        return {"valid_to": end, "plan_status": "active"}
-
-    def _valid_to(self, draft: MemoryDraft) -> str | None:
-        time_zone = self.config.dream_time_zone
-        if draft.valid_to is not None:
-            return parse_valid_to(draft.valid_to, time_zone)
-        if draft.valid_days is not None:
-            return valid_for(draft.valid_days, self.clock.now(), time_zone)
-        return None
-
-    @staticmethod
-    def _plan_notes(memory_type: str, draft: MemoryDraft) -> list[str]:
-        if memory_type != "plan" and (draft.valid_to is not None or draft.valid_days is not None):
-            return [f"valid_to and valid_days are for plans; ignored for a {memory_type}"]
-        return []
-
     async def _claim_fact_key(self, namespace: str, fact_key: str | None, holder: str) -> None:
         """One live memory per fact_key: refuse to give ``holder`` a key another one holds."""
         if not fact_key:
@@ -385,96 +319,20 @@ class MemoryWriter:
         if clash is not None and clash.id != holder:
             raise Conflict(f"fact_key {fact_key!r} already belongs to memory {clash.id}", code="fact_key_taken")
 
-    def _layer_changes(
-        self, memory: Memory, changes: dict[str, Any], draft: MemoryDraft, actor: Actor, *, mentioned: bool
-    ) -> dict[str, Any]:
-        return on_write(
-            memory,
-            changes.get("type", memory.type),
-            changes.get("pinned", memory.pinned),
-            draft.layer,
-            iso(self.clock.now()),
-            self.config.layer_policy,
-            who=actor.name,
-            mentioned=mentioned,
-        )
-
-    def _new_memory(
-        self,
-        namespace: str,
-        draft: MemoryDraft,
-        memory_type: str,
-        now: str,
-        actor: Actor,
-        *,
-        inherit: Memory | None = None,
-    ) -> Memory:
-        """A fresh row from a draft; what the draft leaves out comes from ``inherit``
-        (the version being superseded) or the defaults. A new version stands where the
-        old one stood, as said again."""
-        base = inherit or Memory(
-            id="", namespace=namespace, type=memory_type, content="", created_at=now, updated_at=now
-        )
-        pinned = base.pinned if draft.pinned is None else draft.pinned
-        layer = {name: getattr(base, name) for name in ("layer", "layer_reason", "layer_at", "revivals")}
-        layer.update(on_write(inherit, memory_type, pinned, draft.layer, now, self.config.layer_policy, who=actor.name))
-        return Memory(
-            id=self.new_id(),
-            namespace=namespace,
-            type=memory_type,
-            content=draft.content.strip(),  # type: ignore[union-attr]
-            fact_key=draft.fact_key or base.fact_key,
-            importance=_or(draft.importance, base.importance),
-            confidence=_or(draft.confidence, base.confidence),
-            pinned=pinned,
-            tags=_clean_tags(base.tags if draft.tags is None else draft.tags),
-            source=draft.source or "api",
-            source_message_ids=draft.source_message_ids or [],
-            evidence=draft.evidence or [],
-            authored_by=draft.authored_by,
-            last_seen_at=now,
-            created_at=now,
-            updated_at=now,
-            **self._plan_changes(inherit, memory_type, draft),
-            **layer,
-        )
-
     async def _change(
         self, memory: Memory, draft: MemoryDraft, actor: Actor, *, said_again: bool, status: str | None = None
     ) -> WriteResult:
-        """The one rule by which a write changes a memory that exists, an edit's or an upsert's:
-
-        - a field the draft gives is set to it (strings trimmed, tags cleaned), a plan's end
-          as ``_plan_changes`` says;
-        - its type is set when it names a memory type; any other word leaves the type as it
-          is, and the answer's notes say so (``_type_of``);
-        - the evidence and source_message_ids it gives are added to the memory's, each quote
-          and id once: what backs a memory is never taken away by a write;
-        - the event is ``updated``, as the answer's action, naming the fields that changed.
-
-        ``said_again`` (an upsert on the memory's fact_key): the memory is seen once more,
-        which counts as a mention for its layer, even when nothing else changes."""
-        changes: dict[str, Any] = {}
-        notes: list[str] = []
-        if draft.type is not None:
-            changes["type"], notes = _type_of(draft, memory.type)
-        for name in ("content", "fact_key", "importance", "confidence", "pinned", "source", "authored_by"):
-            value = getattr(draft, name)
-            if value is not None:
-                changes[name] = value.strip() if isinstance(value, str) else value
-        if draft.tags is not None:
-            changes["tags"] = _clean_tags(draft.tags)
-        if draft.evidence is not None:
-            changes["evidence"] = _added_evidence(memory.evidence, draft.evidence)
-        if draft.source_message_ids is not None:
-            changes["source_message_ids"] = _union(memory.source_message_ids, draft.source_message_ids)
-        memory_type = changes.get("type", memory.type)
-        changes.update(self._plan_changes(memory, memory_type, draft))
-        notes += self._plan_notes(memory_type, draft)
-        changes.update(self._layer_changes(memory, changes, draft, actor, mentioned=said_again))
-        if status is not None:
-            changes["status"] = status
-        changes = {k: v for k, v in changes.items() if getattr(memory, k) != v}
+        """Change a memory that exists by the merge rule (memory/merge_rule.py): an edit,
+        or, ``said_again``, an upsert on its fact_key or a candidate merged into it."""
+        changes, notes = changes_of(
+            memory,
+            draft,
+            said_again=said_again,
+            who=actor.name,
+            now=self.clock.now(),
+            config=self.config,
+            status=status,
+        )
         if not changes and not said_again:
             return WriteResult(memory=memory, action="unchanged", notes=[*notes, "nothing to change"])
         if changes.get("status", memory.status) == "active" and ("fact_key" in changes or "status" in changes):
@@ -486,14 +344,19 @@ class MemoryWriter:
         statements = [
             MemoryStore.update(memory.id, changes),
             MemoryStore.event(
-                memory.namespace, memory.id, "updated", actor.name, {"fields": sorted(set(changes) - _BOOKKEEPING)}, now
+                memory.namespace,
+                memory.id,
+                UPDATED,
+                actor.name,
+                {"fields": sorted(set(changes) - BOOKKEEPING)},
+                now,
             ),
         ]
-        if _vector_relevant(changes):
+        if vector_relevant(changes):
             statements.append(OutboxStore.enqueue(memory.id, memory.namespace, "upsert", now))
         await self.db.batch(statements)
         updated = memory.replace(**changes)
-        result = await self._finish(updated, "updated", notes=notes)
+        result = await self._finish(updated, UPDATED, notes=notes)
         # New words are a new claim (the same words seen again are not); an archived memory claims nothing.
         claims = "content" in changes and updated.status == "active"
         return await self._flag_contradictions(result, actor) if claims else result
@@ -576,56 +439,3 @@ def closing(memory: Memory, status: str, actor: str, at: str) -> list[Statement]
         MemoryStore.event(memory.namespace, memory.id, f"plan_{status}", actor, {"valid_to": memory.valid_to}, at),
         OutboxStore.enqueue(memory.id, memory.namespace, "delete", at),
     ]
-
-
-# Columns a write keeps up to date by itself; an event's "fields" names what was changed.
-_BOOKKEEPING = frozenset({"seen_count", "last_seen_at", "updated_at", "layer_reason", "layer_at", "revivals"})
-
-
-def _type_of(draft: MemoryDraft, current: str | None) -> tuple[str, list[str]]:
-    """The type a write gives a memory whose type is ``current`` (None: a new memory). A word
-    that names no type is not an error, since agents and models write loosely: it leaves the
-    type as it is, a new memory's being 'note', and the notes say so."""
-    memory_type = normalise_type(draft.type)
-    if memory_type is not None:
-        return memory_type, []
-    if not draft.type:
-        return current or "note", []
-    if current is None:
-        return "note", [f"unknown type {draft.type!r} stored as 'note'"]
-    return current, [f"unknown type {draft.type!r} ignored; kept {current!r}"]
-
-
-def _or(value: float | None, default: float) -> float:
-    return default if value is None else value
-
-
-def _clean_tags(tags: list[str]) -> list[str]:
-    """Each tag once, trimmed; an emotion tag in the mood vocabulary's words (emotion:开心 →
-    emotion:happy), so a memory's feeling and the mood timeline speak the same labels."""
-    kept, unknown = emotion_tags(tag.strip() for tag in tags if tag.strip())
-    if unknown:
-        raise InvalidInput(
-            f"unknown emotion in {', '.join(unknown)}: use {EMOTION_TAG_PREFIX}<{'|'.join(MOOD_LABELS)}>",
-            code="invalid_emotion",
-        )
-    return kept
-
-
-def _union(first: list[str], second: list[str]) -> list[str]:
-    return list(dict.fromkeys([*first, *second]))
-
-
-def _added_evidence(first: list[Evidence], second: list[Evidence]) -> list[Evidence]:
-    """Each quote once, as it was first given."""
-    kept = list(first)
-    quotes = {e.quote for e in first}
-    for evidence in second:
-        if evidence.quote not in quotes:
-            quotes.add(evidence.quote)
-            kept.append(evidence)
-    return kept
-
-
-def _vector_relevant(changes: dict[str, Any]) -> bool:
-    return bool({"content", "type", "pinned", "status", "plan_status"} & changes.keys())

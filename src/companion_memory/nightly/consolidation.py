@@ -19,11 +19,12 @@ from datetime import datetime
 from typing import Any
 
 from ..clock import iso, parse_iso
-from ..domain.memory import Memory
+from ..domain.memory import Memory, is_live
 from ..errors import Conflict, NotFound
 from ..memory.config import MemoryConfig
+from ..memory.drafts import Actor, MemoryDraft
 from ..memory.vector_mirror import VectorMirror
-from ..memory.writes import Actor, MemoryDraft, MemoryWriter
+from ..memory.writes import MemoryWriter
 from ..ports import Clock, Database, InfrastructureError, Statement
 from ..store.consolidation import ConsolidationStore
 from ..store.memories import MemoryStore
@@ -163,7 +164,7 @@ class Consolidation:
         group = [
             m
             for m in await self.memories.get_many([memory.id, *scores])
-            if m.status == "active" and m.version_status == "current" and m.type == memory.type and not _untouchable(m)
+            if is_live(m) and m.type == memory.type and not _untouchable(m)
         ]
         if len(group) < 2:
             return []
@@ -334,32 +335,30 @@ class Consolidation:
 
     async def _unarchive(self, kept_id: str, contributions: list[dict[str, Any]], actor: Actor) -> list[str]:
         """Make the archived copies live again and take what they brought out of the kept one."""
+        quotes = {e["quote"] for contribution in contributions for e in contribution["evidence"]}
+        message_ids = {i for contribution in contributions for i in contribution["source_message_ids"]}
+        # Taken back as the merge gave it (an edit sets the evidence and sources it names),
+        # first: a kept memory this actor may not change refuses the undo before anything moves.
+        kept = await self.memories.get(kept_id)
+        taken = False
+        if kept is not None:
+            draft = MemoryDraft(
+                evidence=[e for e in kept.evidence if e.quote not in quotes],
+                source_message_ids=[i for i in kept.source_message_ids if i not in message_ids],
+            )
+            taken = (await self.writer.edit(kept.id, draft, actor)).action != "unchanged"
         changed: list[str] = []
-        quotes: set[str] = set()
-        message_ids: set[str] = set()
         for contribution in contributions:
             memory = await self.memories.get(contribution["id"])
             if memory is not None and memory.status == "archived":
                 await self.writer.edit(memory.id, MemoryDraft(), actor, status="active")
                 changed.append(memory.id)
-            quotes.update(e["quote"] for e in contribution["evidence"])
-            message_ids.update(contribution["source_message_ids"])
-        kept = await self.memories.get(kept_id)
-        if kept is None:
-            return changed
-        # Taken back as the merge gave it, beside the writer: a write only ever adds evidence.
-        taken_back = {
-            "evidence": [e for e in kept.evidence if e.quote not in quotes],
-            "source_message_ids": [i for i in kept.source_message_ids if i not in message_ids],
-        }
-        fields = sorted(name for name, value in taken_back.items() if value != getattr(kept, name))
-        if fields:
-            at = iso(self.clock.now())
-            await self.db.batch(
-                [
-                    MemoryStore.update(kept.id, {**taken_back, "updated_at": at}),
-                    MemoryStore.event(kept.namespace, kept.id, "updated", actor.name, {"fields": fields}, at),
-                ]
-            )
+        return [*changed, kept_id] if taken else changed
+        # Taken back as the merge gave it: an edit sets the evidence and sources it names.
+        taken_back = MemoryDraft(
+            evidence=[e for e in kept.evidence if e.quote not in quotes],
+            source_message_ids=[i for i in kept.source_message_ids if i not in message_ids],
+        )
+        if (await self.writer.edit(kept.id, taken_back, actor)).action != "unchanged":
             changed.append(kept.id)
         return changed

@@ -22,6 +22,7 @@ from ..domain.types import normalise_type
 from ..errors import ServiceError
 from ..memory.config import MemoryConfig
 from ..memory.contradictions import question
+from ..memory.drafts import Actor, MemoryDraft
 from ..memory.model_call import JobModel
 from ..memory.moods import normalise_mood, normalise_whose
 from ..memory.people.proposals import PersonProposals
@@ -29,7 +30,7 @@ from ..memory.people.registry import People
 from ..memory.plan_dates import has_passed
 from ..memory.sensitive import refused_classes
 from ..memory.vector_mirror import VectorMirror
-from ..memory.writes import Actor, MemoryDraft, MemoryWriter
+from ..memory.writes import MemoryWriter
 from ..ports import Clock, Database, InfrastructureError
 from ..store.candidates import CandidateStore
 from ..store.dream import DreamStore

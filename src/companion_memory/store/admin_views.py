@@ -6,13 +6,13 @@ from typing import Any, Literal
 
 from ..pacing import HeavyReads
 from ..ports import Database
-from .sql import from_json
+from .sql import from_json, live_sql
 
 Period = Literal["day", "week", "month"]
 
 _NODE = (
     "SELECT id, type, content, fact_key, importance, confidence, pinned, tags, recall_count, updated_at "
-    "FROM memories WHERE namespace = ? AND status = 'active' AND version_status = 'current'"
+    f"FROM memories WHERE namespace = ? AND {live_sql()}"
 )
 # Edges whose both ends are live; version history ('supersedes') points at dead rows and drops out.
 _EDGES = (

@@ -9,7 +9,7 @@ from ..domain.memory import Memory
 from ..ports import Database, Statement
 from .cursors import CursorStore
 from .memories import _SELECT, memories_from_rows
-from .sql import from_json
+from .sql import from_json, live_sql
 
 # Version history is not an association that fades, and an open contradiction waits for
 # the owner's decision however old it is.
@@ -24,7 +24,7 @@ class ConsolidationStore:
         """Live memories changed after ``updated_at`` (or at it, with an id after ``after_id``:
         an import writes many rows in one moment), oldest change first."""
         rows = await self.db.all(
-            f"{_SELECT} WHERE status = 'active' AND version_status = 'current' "
+            f"{_SELECT} WHERE {live_sql()} "
             "AND (updated_at > ? OR (updated_at = ? AND id > ?)) ORDER BY updated_at, id LIMIT ?",
             (updated_at, updated_at, after_id, limit),
         )
@@ -32,8 +32,7 @@ class ConsolidationStore:
 
     async def live_of_type(self, namespace: str, memory_type: str, limit: int) -> list[Memory]:
         rows = await self.db.all(
-            f"{_SELECT} WHERE namespace = ? AND type = ? AND status = 'active' AND version_status = 'current' "
-            "ORDER BY id LIMIT ?",
+            f"{_SELECT} WHERE namespace = ? AND type = ? AND {live_sql()} ORDER BY id LIMIT ?",
             (namespace, memory_type, limit),
         )
         return memories_from_rows(rows)

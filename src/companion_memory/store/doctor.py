@@ -7,10 +7,11 @@ from typing import Any
 
 from ..ports import Database, Statement
 from .pagination import decode_cursor, page_of
+from .sql import live_sql
 from .stored_values import TABLES as STORED_TABLES
 from .stored_values import StoredTable, problem_sql, time_sql
 
-_LIVE = "status = 'active' AND version_status = 'current'"
+_LIVE = live_sql()
 # Duplicate groups listed in the report; the rate counts them all.
 DUPLICATE_GROUPS_SHOWN = 10
 # FTS5's 'rebuild' command: the index made again from its content table (memories).

@@ -6,7 +6,7 @@ from ..domain.layers import PERMANENT_TYPES
 from ..domain.memory import Memory
 from ..ports import Database
 from .memories import _SELECT, memories_from_rows
-from .sql import placeholders
+from .sql import live_sql, placeholders
 
 _PERMANENT = f"(type IN ({placeholders(len(PERMANENT_TYPES))}) OR pinned = 1)"
 _LAST_USED = "MAX(created_at, COALESCE(last_seen_at, ''), COALESCE(last_injected_at, ''))"
@@ -24,7 +24,7 @@ class LayerStore:
         ones whose type or pinning no longer matches 'permanent'. domain/layers.py decides."""
         return memories_from_rows(
             await self.db.all(
-                f"{_SELECT} WHERE status = 'active' AND version_status = 'current' "
+                f"{_SELECT} WHERE {live_sql()} "
                 "AND COALESCE(plan_status, 'active') = 'active' AND ("
                 "(layer = 'instant' AND COALESCE(layer_at, created_at) < ?)"
                 f" OR (layer IN ('short', 'long') AND {_LAST_USED} < ?)"

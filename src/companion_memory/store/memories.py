@@ -11,7 +11,7 @@ from ..domain.search_text import search_document
 from ..ports import Database, Statement
 from .pagination import decode_cursor, page_of
 from .shares import visible_in
-from .sql import chunks, from_json, placeholders, read_stored_json, to_json
+from .sql import chunks, from_json, live_sql, placeholders, read_stored_json, to_json
 from .stored_values import readable
 from .text_search import MEMORY_TEXT, TextIndex
 
@@ -21,7 +21,7 @@ log = logging.getLogger("companion_memory.store")
 _COLUMNS = (*MEMORY_FIELDS, "search_text")
 _SELECT = "SELECT " + ", ".join(c for c in _COLUMNS if c != "search_text") + " FROM memories"
 # The rows the vector index holds (vector_sources.is_indexed): live, current, and a plan only while active.
-_INDEXED = "status = 'active' AND version_status = 'current' AND (plan_status IS NULL OR plan_status = 'active')"
+_INDEXED = f"{live_sql()} AND (plan_status IS NULL OR plan_status = 'active')"
 # Columns a service may change in place; id and namespace never change.
 _UPDATABLE = frozenset(_COLUMNS) - {"id", "namespace", "created_at", "search_text"}
 
@@ -30,7 +30,7 @@ def _live_where(namespace: str | Sequence[str], types: Sequence[str], shared: bo
     """The live memories ``r`` recall may see in the namespace(s), of these types."""
     names = (namespace,) if isinstance(namespace, str) else tuple(namespace)
     where, params = visible_in(names, shared=shared)
-    where += " AND r.status = 'active' AND r.version_status = 'current'"
+    where += f" AND {live_sql('r')}"
     if types:
         where += f" AND r.type IN ({placeholders(len(types))})"
     return where, (*params, *types)
@@ -120,7 +120,7 @@ class MemoryStore:
         and a dot (oldest first), those of ``ids``, and the best ``limit`` the full-text
         index finds by ``terms`` (see ``lexical_search``). Only the texts are read: no
         whole rows are decoded."""
-        live = "namespace = ? AND status = 'active' AND version_status = 'current'"
+        live = f"namespace = ? AND {live_sql()}"
         if exclude_types:
             live += f" AND type NOT IN ({placeholders(len(exclude_types))})"
         columns = "id, type, content, created_at"
@@ -280,9 +280,7 @@ class MemoryStore:
         return [r["id"] for r in rows]
 
     async def count_live(self) -> int:
-        row = await self.db.first(
-            "SELECT COUNT(*) AS n FROM memories WHERE status = 'active' AND version_status = 'current'"
-        )
+        row = await self.db.first(f"SELECT COUNT(*) AS n FROM memories WHERE {live_sql()}")
         return row["n"] if row else 0
 
     async def count_active_by_type(self, namespace: str) -> dict[str, int]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Literal
 
 from ..ports import Database
+from .sql import live_sql
 
 Table = Literal[
     "memories", "glossary", "people", "precious", "todos", "context_folds", "memory_shares", "episodes", "messages"
@@ -27,7 +28,7 @@ _HOME: dict[Table, str] = {
 _SEEN_IN: dict[Table, str] = {
     # What recall there sees: an approved share of a live memory (memory/shares.py).
     "memories": "SELECT s.target_namespace AS seen FROM memory_shares s JOIN memories m ON m.id = s.memory_id "
-    "WHERE s.memory_id = ? AND s.status = 'approved' AND m.status = 'active' AND m.version_status = 'current'",
+    f"WHERE s.memory_id = ? AND s.status = 'approved' AND {live_sql('m')}",
     "memory_shares": "SELECT target_namespace AS seen FROM memory_shares WHERE id = ?",
 }
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..ports import Database, SqlValue, Statement
-from .sql import placeholders
+from .sql import live_sql, placeholders
 
 SHARE_COLUMNS = (
     "id",
@@ -100,7 +100,7 @@ class ShareStore:
             "SELECT s.id AS id, s.memory_id AS memory_id, s.target_namespace AS target_namespace "
             "FROM memory_shares s JOIN memories m ON m.id = s.memory_id "
             f"WHERE s.status = 'approved' AND s.target_namespace IN ({placeholders(len(namespaces))}) "
-            "AND m.status = 'active' AND m.version_status = 'current' ORDER BY s.decided_at DESC LIMIT ?",
+            f"AND {live_sql('m')} ORDER BY s.decided_at DESC LIMIT ?",
             (*namespaces, limit),
         )
         return rows
@@ -113,7 +113,7 @@ class ShareStore:
             "SELECT s.id AS id, m.id AS memory, m.status AS status, m.version_status AS version_status, "
             "m.superseded_by AS superseded_by FROM memory_shares s LEFT JOIN memories m ON m.id = s.memory_id "
             "WHERE s.status IN ('proposed', 'approved') "
-            f"AND (m.id IS NULL OR m.status <> 'active' OR m.version_status <> 'current') {only}LIMIT ?",
+            f"AND (m.id IS NULL OR NOT ({live_sql('m')})) {only}LIMIT ?",
             (*params, limit),
         )
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar
 
 from ..domain.json_value import dumps, json_problem
+from ..domain.memory import LIVE
 from ..errors import InvalidInput
 from ..ports import MAX_BOUND_PARAMETERS
 
@@ -21,6 +22,13 @@ def chunks(items: Sequence[T], size: int = MAX_BOUND_PARAMETERS - 10) -> Iterato
 
 def placeholders(count: int) -> str:
     return ", ".join("?" * count)
+
+
+def live_sql(row: str = "") -> str:
+    """The live-memory predicate (domain/memory.LIVE) as SQL, over the columns of the
+    memories row aliased ``row`` (none: the table's own)."""
+    prefix = f"{row}." if row else ""
+    return " AND ".join(f"{prefix}{column} = '{value}'" for column, value in LIVE.items())
 
 
 def to_json(value: Any, *, what: str = "value") -> str:

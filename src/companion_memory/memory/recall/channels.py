@@ -1,0 +1,182 @@
+"""The channels that find recall's candidates: the vector index (meaning), the full-text
+index (words) and the substring index (fragments no word matches). Each asks the memories
+and the episodes, and merges what both answer by the same measure (cosine, bm25)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import operator
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ...domain.episode import EPISODE_KIND, Episode
+from ...domain.memory import Memory
+from ...domain.search_text import embedding_text, query_terms, substring_needles
+from ...ports import ModelError, VectorFilterValue, VectorIndexError
+from ...store.episode_search import EpisodeSearch
+from ...store.episodes import EpisodeStore
+from ...store.memories import MemoryStore
+from ..config import MemoryConfig
+from ..vector_mirror import MEMORY_FILTER, VectorMirror
+from .hits import RecallMeta
+from .reach import Asked
+
+
+@dataclass
+class WordFound:
+    """What the word channels found: ids best first per channel, and their rows."""
+
+    ranked: dict[str, list[str]]
+    rows: dict[str, Memory]
+    episodes: dict[str, Episode]
+
+
+@dataclass
+class VectorFound:
+    """What the vector channel found: id → cosine, best first, which of them are
+    episodes, and the query's vector (None when the channel is down)."""
+
+    scores: dict[str, float]
+    episodes: set[str]
+    vector: list[float] | None
+
+
+class Channels:
+    def __init__(
+        self,
+        mirror: VectorMirror,
+        memories: MemoryStore,
+        episodes: EpisodeStore,
+        episode_search: EpisodeSearch,
+        config: MemoryConfig,
+    ) -> None:
+        self.mirror = mirror
+        self.memories = memories
+        self.episodes = episodes
+        self.episode_search = episode_search
+        self.top_k = config.memory_top_k
+
+    async def vector(self, text: str, asked: Asked, meta: RecallMeta) -> VectorFound:
+        """id → cosine similarity, best first, of the memories and the episodes (one query
+        each, by ``kind``), and the query's vector; nothing (and a note) when the channel
+        is down. Shared memories are scored one by one and ranked with the namespaces' own."""
+        problem = await self.mirror.mismatch()
+        if problem:
+            meta.notes.append(f"vector search off: {problem}; lexical results only")
+            return VectorFound({}, set(), None)
+        reach, top_k = asked.reach, self.top_k
+        names = reach.namespaces
+        namespace: VectorFilterValue = names[0] if len(names) == 1 else {"$in": list(names)}
+        filters: list[dict[str, VectorFilterValue]] = []
+        if asked.memories:
+            where: dict[str, VectorFilterValue] = {"namespace": namespace, "status": "active", **MEMORY_FILTER}
+            if asked.types:
+                where["type"] = {"$in": list(asked.types)}
+            filters.append(where)
+        if asked.episodes is not None:
+            # No more: the rest of the episodes' scope has no metadata index; the row decides.
+            filters.append({"namespace": namespace, "kind": EPISODE_KIND})
+        vectors = self.mirror.vectors
+        try:
+            vector = (await self.mirror.embedder.embed([embedding_text(text)], kind="query"))[0]
+            answers = await asyncio.gather(*(vectors.query(vector, top_k=top_k, filter=f) for f in filters))
+            # The index may lag behind the row (type, status): the pool's row check decides.
+            shared = await vectors.get(list(reach.shared)) if reach.shared and asked.memories else []
+        except (ModelError, VectorIndexError) as error:  # recall still answers from the words alone
+            meta.notes.append(f"vector search unavailable ({type(error).__name__}: {error}); lexical results only")
+            return VectorFound({}, set(), None)
+        scores = {m.id: m.score for answer in answers for m in answer} | {
+            r.id: cosine(vector, r.values) for r in shared
+        }
+        told_apart = {m.id for m in answers[-1]} if asked.episodes is not None else set()
+        best = sorted(scores, key=scores.__getitem__, reverse=True)[:top_k]
+        return VectorFound({id_: scores[id_] for id_ in best}, told_apart & set(best), vector)
+
+    async def words(self, text: str, said: str, asked: Asked) -> WordFound:
+        """The word channels, and the rows of what they found: this needs only the
+        query's words, so it is done while the query is embedded. Each channel merges
+        the memories and the episodes it finds by bm25, which scores both alike."""
+        (lexical, lexical_told), (substring, substring_told) = await asyncio.gather(
+            self._lexical(text, asked), self._substring(said, asked)
+        )
+        memory_ids = [i for i in dict.fromkeys(lexical + substring) if i not in lexical_told | substring_told]
+        episode_ids = list(lexical_told | substring_told)
+        memory_rows, episode_rows = await asyncio.gather(
+            self.memories.get_many(memory_ids), self.episodes.get_many(episode_ids)
+        )
+        return WordFound(
+            {"lexical": lexical, "substring": substring},
+            {m.id: m for m in memory_rows},
+            {e.id: e for e in episode_rows},
+        )
+
+    async def _lexical(self, text: str, asked: Asked) -> tuple[list[str], set[str]]:
+        """Ids best first, and which of them are episodes."""
+        terms = query_terms(text)
+        if not terms:
+            return [], set()
+        reach, limit = asked.reach, self.top_k
+        memories, episodes = await asyncio.gather(
+            self.memories.lexical_search(
+                reach.namespaces, terms, types=asked.types, limit=limit, shared=bool(reach.shared)
+            )
+            if asked.memories
+            else _none(),
+            self.episode_search.lexical_search(asked.episodes, terms, limit=limit)
+            if asked.episodes is not None
+            else _none(),
+        )
+        return _merged(memories, episodes, limit)
+
+    async def _substring(self, text: str, asked: Asked) -> tuple[list[str], set[str]]:
+        """Memories and episodes holding a fragment of the query that their word index
+        cannot match, one with a term no row of theirs has (in any namespace: an index
+        keeps one vocabulary)."""
+        needles = substring_needles(text)
+        if not needles:
+            return [], set()
+        reach, limit = asked.reach, self.top_k
+
+        async def memories() -> list[tuple[str, float]]:
+            unmatched = await self.memories.text.unmatched(needles) if asked.memories else []
+            if not unmatched:
+                return []
+            return await self.memories.substring_search(
+                reach.namespaces, unmatched, types=asked.types, limit=limit, shared=bool(reach.shared)
+            )
+
+        async def episodes() -> list[tuple[str, float]]:
+            if asked.episodes is None:
+                return []
+            unmatched = await self.episode_search.text.unmatched(needles)
+            return (
+                await self.episode_search.substring_search(asked.episodes, unmatched, limit=limit) if unmatched else []
+            )
+
+        found = await asyncio.gather(memories(), episodes())
+        return _merged(*found, limit)
+
+
+async def no_vector() -> VectorFound:
+    """The vector channel's answer when it is not asked (answers from the words alone)."""
+    return VectorFound({}, set(), None)
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    # Embedders and indexes hold unit vectors, so the dot product is the cosine.
+    return math.fsum(map(operator.mul, a, b))
+
+
+async def _none() -> list[tuple[str, float]]:
+    return []
+
+
+def _merged(
+    memories: list[tuple[str, float]], episodes: list[tuple[str, float]], limit: int
+) -> tuple[list[str], set[str]]:
+    """One channel's memories and episodes (each (id, bm25), best first) in one ranking,
+    the best ``limit``, and which of them are episodes. bm25 is lower for a better match;
+    at the same score the memory comes first."""
+    ranked = sorted([*((r, 0, i) for i, r in memories), *((r, 1, i) for i, r in episodes)])[:limit]
+    return [i for _, _, i in ranked], {i for _, kind, i in ranked if kind}
