@@ -12,6 +12,8 @@ Printed per engine:
   figures below added to that;
 - query alone, one thread: each question cut and embedded on its own (p50 / p95 ms, and
   the thread's CPU time p50, which a busy machine changes less);
+- query asked: each question through ``BundledEmbedder`` on its own, as one recall asks
+  it (its queue, threads and ``EMBEDDER_BATCH_WINDOW_MS``; the query cache off), p50 / p95 ms;
 - passages on one thread by batch size: turns of like length together (a sort, then
   batches of N), per second;
 - passages per second through the embedder, every core (``BundledEmbedder``: a reindex's
@@ -126,7 +128,18 @@ def onnx_child(models: Path, turns: list[str], questions: list[str], batches: li
         for start in range(0, len(cuts), size):
             engine.encode([ids for ids, _ in cuts[start : start + size]])
         figures["batches"][size] = len(cuts) / (time.perf_counter() - started)
-    embedder = BundledEmbedder(engine, Settings())
+    embedder = BundledEmbedder(engine, Settings(EMBEDDER_QUERY_CACHE_SECONDS=0))
+
+    async def asked_alone() -> list[float]:
+        """Each question through the embedder on its own, as one recall asks it."""
+        times = []
+        for question in questions:
+            started = time.perf_counter()
+            await embedder.embed([question], kind="query")
+            times.append(1000 * (time.perf_counter() - started))
+        return times
+
+    figures["asked"] = asyncio.run(asked_alone())
 
     async def everything() -> None:
         for start in range(0, len(turns), CALL):
@@ -193,6 +206,7 @@ def main(args: argparse.Namespace) -> None:
     print(f"LoCoMo: {len(questions)} questions, {len(turns)} turns; {os.cpu_count()} CPUs")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     header = f"{'engine':<8}{'first s':>8}{'later s':>8}{'RSS +MB':>8}{'+run':>6}{'query p50/p95 ms':>18}{'CPU p50':>8}"
+    header += f"{'asked p50/p95':>15}"
     header += "".join(f"{f'b={b}/s':>8}" for b in args.batches) + f"{'all cores/s':>12}{'tokens':>7}"
     print(header)
     for name in args.engines:
@@ -222,6 +236,8 @@ def main(args: argparse.Namespace) -> None:
         line += f"{r['rss_after'] - r['rss_loaded']:>6.0f}"
         line += f"{percentile(r['query'], 0.5):>10.2f} / {percentile(r['query'], 0.95):>5.2f}"
         line += f"{percentile(r['query_cpu'], 0.5):>8.2f}"
+        asked = r.get("asked")
+        line += f"{percentile(asked, 0.5):>7.2f} / {percentile(asked, 0.95):>5.2f}" if asked else f"{'-':>15}"
         line += "".join(f"{r['batches'][str(b)]:>8.0f}" for b in args.batches)
         line += f"{r['passages']:>12.0f}{r['tokens']:>7.1f}"
         print(line, flush=True)

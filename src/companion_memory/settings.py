@@ -82,8 +82,11 @@ class Settings(BaseModel):
     EMBEDDER_MODEL_DIR: str = ""
     # Query embeddings that arrive within this many milliseconds of each other share one
     # engine call (0: only those already waiting do); one query text's vector is reused
-    # for this many seconds (0: never).
-    EMBEDDER_BATCH_WINDOW_MS: float = Field(2.0, ge=0, le=100)
+    # for this many seconds (0: never). 0 by default: an int8 query takes a few ms, so the
+    # queries that come while one runs wait for it and go together anyway, and a window
+    # only made a lone query wait for company (2 ms was chosen for a 25 ms engine;
+    # bench/embedder_speed.py's "asked" column is a question through the embedder).
+    EMBEDDER_BATCH_WINDOW_MS: float = Field(0.0, ge=0, le=100)
     EMBEDDER_QUERY_CACHE_SECONDS: float = Field(60.0, ge=0, le=86_400)
 
     # Recall and dream.
