@@ -25,6 +25,7 @@ with the turn it answers, a question with the turn that answered it.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -59,6 +60,9 @@ NEIGHBOUR_SHOWN_CHARS = 200
 # A turn this short (in tokens) is a reply that needs the turn it answers.
 SHORT_TURN_TOKENS = 16
 # Who said it, as the label says it (after "by") and as a sentence starts with it.
+# The sections of the block that do not depend on the message, by name.
+Standing = dict[str, list[str]]
+
 _BY = {"user": "you", "assistant": "me", "system": "the system", "tool": "a tool"}
 _SUBJECT = {"user": "you", "assistant": "I", "system": "the system", "tool": "a tool"}
 _QUESTION_ENDS = ("?", "？")
@@ -199,8 +203,9 @@ class ContextAssembler:
         self.ladder = ladder
         self.memories = MemoryStore(db)
 
-    async def for_turn(self, namespace: str, result: RecallResult) -> Assembled:
-        """The block for one chat turn: what recall found, and the rest of the context."""
+    async def for_turn(self, namespace: str, result: RecallResult, standing: Standing | None = None) -> Assembled:
+        """The block for one chat turn: what recall found, and the rest of the context
+        (``standing``, when the caller read it beside recall)."""
         own = [h for h in result.hits if not h.share_id]
         shared = [h for h in result.hits if h.share_id]
         shown = frozenset(h.memory.id for h in result.hits)
@@ -209,7 +214,7 @@ class ContextAssembler:
             {
                 "remember": [*remember, *glossary_lines(result.glossary_hits)],
                 "shared": [hit_line(n, h, self.time_zone) for n, h in enumerate(shared, start=1)],
-                **await self._standing(namespace),
+                **(standing if standing is not None else await self.standing(namespace)),
             },
             self.budget,
         )
@@ -224,17 +229,19 @@ class ContextAssembler:
             {
                 "remember": [memory_line(m, self.time_zone) for m in permanent],
                 "shared": [f"{memory_line(m, self.time_zone)} (shared from {m.namespace})" for m in shared],
-                **await self._standing(namespace),
+                **await self.standing(namespace),
             },
             self.budget,
         )
 
-    async def _standing(self, namespace: str) -> dict[str, list[str]]:
+    async def standing(self, namespace: str) -> Standing:
         """The sections that do not depend on the message: plans, todos and impressions."""
-        plans = await self.plans.upcoming(namespace, PLANS_SHOWN)
-        todos = await self.todos.listed(namespace, "open", TODOS_SHOWN)
+        plans, todos, ladder = await asyncio.gather(
+            self.plans.upcoming(namespace, PLANS_SHOWN),
+            self.todos.listed(namespace, "open", TODOS_SHOWN),
+            self.ladder.read(namespace),
+        )
         today = self.todos.today()
-        ladder = await self.ladder.read(namespace)
         return {
             "doing": [memory_line(p, self.time_zone) for p in plans]
             + [f"- [her todo] {todo_text(t, today)}" for t in todos],

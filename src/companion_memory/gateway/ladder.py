@@ -4,6 +4,7 @@ through recall and is never embedded."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -68,7 +69,9 @@ class Ladder:
 
     async def read(self, namespace: str) -> LadderRead:
         yesterday = local_date(self.clock.now(), self.time_zone) - timedelta(days=1)
-        daily = await self.logs.daily(namespace, yesterday.isoformat())
-        weekly = await self.logs.newest_weekly(namespace)
-        monthly = await self.logs.newest_monthly(namespace)
+        daily, weekly, monthly = await asyncio.gather(
+            self.logs.daily(namespace, yesterday.isoformat()),
+            self.logs.newest_weekly(namespace),
+            self.logs.newest_monthly(namespace),
+        )
         return LadderRead(impressions_ladder(daily, weekly, monthly, self.max_chars), daily, weekly, monthly)

@@ -7,6 +7,7 @@ still keeps what the user said.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -99,8 +100,12 @@ class ChatGateway:
         # The conversation as sent is in the prompt already: none of its turns is injected again.
         in_prompt = [message_text(m) for m in body["messages"]]
         try:
-            result = await self.recall.run(query, namespace=NAMESPACE, account=True, in_prompt=in_prompt)
-            return (await self.context.for_turn(NAMESPACE, result)).text, result.query_vector
+            # The context's standing sections do not wait for recall: they need no query.
+            result, standing = await asyncio.gather(
+                self.recall.run(query, namespace=NAMESPACE, account=True, in_prompt=in_prompt),
+                self.context.standing(NAMESPACE),
+            )
+            return (await self.context.for_turn(NAMESPACE, result, standing)).text, result.query_vector
         except Exception:  # broad on purpose: memory must never cost the user their answer
             log.exception("recall failed; answering without memories")
             return "", None

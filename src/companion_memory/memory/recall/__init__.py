@@ -12,7 +12,7 @@ memories, and instant ones past their waking hours, rest (domain/layers.py): sea
 finds them, recall does not, except an asleep instant memory that the query names.
 Recall (not search) records what it injected, which revives an instant memory.
 
-A query that names a person (memory/people/names.py) is searched under her other names too,
+A query that names a person (memory/people/names.py) is searched under their other names too,
 so "my sister", "Ana" and "安娜" find the same memories.
 
 Recall in a namespace also sees the memories approved-shared into it (memory/shares.py),

@@ -10,6 +10,7 @@ from datetime import timedelta
 from typing import Any
 
 from ...clock import iso
+from ...domain.person import Person
 from ...domain.search_text import mentions
 from ...ports import Clock, Database, Reranker
 from ...store.episode_search import EpisodeScope, EpisodeSearch
@@ -86,16 +87,24 @@ class Recall:
         floor = self.config.recall_min_score if min_score is None else min_score
         meta = RecallMeta(k=k, min_score=floor)
         text = query.strip()[:_MAX_QUERY_CHARS]
-        glossary_hits = await self._glossary_hits(namespace, text) if text else []
         if not text:
             meta.notes.append("empty query")
-            return RecallResult([], glossary_hits, meta)
-
+            return RecallResult([], [], meta)
+        names = tuple(dict.fromkeys((namespace, *namespaces)))
+        # What the query's words do not depend on is read side by side: each read is a
+        # round trip (on D1, a hop across the network) that need not wait for the others.
+        terms, people, shares, precious = await asyncio.gather(
+            GlossaryStore(self.db).entries(namespace),
+            PersonStore(self.db).active(namespace),
+            ShareStore(self.db).approved_into(names, SHARED_READ),
+            PreciousStore(self.db).newest_contents(namespace, PRECIOUS_CHECKED),
+        )
+        glossary_hits = _glossary_hits(terms, text)
+        reach = Reach(names, {s["memory_id"]: s["id"] for s in shares})
         # The substring channel keeps the query as said: a nickname no memory holds would
-        # send every recall that names her through the trigram scan.
+        # send every recall that names them through the trigram scan.
         said = text
-        text, person_names = await self._with_other_names(namespace, text, meta)
-        reach = await self._reach((namespace, *namespaces))
+        text, person_names = _with_other_names(people, text, meta)
         scope = None if episodes is None or types else dataclasses.replace(episodes, namespaces=reach.namespaces)
         asked = Asked(reach, types, scope, memories, InPrompt(in_prompt), now, self.config.dream_time_zone)
         found, words = await asyncio.gather(
@@ -114,7 +123,6 @@ class Recall:
             await rerank_pool(self.reranker, self.config, text, pool, meta)
         else:
             meta.reranker = "skipped"
-        precious = await PreciousStore(self.db).newest_contents(namespace, PRECIOUS_CHECKED)
         window = timedelta(minutes=self.config.memory_inject_decay_window_min)
         gated = gate(pool, precious, floor, meta, now, window)
         kept, meta.evidence = without_evidence([(h.memory, h.episode is not None) for h in gated], k)
@@ -127,27 +135,23 @@ class Recall:
             await self.db.batch(injected(hits, iso(now), policy))
         return RecallResult(hits, glossary_hits, meta, found.vector if text == query.strip() else None)
 
-    async def _with_other_names(self, namespace: str, text: str, meta: RecallMeta) -> tuple[str, list[str]]:
-        """The query with the other names of the people it names (asked about "my sister",
-        recall also looks for "Ana" and "安娜", memory/people/names.py), and all their names."""
-        people = await PersonStore(self.db).active(namespace)
-        extra = other_names(people, text)
-        if not extra:
-            return text, []
-        meta.notes.append(f"people named: also searched as {', '.join(extra)}")
-        return f"{text}\n{' '.join(extra)}", [name_key(n) for p in named_in(people, text) for n in p.names]
 
-    async def _reach(self, namespaces: Sequence[str]) -> Reach:
-        names = tuple(dict.fromkeys(namespaces))
-        shares = await ShareStore(self.db).approved_into(names, SHARED_READ)
-        return Reach(names, {s["memory_id"]: s["id"] for s in shares})
+def _with_other_names(people: Sequence[Person], text: str, meta: RecallMeta) -> tuple[str, list[str]]:
+    """The query with the other names of the people it names (asked about "my sister",
+    recall also looks for "Ana" and "安娜", memory/people/names.py), and all their names."""
+    extra = other_names(people, text)
+    if not extra:
+        return text, []
+    meta.notes.append(f"people named: also searched as {', '.join(extra)}")
+    return f"{text}\n{' '.join(extra)}", [name_key(n) for p in named_in(people, text) for n in p.names]
 
-    async def _glossary_hits(self, namespace: str, text: str) -> list[dict[str, Any]]:
-        lowered = text.lower()
-        found = []
-        for entry in await GlossaryStore(self.db).entries(namespace):
-            names = [entry["term"], *entry["aliases"]]
-            matched = [n for n in names if len(n) >= 2 and mentions(lowered, n.lower())]
-            if matched:
-                found.append({**entry, "matched": matched[0]})
-        return found
+
+def _glossary_hits(entries: Sequence[dict[str, Any]], text: str) -> list[dict[str, Any]]:
+    lowered = text.lower()
+    found = []
+    for entry in entries:
+        names = [entry["term"], *entry["aliases"]]
+        matched = [n for n in names if len(n) >= 2 and mentions(lowered, n.lower())]
+        if matched:
+            found.append({**entry, "matched": matched[0]})
+    return found

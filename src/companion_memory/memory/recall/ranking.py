@@ -3,6 +3,7 @@ the pool reranked when a reranker is configured."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 from ...domain.search_text import normalised
@@ -71,8 +72,12 @@ class Fusion:
         rows, told = dict(words.rows), dict(words.episodes)
         missing = [id_ for id_ in ranked if id_ not in rows and id_ not in told]
         vector_told = [id_ for id_ in missing if id_ in found.episodes]
-        rows |= {m.id: m for m in await self.memories.get_many([i for i in missing if i not in found.episodes])}
-        told |= {e.id: e for e in await self.episodes.get_many(vector_told)}
+        more_rows, more_told = await asyncio.gather(
+            self.memories.get_many([i for i in missing if i not in found.episodes]),
+            self.episodes.get_many(vector_told),
+        )
+        rows |= {m.id: m for m in more_rows}
+        told |= {e.id: e for e in more_told}
         pool: list[Hit] = []
         seen_text: dict[str, Hit] = {}
         for id_ in ranked:

@@ -3,6 +3,7 @@ episode's neighbouring turns), and ``contradicts`` edges, which hold the older c
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -45,12 +46,15 @@ class Related:
             if share > lent.get(there, (0.0, ""))[0]:
                 lent[there] = (share, here)
 
-        for edge in await self._touching([i for i, h in by_id.items() if h.episode is None]):
+        told = [h.episode for h in pool if h.episode is not None]
+        edges, around = await asyncio.gather(
+            self._touching([i for i, h in by_id.items() if h.episode is None]),
+            self.episodes.adjacent(told),
+        )
+        for edge in edges:
             for here, there in ((edge["source_id"], edge["target_id"]), (edge["target_id"], edge["source_id"])):
                 if here in by_id and edge["relation"] != "contradicts":
                     lend(here, there, float(edge["weight"]))
-        told = [h.episode for h in pool if h.episode is not None]
-        around = await self.episodes.adjacent(told) if told else []
         for hit in pool:
             if hit.episode is not None:
                 hit.thread = [e for e in adjacent_to(hit.episode, around) if asked.admits(e)]
