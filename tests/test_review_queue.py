@@ -95,9 +95,7 @@ async def test_delete_candidate_archives_its_target(client: httpx.AsyncClient, r
 
 async def test_merge_and_supersede_into_a_chosen_target(client: httpx.AsyncClient, runtime: Runtime) -> None:
     target = await memory(client, "cat", "Her cat is called Mochi", importance=0.4, confidence=0.6)
-    cid = await candidate(
-        runtime, "Mochi the cat", importance=0.9, confidence=0.5, evidence=[Evidence("my cat Mochi")]
-    )
+    cid = await candidate(runtime, "Mochi the cat", importance=0.9, confidence=0.5, evidence=[Evidence("my cat Mochi")])
     merged = await client.post(f"/v1/candidates/{cid}/merge", json={"target_id": target["id"]}, headers=auth())
     assert merged.status_code == 200, merged.text
     memory_after = merged.json()["memory"]

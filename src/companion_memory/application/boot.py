@@ -98,7 +98,9 @@ async def boot(runtime: Runtime, principal: Principal, scope: Scope) -> BootPack
         package["today_messages"] = [
             {**m, "content": mask_sensitive(m["content"])[0]} for m in package["today_messages"]
         ]
-    return BootPackage.model_validate({**package, "companion_name": runtime.settings.COMPANION_NAME})
+    return BootPackage.model_validate(
+        {**package, "companion_name": runtime.settings.COMPANION_NAME}, from_attributes=True
+    )
 
 
 @use_case("diary.get", MEMORY_READ)
