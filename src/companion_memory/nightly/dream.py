@@ -19,6 +19,7 @@ from typing import Any
 from ..clock import day_bounds, iso, local_date
 from ..domain.candidate import Candidate
 from ..domain.memory import Evidence, Memory
+from ..domain.mood import Mood
 from ..domain.search_text import normalised
 from ..domain.types import normalise_type
 from ..errors import InvalidInput, ServiceError
@@ -302,7 +303,7 @@ class Dream:
 
     def _mood(
         self, namespace: str, batch: list[dict[str, Any]], mood: ExtractedMood, report: dict[str, Any]
-    ) -> dict[str, Any] | None:
+    ) -> Mood | None:
         """A timeline entry, felt when the first quoted message was said; None for a mood the
         vocabulary does not know, or one that fails the evidence or sensitive-data check."""
         label, whose = normalise_mood(mood.label), normalise_whose(mood.whose)
