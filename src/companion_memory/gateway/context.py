@@ -219,7 +219,7 @@ class ContextAssembler:
         permanent, _ = await self.memories.page(namespace, layers=("permanent",), limit=PERMANENT_SHOWN)
         permanent.sort(key=lambda m: m.importance, reverse=True)
         approved = await ShareStore(self.db).approved_into([namespace], SHARED_SHOWN)
-        shared = await self.memories.get_many([s["memory_id"] for s in approved])
+        shared = await self.memories.get_many([s.memory_id for s in approved])
         return assemble(
             {
                 "remember": [memory_line(m, self.time_zone) for m in permanent],

@@ -388,7 +388,7 @@ class Recall:
     async def _reach(self, namespaces: Sequence[str]) -> Reach:
         names = tuple(dict.fromkeys(namespaces))
         shares = await ShareStore(self.db).approved_into(names, SHARED_READ)
-        return Reach(names, {s["memory_id"]: s["id"] for s in shares})
+        return Reach(names, {s.memory_id: s.id for s in shares})
 
     async def _vector_channel(self, text: str, asked: _Asked, meta: RecallMeta) -> _VectorFound:
         """id → cosine similarity, best first, of the memories and the episodes (one query
