@@ -232,7 +232,7 @@ class RecallAnswer(BaseModel):
             meta.context = ContextBlock.of(prompt).sections
         return cls(
             hits=[HitRecord.of(h, time_zone) for h in result.hits],
-            glossary_hits=[GlossaryHit.model_validate(g) for g in result.glossary_hits],
+            glossary_hits=[GlossaryHit.model_validate(g, from_attributes=True) for g in result.glossary_hits],
             prompt=None if prompt is None else prompt.text,
             meta=meta,
         )

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ..clock import local_date, parse_iso
 from ..domain.episode import Episode
+from ..domain.glossary import Term
 from ..domain.memory import Memory
 from ..domain.tokens import text_tokens
 from ..memory.plans import Plans
@@ -175,14 +175,14 @@ def stored_day(stamp: str, time_zone: str) -> str:
         return stamp[:10]
 
 
-def glossary_lines(entries: Sequence[Mapping[str, Any]]) -> list[str]:
+def glossary_lines(entries: Sequence[Term]) -> list[str]:
     if not entries:
         return []
     lines = ["Glossary (the user's own words):"]
     for entry in entries:
-        aliases = f" (also: {', '.join(entry['aliases'])})" if entry["aliases"] else ""
-        definition = f": {entry['definition']}" if entry["definition"] else ""
-        lines.append(f"- {entry['term']}{aliases}{definition}")
+        aliases = f" (also: {', '.join(entry.aliases)})" if entry.aliases else ""
+        definition = f": {entry.definition}" if entry.definition else ""
+        lines.append(f"- {entry.term}{aliases}{definition}")
     return lines
 
 

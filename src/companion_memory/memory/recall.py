@@ -41,6 +41,7 @@ from typing import Any
 
 from ..clock import iso, parse_iso
 from ..domain.episode import EPISODE_KIND, Episode
+from ..domain.glossary import MentionedTerm
 from ..domain.layers import REVIVE_RELEVANCE, instant_phase, revived
 from ..domain.memory import Memory
 from ..domain.search_text import (
@@ -212,7 +213,7 @@ class _Asked:
 @dataclass
 class RecallResult:
     hits: list[Hit]
-    glossary_hits: list[dict[str, Any]]
+    glossary_hits: list[MentionedTerm]
     meta: RecallMeta
     # The vector channel's embedding of the query as given (``embedding_text`` of it, in
     # query mode), for a caller that stores those words (the gateway's user turn); None
@@ -723,14 +724,13 @@ class Recall:
                 hit.contradicted_claims.append(older.content)
         return sorted(by_id.values(), key=lambda h: h.score, reverse=True)
 
-    async def _glossary_hits(self, namespace: str, text: str) -> list[dict[str, Any]]:
+    async def _glossary_hits(self, namespace: str, text: str) -> list[MentionedTerm]:
         lowered = text.lower()
         found = []
         for entry in await GlossaryStore(self.db).entries(namespace):
-            names = [entry["term"], *entry["aliases"]]
-            matched = [n for n in names if len(n) >= 2 and mentions(lowered, n.lower())]
+            matched = [n for n in entry.names if len(n) >= 2 and mentions(lowered, n.lower())]
             if matched:
-                found.append({**entry, "matched": matched[0]})
+                found.append(MentionedTerm(**vars(entry), matched=matched[0]))
         return found
 
 
