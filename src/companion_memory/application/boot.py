@@ -109,11 +109,11 @@ async def diary(runtime: Runtime, _: Principal, day: DiaryDay) -> DiaryAnswer:
     entry = await runtime.boot.diary(day.namespace, day.date.isoformat())
     if entry is None:
         raise NotFound(f"no diary for {day.date.isoformat()} in {day.namespace!r}")
-    return DiaryAnswer.model_validate({"diary": entry})
+    return DiaryAnswer.model_validate({"diary": entry}, from_attributes=True)
 
 
 @use_case("diary.recent", MEMORY_READ)
 async def recent_diary(runtime: Runtime, _: Principal, scope: Scope) -> DiaryList:
     """Today's and yesterday's entries, those that exist, newest first."""
     entries = await runtime.boot.recent_diary(scope.namespace)
-    return DiaryList.model_validate({"diaries": entries, "count": len(entries)})
+    return DiaryList.model_validate({"diaries": entries, "count": len(entries)}, from_attributes=True)
