@@ -3,17 +3,16 @@ and the proposals about them (new people, merges) that the owner approves or rej
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from ..domain.person import Person, PersonProposal
 from ..domain.scopes import MEMORY_READ, MEMORY_WRITE, OWNER
 from ..memory.people.registry import MAX_ALIASES
 from ..runtime import Runtime
 from .fields import CutPrivate, Id, LongPageLimit, Namespace, PageLimit, PersonRef, ShortText, TrimmedWords
 from .principal import Principal
-from .records import MemoryRecord, record_of
+from .records import MemoryRecord
 from .use_case import Input, Output, use_case
 
 PersonName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), TrimmedWords]
@@ -24,33 +23,44 @@ FAMILIARITY = (
 )
 
 
-if TYPE_CHECKING:
-    PersonRecord = BaseModel
-    ProposalRecord = BaseModel
-else:
-    # When her familiarity was last set is left out: an answer gives it decayed to now.
-    PersonRecord = record_of(
-        Person,
-        "PersonRecord",
-        leave_out=frozenset({"familiarity_at"}),
-        described={
-            "aliases": "Other names she goes by: 'my sister', '安娜'.",
-            "relation": "Who she is to the owner: sister, friend, colleague…",
-            "familiarity": FAMILIARITY,
-            "mentions": "Messages that named her, as the nightly dream counted them.",
-            "status": "active, or merged (into merged_into).",
-        },
+# The answers' records of domain.person: a docstring would become their schema's description.
+# When her familiarity was last set is left out: an answer gives it decayed to now.
+class PersonRecord(BaseModel):
+    id: str
+    namespace: str
+    name: str
+    aliases: list[str] = Field(description="Other names she goes by: 'my sister', '安娜'.")
+    relation: str = Field(description="Who she is to the owner: sister, friend, colleague…")
+    notes: str
+    familiarity: float = Field(description=FAMILIARITY)
+    mentions: int = Field(description="Messages that named her, as the nightly dream counted them.")
+    last_mentioned_at: str | None
+    status: str = Field(description="active, or merged (into merged_into).")
+    merged_into: str | None
+    source: str
+    created_at: str
+    updated_at: str
+
+
+# Without its dedup key.
+class ProposalRecord(BaseModel):
+    id: str
+    namespace: str
+    kind: str = Field(
+        description="person: a new person (or, with person_id, new names for her); merge: other_id is one "
+        "person with person_id, who stays."
     )
-    ProposalRecord = record_of(
-        PersonProposal,
-        "ProposalRecord",
-        leave_out=frozenset({"key"}),
-        described={
-            "kind": "person: a new person (or, with person_id, new names for her); merge: other_id is one "
-            "person with person_id, who stays.",
-            "evidence": "The words it was read from, verbatim.",
-        },
-    )
+    name: str
+    aliases: list[str]
+    relation: str
+    person_id: str | None
+    other_id: str | None
+    evidence: list[str] = Field(description="The words it was read from, verbatim.")
+    reason: str
+    status: str
+    source: str
+    created_at: str
+    reviewed_at: str | None
 
 
 class PersonListed(PersonRecord):
