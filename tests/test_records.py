@@ -10,13 +10,26 @@ import pytest
 from pydantic import BaseModel
 
 from companion_memory.application.boot import DiaryEntry
+from companion_memory.application.cache import CacheEntry
 from companion_memory.application.candidates import CandidateRecord
+from companion_memory.application.health import IndexState
 from companion_memory.application.moods import MoodCount, MoodRecord
 from companion_memory.application.people import PersonRecord, ProposalRecord
 from companion_memory.application.records import GlossaryEntry, GlossaryHit, PreciousRecord
 from companion_memory.application.shares import ShareEvent, ShareRecord
 from companion_memory.application.todos import TodoRecord
-from companion_memory.domain import candidate, diary, glossary, mood, person, precious, share, todo
+from companion_memory.domain import (
+    cache,
+    candidate,
+    diary,
+    glossary,
+    mood,
+    person,
+    precious,
+    share,
+    todo,
+    vector_state,
+)
 
 # record, the entity it shows, and the fields an answer leaves out on purpose.
 RECORDS: list[tuple[type[BaseModel], type, set[str]]] = [
@@ -32,6 +45,8 @@ RECORDS: list[tuple[type[BaseModel], type, set[str]]] = [
     (GlossaryEntry, glossary.Term, set()),
     (GlossaryHit, glossary.MentionedTerm, set()),
     (DiaryEntry, diary.DiaryDay, set()),
+    (CacheEntry, cache.CacheEntry, set()),
+    (IndexState, vector_state.VectorState, set()),
 ]
 
 
