@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from companion_memory.application.boot import DiaryEntry
 from companion_memory.application.cache import CacheEntry
 from companion_memory.application.candidates import CandidateRecord
+from companion_memory.application.dream import DreamRunRecord
 from companion_memory.application.health import IndexState
 from companion_memory.application.moods import MoodCount, MoodRecord
 from companion_memory.application.people import PersonRecord, ProposalRecord
@@ -22,6 +23,7 @@ from companion_memory.domain import (
     cache,
     candidate,
     diary,
+    dream_run,
     glossary,
     mood,
     person,
@@ -47,6 +49,7 @@ RECORDS: list[tuple[type[BaseModel], type, set[str]]] = [
     (DiaryEntry, diary.DiaryDay, set()),
     (CacheEntry, cache.CacheEntry, set()),
     (IndexState, vector_state.VectorState, set()),
+    (DreamRunRecord, dream_run.DreamRun, set()),
 ]
 
 
