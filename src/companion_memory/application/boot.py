@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..domain.scopes import MEMORY_READ
@@ -96,7 +98,7 @@ async def boot(runtime: Runtime, principal: Principal, scope: Scope) -> BootPack
     if not principal.actor.owner:
         # The raw message keeps a pasted secret for the dream; another key sees it as its episode does.
         package["today_messages"] = [
-            {**m, "content": mask_sensitive(m["content"])[0]} for m in package["today_messages"]
+            dataclasses.replace(m, content=mask_sensitive(m.content)[0]) for m in package["today_messages"]
         ]
     return BootPackage.model_validate(
         {**package, "companion_name": runtime.settings.COMPANION_NAME}, from_attributes=True

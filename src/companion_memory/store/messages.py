@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ..ports import Database, Statement
 from .sql import chunks, placeholders
@@ -85,9 +84,10 @@ class MessageStore:
     def rewrite(message_id: str, content: str) -> Statement:
         return Statement("UPDATE messages SET content = ? WHERE id = ?", (content, message_id))
 
-    async def between(self, namespace: str, *, since: str, until: str, limit: int = 500) -> list[dict[str, Any]]:
-        return await self.db.all(
-            "SELECT id, conversation_id, role, content, source, model, created_at FROM messages "
+    async def between(self, namespace: str, *, since: str, until: str, limit: int = 500) -> list[MessageRow]:
+        rows = await self.db.all(
+            f"SELECT {', '.join(_COLUMNS)} FROM messages "
             "WHERE namespace = ? AND created_at >= ? AND created_at < ? ORDER BY created_at, id LIMIT ?",
             (namespace, since, until, limit),
         )
+        return [MessageRow(**r) for r in rows]
