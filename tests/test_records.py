@@ -16,7 +16,7 @@ from companion_memory.application.dream import DreamRunRecord
 from companion_memory.application.health import IndexState
 from companion_memory.application.moods import MoodCount, MoodRecord
 from companion_memory.application.people import PersonRecord, ProposalRecord
-from companion_memory.application.records import GlossaryEntry, GlossaryHit, PreciousRecord
+from companion_memory.application.records import GlossaryEntry, GlossaryHit, MemoryEvent, PreciousRecord
 from companion_memory.application.shares import ShareEvent, ShareRecord
 from companion_memory.application.todos import TodoRecord
 from companion_memory.domain import (
@@ -25,6 +25,7 @@ from companion_memory.domain import (
     diary,
     dream_run,
     glossary,
+    memory_event,
     mood,
     person,
     precious,
@@ -50,6 +51,7 @@ RECORDS: list[tuple[type[BaseModel], type, set[str]]] = [
     (CacheEntry, cache.CacheEntry, set()),
     (IndexState, vector_state.VectorState, set()),
     (DreamRunRecord, dream_run.DreamRun, set()),
+    (MemoryEvent, memory_event.MemoryEvent, {"namespace", "memory_id"}),  # listed under its memory
 ]
 
 
