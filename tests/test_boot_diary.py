@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import httpx
 
+from companion_memory.domain.diary import DiaryDay, MonthSummary, WeekSummary
 from companion_memory.gateway.ladder import impressions_ladder
 from companion_memory.runtime import Runtime
 from tests.conftest import auth
@@ -72,9 +73,21 @@ async def test_boot_package(client: httpx.AsyncClient, runtime: Runtime) -> None
 
 
 def test_ladder_trims_the_month_first_then_the_week() -> None:
-    daily = {"date": "2026-11-29", "title": "Day", "summary": "d" * 80}
-    weekly = {"week": "2026-W47", "title": "Week", "summary": "w" * 80}
-    monthly = {"month": "2026-10", "title": "Month", "summary": "m" * 80}
+    at = "2026-11-30T00:00:00.000Z"
+    daily = DiaryDay(
+        id="d1",
+        namespace="default",
+        date="2026-11-29",
+        title="Day",
+        summary="d" * 80,
+        message_count=1,
+        created_at=at,
+        updated_at=at,
+    )
+    weekly = WeekSummary(
+        week="2026-W47", start_date="2026-11-16", end_date="2026-11-22", title="Week", summary="w" * 80
+    )
+    monthly = MonthSummary(month="2026-10", title="Month", summary="m" * 80)
     full = impressions_ladder(daily, weekly, monthly, 10_000)
     assert len(full.splitlines()) == 4
     trimmed = impressions_ladder(daily, weekly, monthly, 300)

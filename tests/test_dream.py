@@ -170,3 +170,17 @@ async def test_a_night_reads_at_most_dream_max_runs_batches_and_the_rest_waits(
     second = await runtime.dream.night()
     assert [(r["date"], r["messages_read"], r["more_to_read"]) for r in second] == [("2026-11-28", 1, False)]
     assert (await client.get("/v1/candidates", headers=auth())).json()["count"] == 4
+
+
+async def test_the_nightly_answer_lists_the_dreams_candidates_as_json(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    from companion_memory.application import dream
+    from companion_memory.application.principal import SYSTEM
+
+    await say(client, ("user", "remember that I start my new job on Monday", "2026-11-29T02:00:00Z"))
+    night = await dream.nightly(runtime, SYSTEM, dream.NightlyTrigger(trigger="test"))
+    [run] = next(step for step in night.steps if step.name == "dream").result
+    [candidate] = run["candidates"]
+    assert list(candidate)[:5] == ["id", "namespace", "kind", "type", "content"] and "dream_run_id" not in candidate
+    assert candidate["content"] == "I start my new job on Monday" and candidate["evidence"][0]["message_id"]

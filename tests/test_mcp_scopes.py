@@ -28,6 +28,7 @@ from companion_memory.api.auth import identify
 from companion_memory.api.mcp.tools import TOOLS
 from companion_memory.application.principal import BINDINGS
 from companion_memory.clock import FixedClock
+from companion_memory.domain.folding import Fold
 from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
@@ -280,21 +281,20 @@ def may_call(key: str, tool: str) -> bool:
     return TWINS[tool].scope in scopes_of(key)
 
 
-def fold_row(fold_id: str, namespace: str = "default") -> dict[str, Any]:
+def fold_row(fold_id: str, namespace: str = "default") -> Fold:
     """A fold as the gateway stores one, for tests of the surfaces around it."""
-    return {
-        "id": fold_id,
-        "namespace": namespace,
-        "prefix_hash": fold_id,
-        "upto": 3,
-        "summary": "user: hello",
-        "summarizer": "extractive",
-        "messages": [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}],
-        "anchors": [],
-        "previous_id": None,
-        "created_at": "2026-12-01T00:00:00.000Z",
-        "used_at": "2026-12-01T00:00:00.000Z",
-    }
+    return Fold(
+        id=fold_id,
+        namespace=namespace,
+        prefix_hash=fold_id,
+        upto=3,
+        summary="user: hello",
+        summarizer="extractive",
+        messages=[{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}],
+        anchors=[],
+        created_at="2026-12-01T00:00:00.000Z",
+        used_at="2026-12-01T00:00:00.000Z",
+    )
 
 
 async def seed_memory(http: httpx.AsyncClient, fact_key: str, namespace: str = "default") -> str:

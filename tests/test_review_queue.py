@@ -4,38 +4,34 @@ dream writes them (through the store), then reviewed as the owner would."""
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import httpx
 
+from companion_memory.domain.candidate import Candidate
+from companion_memory.domain.memory import Evidence
 from companion_memory.runtime import Runtime
 from companion_memory.store.candidates import CandidateStore
 from tests.conftest import MCP_KEY, auth
 
 
-async def candidate(runtime: Runtime, content: str, **fields: object) -> str:
-    row = {
-        "id": str(uuid.uuid4()),
-        "namespace": "default",
-        "kind": "add",
-        "type": "preference",
-        "content": content,
-        "fact_key": None,
-        "importance": 0.5,
-        "confidence": 0.7,
-        "evidence": [{"quote": content[:20], "message_id": "m1"}],
-        "source_message_ids": ["m1"],
-        "target_memory_id": None,
-        "result_memory_id": None,
-        "status": "pending",
-        "reason": None,
-        "dream_run_id": "run-1",
-        "created_at": "2026-11-30T12:00:00.000Z",
-        "updated_at": "2026-11-30T12:00:00.000Z",
-        "reviewed_at": None,
-        **fields,
-    }
-    await runtime.db.batch([CandidateStore.insert(row)])
-    return row["id"]
+async def candidate(runtime: Runtime, content: str, **fields: Any) -> str:
+    written = Candidate(
+        id=str(uuid.uuid4()),
+        namespace="default",
+        kind="add",
+        type="preference",
+        content=content,
+        importance=0.5,
+        confidence=0.7,
+        evidence=[Evidence(content[:20], "m1")],
+        source_message_ids=["m1"],
+        dream_run_id="run-1",
+        created_at="2026-11-30T12:00:00.000Z",
+        updated_at="2026-11-30T12:00:00.000Z",
+    ).replace(**fields)
+    await runtime.db.batch([CandidateStore.insert(written)])
+    return written.id
 
 
 async def memory(client: httpx.AsyncClient, fact_key: str, content: str, **extra: object) -> dict:
@@ -99,9 +95,7 @@ async def test_delete_candidate_archives_its_target(client: httpx.AsyncClient, r
 
 async def test_merge_and_supersede_into_a_chosen_target(client: httpx.AsyncClient, runtime: Runtime) -> None:
     target = await memory(client, "cat", "Her cat is called Mochi", importance=0.4, confidence=0.6)
-    cid = await candidate(
-        runtime, "Mochi the cat", importance=0.9, confidence=0.5, evidence=[{"quote": "my cat Mochi"}]
-    )
+    cid = await candidate(runtime, "Mochi the cat", importance=0.9, confidence=0.5, evidence=[Evidence("my cat Mochi")])
     merged = await client.post(f"/v1/candidates/{cid}/merge", json={"target_id": target["id"]}, headers=auth())
     assert merged.status_code == 200, merged.text
     memory_after = merged.json()["memory"]

@@ -3,12 +3,14 @@ abandoned, stats, the prompt summary, the boot package and bad input."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import date
 from typing import Any
 
 import httpx
 
 from companion_memory.clock import FixedClock
+from companion_memory.domain.todo import Todo
 from companion_memory.memory.todos import SUMMARY_CHARS, pick_next, todo_summary
 from companion_memory.runtime import Runtime
 from tests.conftest import MCP_KEY, auth
@@ -134,7 +136,15 @@ async def test_bad_input_is_a_4xx_with_a_message(client: httpx.AsyncClient) -> N
 
 def test_the_summary_stays_short() -> None:
     todos = [
-        {"id": str(i), "text": "a long todo " * 20, "priority": 3, "due": None, "status": "open", "created_at": f"{i}"}
+        Todo(
+            id=str(i),
+            namespace="default",
+            text="a long todo " * 20,
+            priority=3,
+            source="api",
+            created_at=f"{i}",
+            updated_at=f"{i}",
+        )
         for i in range(20)
     ]
     summary = todo_summary(todos, 2, TODAY)
@@ -142,7 +152,7 @@ def test_the_summary_stays_short() -> None:
     assert summary.count("\n- ") <= 4
     assert todo_summary([], 0, TODAY) == ""
     assert todo_summary([], 3, TODAY) == "[Her todos] 0 open, 3 done in the last 7 days"
-    assert pick_next([{**todos[0], "status": "done"}], TODAY) is None
+    assert pick_next([dataclasses.replace(todos[0], status="done")], TODAY) is None
 
 
 async def test_export_and_import_carry_todos_and_moods(client: httpx.AsyncClient, runtime: Runtime) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..domain.scopes import MEMORY_READ
@@ -96,9 +98,11 @@ async def boot(runtime: Runtime, principal: Principal, scope: Scope) -> BootPack
     if not principal.actor.owner:
         # The raw message keeps a pasted secret for the dream; another key sees it as its episode does.
         package["today_messages"] = [
-            {**m, "content": mask_sensitive(m["content"])[0]} for m in package["today_messages"]
+            dataclasses.replace(m, content=mask_sensitive(m.content)[0]) for m in package["today_messages"]
         ]
-    return BootPackage.model_validate({**package, "companion_name": runtime.settings.COMPANION_NAME})
+    return BootPackage.model_validate(
+        {**package, "companion_name": runtime.settings.COMPANION_NAME}, from_attributes=True
+    )
 
 
 @use_case("diary.get", MEMORY_READ)
@@ -107,11 +111,11 @@ async def diary(runtime: Runtime, _: Principal, day: DiaryDay) -> DiaryAnswer:
     entry = await runtime.boot.diary(day.namespace, day.date.isoformat())
     if entry is None:
         raise NotFound(f"no diary for {day.date.isoformat()} in {day.namespace!r}")
-    return DiaryAnswer.model_validate({"diary": entry})
+    return DiaryAnswer.model_validate({"diary": entry}, from_attributes=True)
 
 
 @use_case("diary.recent", MEMORY_READ)
 async def recent_diary(runtime: Runtime, _: Principal, scope: Scope) -> DiaryList:
     """Today's and yesterday's entries, those that exist, newest first."""
     entries = await runtime.boot.recent_diary(scope.namespace)
-    return DiaryList.model_validate({"diaries": entries, "count": len(entries)})
+    return DiaryList.model_validate({"diaries": entries, "count": len(entries)}, from_attributes=True)

@@ -54,7 +54,7 @@ async def get_entry(runtime: Runtime, _: Principal, target: CacheKey) -> CacheEn
     entry = await CacheStore(runtime.db).get(target.namespace, target.key, iso(runtime.clock.now()))
     if entry is None:
         raise NotFound(f"no cache entry {target.key!r} in {target.namespace!r}")
-    return CacheEntry.model_validate(entry)
+    return CacheEntry.model_validate(entry, from_attributes=True)
 
 
 @use_case("cache.put", MEMORY_WRITE)
@@ -65,7 +65,7 @@ async def put_entry(runtime: Runtime, _: Principal, write: CacheWrite) -> CacheE
     store = CacheStore(runtime.db)
     await store.put(write.namespace, write.key, write.value, expires_at, iso(moment))
     entry = await store.get(write.namespace, write.key, iso(moment))
-    return CacheEntry.model_validate(entry)
+    return CacheEntry.model_validate(entry, from_attributes=True)
 
 
 @use_case("cache.delete", MEMORY_WRITE)

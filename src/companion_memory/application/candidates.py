@@ -6,7 +6,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from ..domain.candidate import Candidate
 from ..domain.scopes import MEMORY_READ, OWNER
+from ..memory.candidates import Decided
 from ..runtime import Runtime
 from .fields import Cursor, Id, Namespace, PageLimit
 from .principal import Principal
@@ -44,6 +46,10 @@ class CandidateRecord(BaseModel):
     updated_at: str
     reviewed_at: str | None
 
+    @classmethod
+    def of(cls, candidate: Candidate) -> CandidateRecord:
+        return cls.model_validate(candidate, from_attributes=True)
+
 
 class CandidateQuery(Input):
     namespace: Namespace = "default"
@@ -78,6 +84,15 @@ class Decision(Output):
     memory: MemoryRecord | None = Field(None, description="The memory written, if any.")
     notes: list[str] = Field(default_factory=list)
 
+    @classmethod
+    def of(cls, decided: Decided) -> Decision:
+        return cls(
+            action=decided.action,
+            candidate=CandidateRecord.of(decided.candidate),
+            memory=None if decided.memory is None else MemoryRecord.of(decided.memory),
+            notes=decided.notes,
+        )
+
 
 @use_case("candidates.list", MEMORY_READ)
 async def list_candidates(runtime: Runtime, _: Principal, query: CandidateQuery) -> CandidatePage:
@@ -85,31 +100,31 @@ async def list_candidates(runtime: Runtime, _: Principal, query: CandidateQuery)
     items, next_cursor = await runtime.candidates.store.page(
         query.namespace, query.status, limit=query.limit, cursor=query.cursor
     )
-    return CandidatePage.model_validate({"candidates": items, "count": len(items), "next_cursor": next_cursor})
+    return CandidatePage(candidates=[CandidateRecord.of(c) for c in items], count=len(items), next_cursor=next_cursor)
 
 
 @use_case("candidates.approve", OWNER)
 async def approve(runtime: Runtime, principal: Principal, target: CandidateId) -> Decision:
     """Apply a candidate; ``action`` says how: created, upserted, superseded or archived. A
     contradiction keeps the newer memory and supersedes the older."""
-    return Decision.model_validate(await runtime.candidates.approve(target.id, principal.profile))
+    return Decision.of(await runtime.candidates.approve(target.id, principal.profile))
 
 
 @use_case("candidates.discard", OWNER)
 async def discard(runtime: Runtime, principal: Principal, target: CandidateId) -> Decision:
     """Set a candidate aside without writing anything; a contradiction found on a write
     keeps the older memory and archives the newer."""
-    return Decision.model_validate(await runtime.candidates.discard(target.id, principal.profile))
+    return Decision.of(await runtime.candidates.discard(target.id, principal.profile))
 
 
 @use_case("candidates.merge", OWNER)
 async def merge(runtime: Runtime, principal: Principal, target: CandidateTarget) -> Decision:
     """Fold the candidate into an existing memory: its evidence is added, importance and
     confidence take the higher value."""
-    return Decision.model_validate(await runtime.candidates.merge(target.id, target.target_id, principal.profile))
+    return Decision.of(await runtime.candidates.merge(target.id, target.target_id, principal.profile))
 
 
 @use_case("candidates.supersede", OWNER)
 async def supersede(runtime: Runtime, principal: Principal, target: CandidateTarget) -> Decision:
     """Replace an existing memory with the candidate."""
-    return Decision.model_validate(await runtime.candidates.supersede(target.id, target.target_id, principal.profile))
+    return Decision.of(await runtime.candidates.supersede(target.id, target.target_id, principal.profile))

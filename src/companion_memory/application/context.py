@@ -33,4 +33,4 @@ class FoldRecord(Output):
 @use_case("context.expand", MEMORY_READ)
 async def expand(runtime: Runtime, _: Principal, target: FoldId) -> FoldRecord:
     """A fold of a long chat with the original messages it replaced."""
-    return FoldRecord.model_validate(await runtime.folding.expand(target.fold_id))
+    return FoldRecord.model_validate(await runtime.folding.expand(target.fold_id), from_attributes=True)

@@ -145,5 +145,7 @@ async def unanchored(runtime: Runtime, _: Principal, query: UnanchoredQuery) -> 
         query.namespace, older_than=UNANCHORED_AFTER, limit=query.limit, cursor=query.cursor
     )
     return UnanchoredPage(
-        messages=[UnanchoredMessage.model_validate(r) for r in rows], count=len(rows), next_cursor=next_cursor
+        messages=[UnanchoredMessage.model_validate(r, from_attributes=True) for r in rows],
+        count=len(rows),
+        next_cursor=next_cursor,
     )

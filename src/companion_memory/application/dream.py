@@ -156,10 +156,11 @@ async def status(runtime: Runtime, principal: Principal, scope: StatusScope) -> 
     return DreamStatus.model_validate(
         {
             # Of every namespace: a key bound to namespaces sees those of its own.
-            "runs": [run for run in runs if principal.readable(run["namespace"])],
+            "runs": [run for run in runs if principal.readable(run.namespace)],
             "pending_candidates": await runtime.candidates.store.count(scope.namespace, "pending"),
             "last_nightly": await runtime.nightly.last_run(),
-        }
+        },
+        from_attributes=True,
     )
 
 

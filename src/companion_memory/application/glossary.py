@@ -63,7 +63,7 @@ class GlossarySetAnswer(GlossaryAnswer):
 async def list_glossary(runtime: Runtime, _: Principal, query: GlossaryQuery) -> GlossaryList:
     """Every term of a namespace, alphabetically."""
     entries = await GlossaryStore(runtime.db).entries(query.namespace)
-    return GlossaryList.model_validate({"glossary": entries, "count": len(entries)})
+    return GlossaryList.model_validate({"glossary": entries, "count": len(entries)}, from_attributes=True)
 
 
 @use_case("glossary.set", MEMORY_WRITE)
@@ -76,14 +76,14 @@ async def set_glossary(runtime: Runtime, _: Principal, write: GlossaryWrite) -> 
         write.definition,
         iso(runtime.clock.now()),
     )
-    return GlossarySetAnswer.model_validate({"entry": entry, "created": created})
+    return GlossarySetAnswer.model_validate({"entry": entry, "created": created}, from_attributes=True)
 
 
 async def _existing(store: GlossaryStore, entry_id: str) -> GlossaryAnswer:
     entry = await store.get(entry_id)
     if entry is None:
         raise NotFound(f"glossary entry {entry_id} not found")
-    return GlossaryAnswer.model_validate({"entry": entry})
+    return GlossaryAnswer.model_validate({"entry": entry}, from_attributes=True)
 
 
 @use_case("glossary.get", MEMORY_READ)
@@ -97,15 +97,16 @@ async def edit_glossary(runtime: Runtime, _: Principal, edit: GlossaryEdit) -> G
     """Rename a term, or change its aliases or definition."""
     store = GlossaryStore(runtime.db)
     entry = (await _existing(store, edit.id)).entry
-    changes = edit.model_dump(exclude={"id"}, exclude_none=True)
-    if not changes:
+    if edit.term is None and edit.aliases is None and edit.definition is None:
         raise InvalidInput("nothing to change: send term, aliases or definition", code="empty_patch")
-    if "aliases" in changes:
-        changes["aliases"] = distinct_aliases(changes.get("term", entry.term), changes["aliases"])
+    term = entry.term if edit.term is None else edit.term
+    aliases = None if edit.aliases is None else distinct_aliases(term, edit.aliases)
     try:
-        await store.update(edit.id, changes, iso(runtime.clock.now()))
+        await store.update(
+            edit.id, iso(runtime.clock.now()), term=edit.term, aliases=aliases, definition=edit.definition
+        )
     except ConstraintError:
-        raise Conflict(f"the term {changes['term']!r} already exists", code="term_taken") from None
+        raise Conflict(f"the term {edit.term!r} already exists", code="term_taken") from None
     return await _existing(store, edit.id)
 
 

@@ -108,7 +108,8 @@ async def vector_health(runtime: Runtime, _: Principal, __: Nothing) -> VectorHe
             "outbox": await runtime.mirror.outbox.stats(),
             "vector_pass": running.mode if (running := await runtime.mirror.passes.current()) else None,
             "task_queue": await runtime.queue.stats() if runtime.queue else None,
-        }
+        },
+        from_attributes=True,
     )
 
 

@@ -102,11 +102,13 @@ async def log_mood(runtime: Runtime, _: Principal, write: MoodWrite) -> MoodAnsw
     mood = await runtime.moods.log(
         write.namespace, write.whose, write.label, write.reason, write.intensity, write.felt_at, write.source
     )
-    return MoodAnswer.model_validate({"mood": mood})
+    return MoodAnswer.model_validate({"mood": mood}, from_attributes=True)
 
 
 @use_case("moods.recent", MEMORY_READ)
 async def recent_moods(runtime: Runtime, _: Principal, query: MoodQuery) -> MoodTimeline:
     """The timeline of the last days, newest first, with its distribution."""
     moods = await runtime.moods.recent(query.namespace, query.days, query.whose, query.limit)
-    return MoodTimeline.model_validate({"moods": moods, "count": len(moods), "distribution": distribution(moods)})
+    return MoodTimeline.model_validate(
+        {"moods": moods, "count": len(moods), "distribution": distribution(moods)}, from_attributes=True
+    )

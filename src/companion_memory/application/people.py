@@ -3,17 +3,16 @@ and the proposals about them (new people, merges) that the owner approves or rej
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from ..domain.person import Person, PersonProposal
 from ..domain.scopes import MEMORY_READ, MEMORY_WRITE, OWNER
 from ..memory.people.registry import MAX_ALIASES
 from ..runtime import Runtime
 from .fields import CutPrivate, Id, LongPageLimit, Namespace, PageLimit, PersonRef, ShortText, TrimmedWords
 from .principal import Principal
-from .records import MemoryRecord, record_of
+from .records import MemoryRecord
 from .use_case import Input, Output, use_case
 
 PersonName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), TrimmedWords]
@@ -24,33 +23,44 @@ FAMILIARITY = (
 )
 
 
-if TYPE_CHECKING:
-    PersonRecord = BaseModel
-    ProposalRecord = BaseModel
-else:
-    # When their familiarity was last set is left out: an answer gives it decayed to now.
-    PersonRecord = record_of(
-        Person,
-        "PersonRecord",
-        leave_out=frozenset({"familiarity_at"}),
-        described={
-            "aliases": "Other names she goes by: 'my sister', '安娜'.",
-            "relation": "Who she is to the owner: sister, friend, colleague…",
-            "familiarity": FAMILIARITY,
-            "mentions": "Messages that named her, as the nightly dream counted them.",
-            "status": "active, or merged (into merged_into).",
-        },
+# The answers' records of domain.person: a docstring would become their schema's description.
+# When her familiarity was last set is left out: an answer gives it decayed to now.
+class PersonRecord(BaseModel):
+    id: str
+    namespace: str
+    name: str
+    aliases: list[str] = Field(description="Other names she goes by: 'my sister', '安娜'.")
+    relation: str = Field(description="Who she is to the owner: sister, friend, colleague…")
+    notes: str
+    familiarity: float = Field(description=FAMILIARITY)
+    mentions: int = Field(description="Messages that named her, as the nightly dream counted them.")
+    last_mentioned_at: str | None
+    status: str = Field(description="active, or merged (into merged_into).")
+    merged_into: str | None
+    source: str
+    created_at: str
+    updated_at: str
+
+
+# Without its dedup key.
+class ProposalRecord(BaseModel):
+    id: str
+    namespace: str
+    kind: str = Field(
+        description="person: a new person (or, with person_id, new names for her); merge: other_id is one "
+        "person with person_id, who stays."
     )
-    ProposalRecord = record_of(
-        PersonProposal,
-        "ProposalRecord",
-        leave_out=frozenset({"key"}),
-        described={
-            "kind": "person: a new person (or, with person_id, new names for her); merge: other_id is one "
-            "person with person_id, who stays.",
-            "evidence": "The words it was read from, verbatim.",
-        },
-    )
+    name: str
+    aliases: list[str]
+    relation: str
+    person_id: str | None
+    other_id: str | None
+    evidence: list[str] = Field(description="The words it was read from, verbatim.")
+    reason: str
+    status: str
+    source: str
+    created_at: str
+    reviewed_at: str | None
 
 
 class PersonListed(PersonRecord):
@@ -162,7 +172,7 @@ async def upsert_person(runtime: Runtime, _: Principal, write: PersonWrite) -> P
 
 @use_case("people.update", MEMORY_WRITE)
 async def update_person(runtime: Runtime, _: Principal, change: PersonChange) -> PersonAnswer:
-    """Change one person by id: their name, aliases, relation or notes."""
+    """Change one person by id: her name, aliases, relation or notes."""
     person, _created = await runtime.people.upsert(
         change.namespace,
         change.name,
@@ -177,7 +187,7 @@ async def update_person(runtime: Runtime, _: Principal, change: PersonChange) ->
 
 @use_case("people.get", MEMORY_READ)
 async def get_person(runtime: Runtime, _: Principal, target: PersonId) -> PersonDetail:
-    """One person (a merged one points at the survivor) and the memories about them."""
+    """One person (a merged one points at the survivor) and the memories about her."""
     person, memories = await runtime.people.get(target.id)
     return PersonDetail(
         person=PersonRecord.model_validate(person, from_attributes=True),
@@ -195,7 +205,7 @@ async def list_people(runtime: Runtime, _: Principal, query: PersonQuery) -> Per
 
 @use_case("people.propose_merge", MEMORY_WRITE)
 async def propose_merge(runtime: Runtime, _: Principal, proposal: MergeProposal) -> ProposalAnswer:
-    """Ask the owner whether two people are one; the owner approves or rejects it."""
+    """Ask the owner whether two people are one; she approves or rejects it."""
     stored = await runtime.person_proposals.propose_merge(
         proposal.namespace, proposal.person_id, proposal.other_id, proposal.reason, proposal.source
     )
@@ -217,8 +227,8 @@ async def list_proposals(runtime: Runtime, _: Principal, query: ProposalQuery) -
 
 @use_case("people.approve", OWNER)
 async def approve_proposal(runtime: Runtime, _: Principal, target: ProposalId) -> ProposalDecision:
-    """Apply a proposal: the new person, their new names, or the merge (the other person's
-    names become aliases, their memories are re-pointed to the survivor)."""
+    """Apply a proposal: the new person, her new names, or the merge (the other person's
+    names become aliases, her memories are re-pointed to the survivor)."""
     proposal, person = await runtime.person_proposals.approve(target.id)
     return ProposalDecision.model_validate({"proposal": proposal, "person": person}, from_attributes=True)
 

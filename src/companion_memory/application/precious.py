@@ -48,7 +48,9 @@ class PreciousAnswer(Output):
 async def list_precious(runtime: Runtime, _: Principal, query: PreciousQuery) -> PreciousPage:
     """Precious words, newest first; page with the cursor."""
     items, next_cursor = await PreciousStore(runtime.db).page(query.namespace, limit=query.limit, cursor=query.cursor)
-    return PreciousPage.model_validate({"precious": items, "count": len(items), "next_cursor": next_cursor})
+    return PreciousPage.model_validate(
+        {"precious": items, "count": len(items), "next_cursor": next_cursor}, from_attributes=True
+    )
 
 
 @use_case("precious.add", MEMORY_WRITE)
@@ -57,7 +59,7 @@ async def add_precious(runtime: Runtime, _: Principal, write: PreciousWrite) -> 
     but for ``<private>`` spans, which are never stored (the input cuts them)."""
     at = iso(runtime.clock.now())
     item = await PreciousStore(runtime.db).add(write.namespace, write.content, write.note, write.source, at)
-    return PreciousAnswer.model_validate({"precious": item})
+    return PreciousAnswer.model_validate({"precious": item}, from_attributes=True)
 
 
 @use_case("precious.get", MEMORY_READ)
@@ -66,7 +68,7 @@ async def get_precious(runtime: Runtime, _: Principal, target: PreciousId) -> Pr
     item = await PreciousStore(runtime.db).get(target.id)
     if item is None:
         raise NotFound(f"precious {target.id} not found")
-    return PreciousAnswer.model_validate({"precious": item})
+    return PreciousAnswer.model_validate({"precious": item}, from_attributes=True)
 
 
 @use_case("precious.delete", OWNER)

@@ -5,34 +5,15 @@ memory, a hit or a write result the same way and ``/openapi.json`` and MCP's
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from typing import Any, get_type_hints
+from typing import Any
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, Field
 
 from ..domain.episode import Episode
 from ..domain.memory import Memory
 from ..gateway.context import Assembled, stored_day
 from ..memory.drafts import WriteResult
 from ..memory.recall.hits import Hit, RecallMeta, RecallResult
-
-
-def record_of(
-    source: type[Any], name: str, *, leave_out: frozenset[str] = frozenset(), described: Mapping[str, str]
-) -> type[BaseModel]:
-    """The answer model of a domain dataclass: its fields in its order, all required, less
-    those an answer leaves out, with the descriptions ``/openapi.json`` and MCP show. A
-    field added to the dataclass reaches the answers without a second list to keep.
-    Declare the result under ``TYPE_CHECKING`` as ``BaseModel``: mypy cannot see a
-    model made at run time."""
-    hints = get_type_hints(source)
-    fields: dict[str, Any] = {
-        f.name: (hints[f.name], Field(description=described.get(f.name)))
-        for f in dataclasses.fields(source)
-        if f.name not in leave_out
-    }
-    model: type[BaseModel] = create_model(name, **fields)
-    return model
 
 
 class EvidenceRecord(BaseModel):
@@ -232,7 +213,7 @@ class RecallAnswer(BaseModel):
             meta.context = ContextBlock.of(prompt).sections
         return cls(
             hits=[HitRecord.of(h, time_zone) for h in result.hits],
-            glossary_hits=[GlossaryHit.model_validate(g) for g in result.glossary_hits],
+            glossary_hits=[GlossaryHit.model_validate(g, from_attributes=True) for g in result.glossary_hits],
             prompt=None if prompt is None else prompt.text,
             meta=meta,
         )

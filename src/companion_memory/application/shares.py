@@ -3,6 +3,7 @@ the owner (or the proposer) revokes; list them with their audit log."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated
 
 from pydantic import Field, StringConstraints
@@ -84,7 +85,7 @@ class ShareId(Input):
 
 async def _detail(runtime: Runtime, share_id: str) -> ShareDetail:
     share, events = await runtime.sharing.history(share_id)
-    return ShareDetail.model_validate({**share, "events": events})
+    return ShareDetail.model_validate({**dataclasses.asdict(share), "events": events}, from_attributes=True)
 
 
 async def _decide(runtime: Runtime, principal: Principal, decision: ShareDecision, action: Decision) -> ShareDetail:
@@ -96,7 +97,7 @@ async def _decide(runtime: Runtime, principal: Principal, decision: ShareDecisio
 async def propose_share(runtime: Runtime, principal: Principal, proposal: ShareProposal) -> ShareDetail:
     """Propose a memory for another namespace; it is recalled there once the owner approves."""
     share = await runtime.sharing.propose(proposal.memory_id, proposal.target_namespace, principal.actor, proposal.note)
-    return await _detail(runtime, share["id"])
+    return await _detail(runtime, share.id)
 
 
 @use_case("shares.approve", OWNER)
@@ -121,7 +122,7 @@ async def revoke_share(runtime: Runtime, principal: Principal, decision: ShareDe
 async def list_shares(runtime: Runtime, _: Principal, query: ShareQuery) -> SharePage:
     """Shares by status (default: the open ones), the most recently changed first."""
     shares = await runtime.sharing.listed(query.namespace, query.statuses, query.limit)
-    return SharePage.model_validate({"shares": shares, "count": len(shares)})
+    return SharePage.model_validate({"shares": shares, "count": len(shares)}, from_attributes=True)
 
 
 @use_case("shares.get", MEMORY_READ)

@@ -7,7 +7,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from ..domain.scopes import MEMORY_READ, MEMORY_WRITE
-from ..memory.todos import DEFAULT_PRIORITY, TODO_STATUSES
+from ..domain.todo import Todo
+from ..memory.todos import DEFAULT_PRIORITY, TODO_STATUSES, TodoOverview
 from ..runtime import Runtime
 from .fields import CutPrivate, Day, HasWords, Namespace, PageLimit, ShortText, TodoRef
 from .principal import Principal
@@ -28,6 +29,10 @@ class TodoRecord(BaseModel):
     created_at: str
     updated_at: str
     closed_at: str | None = Field(description="When it was done or abandoned.")
+
+    @classmethod
+    def of(cls, todo: Todo) -> TodoRecord:
+        return cls.model_validate(todo, from_attributes=True)
 
 
 class TodoWrite(Input):
@@ -79,34 +84,38 @@ class TodoStats(Output):
     next: TodoRecord | None = Field(description=f"The next one: {NEXT_RULE}.")
     summary: str = Field(description="A few lines for a prompt; empty when there is nothing to say.")
 
+    @classmethod
+    def of(cls, overview: TodoOverview) -> TodoStats:
+        return cls.model_validate(overview, from_attributes=True)
+
 
 @use_case("todos.add", MEMORY_WRITE)
 async def add_todo(runtime: Runtime, _: Principal, write: TodoWrite) -> TodoAnswer:
     """Add a todo to her list."""
     todo = await runtime.todos.add(write.namespace, write.text, write.priority, write.due, write.note, write.source)
-    return TodoAnswer.model_validate({"todo": todo})
+    return TodoAnswer(todo=TodoRecord.of(todo))
 
 
 @use_case("todos.close", MEMORY_WRITE)
 async def close_todo(runtime: Runtime, _: Principal, close: TodoClose) -> TodoAnswer:
     """Mark an open todo done or abandoned."""
-    return TodoAnswer.model_validate({"todo": await runtime.todos.close(close.id, close.status)})
+    return TodoAnswer(todo=TodoRecord.of(await runtime.todos.close(close.id, close.status)))
 
 
 @use_case("todos.list", MEMORY_READ)
 async def list_todos(runtime: Runtime, _: Principal, query: TodoQuery) -> TodoPage:
     """Her todos by status: open ones in the order they come next, closed ones the latest first."""
     todos = await runtime.todos.listed(query.namespace, query.status, query.limit)
-    return TodoPage.model_validate({"todos": todos, "count": len(todos)})
+    return TodoPage(todos=[TodoRecord.of(t) for t in todos], count=len(todos))
 
 
 @use_case("todos.next", MEMORY_READ)
 async def next_todo(runtime: Runtime, _: Principal, scope: TodoScope) -> TodoNext:
     """The todo to do next."""
-    return TodoNext.model_validate({"todo": await runtime.todos.next(scope.namespace)})
+    return TodoNext.model_validate({"todo": await runtime.todos.next(scope.namespace)}, from_attributes=True)
 
 
 @use_case("todos.stats", MEMORY_READ)
 async def todo_stats(runtime: Runtime, _: Principal, scope: TodoScope) -> TodoStats:
     """Open, done and abandoned counts, done in the last 7 days, overdue, the next one, a prompt summary."""
-    return TodoStats.model_validate(await runtime.todos.stats(scope.namespace))
+    return TodoStats.of(await runtime.todos.stats(scope.namespace))

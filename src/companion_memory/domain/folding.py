@@ -9,10 +9,12 @@ the provider's cached prefix stays byte-identical until the next fold.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .chat_turn import message_text, turn_id
@@ -22,6 +24,32 @@ from .tokens import text_tokens
 FOLDS_KEPT_DAYS = 30
 
 Message = Mapping[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Fold:
+    """One row of ``context_folds``: the summary that replaced a conversation's messages
+    before ``upto``, found again by the hash of those messages (``prefix_hash``). It keeps
+    the folded messages as the client sent them (but for their ``<private>`` spans), the
+    ids they are stored under, and the fold it grew from."""
+
+    id: str
+    namespace: str
+    prefix_hash: str
+    upto: int
+    summary: str
+    summarizer: str
+    messages: list[Message]
+    anchors: list[str]
+    previous_id: str | None = None
+    created_at: str
+    used_at: str
+
+    def replace(self, **changes: Any) -> Fold:
+        return dataclasses.replace(self, **changes)
+
+
+FOLD_FIELDS = tuple(f.name for f in dataclasses.fields(Fold))
 
 # A tool's output longer than this is cut to its head and tail (the reference's pruner).
 TOOL_OUTPUT_MAX_CHARS = 8000

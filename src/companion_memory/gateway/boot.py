@@ -8,6 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 from ..clock import day_bounds, local_date
+from ..domain.diary import DiaryDay
 from ..memory.config import MemoryConfig
 from ..memory.moods import Moods
 from ..memory.plans import Plans
@@ -57,12 +58,8 @@ class Boot:
             "namespace": namespace,
             "date": today.isoformat(),
             "time_zone": time_zone,
-            "impressions": {
-                "text": ladder.text,
-                "daily": ladder.daily,
-                "weekly": ladder.weekly,
-                "monthly": ladder.monthly,
-            },
+            # Plain values: the answer keeps every field of a week or a month (Rollup allows extras).
+            "impressions": dataclasses.asdict(ladder),
             "precious": precious,
             "glossary": await GlossaryStore(self.db).entries(namespace),
             "today_messages": await MessageStore(self.db).between(
@@ -78,10 +75,10 @@ class Boot:
             "todos": await self.todos.stats(namespace),
         }
 
-    async def diary(self, namespace: str, day: str) -> dict[str, Any] | None:
+    async def diary(self, namespace: str, day: str) -> DiaryDay | None:
         return await LogStore(self.db).daily(namespace, day)
 
-    async def recent_diary(self, namespace: str) -> list[dict[str, Any]]:
+    async def recent_diary(self, namespace: str) -> list[DiaryDay]:
         """Today's and yesterday's entries, those that exist, newest first."""
         today = local_date(self.clock.now(), self.config.dream_time_zone)
         days = [today.isoformat(), (today - timedelta(days=1)).isoformat()]

@@ -28,10 +28,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ..clock import local_date, parse_iso
 from ..domain.episode import Episode
+from ..domain.glossary import Term
 from ..domain.memory import Memory
 from ..domain.tokens import text_tokens
 from ..memory.plans import Plans
@@ -179,14 +179,14 @@ def stored_day(stamp: str, time_zone: str) -> str:
         return stamp[:10]
 
 
-def glossary_lines(entries: Sequence[Mapping[str, Any]]) -> list[str]:
+def glossary_lines(entries: Sequence[Term]) -> list[str]:
     if not entries:
         return []
     lines = ["Glossary (the user's own words):"]
     for entry in entries:
-        aliases = f" (also: {', '.join(entry['aliases'])})" if entry["aliases"] else ""
-        definition = f": {entry['definition']}" if entry["definition"] else ""
-        lines.append(f"- {entry['term']}{aliases}{definition}")
+        aliases = f" (also: {', '.join(entry.aliases)})" if entry.aliases else ""
+        definition = f": {entry.definition}" if entry.definition else ""
+        lines.append(f"- {entry.term}{aliases}{definition}")
     return lines
 
 
@@ -224,7 +224,7 @@ class ContextAssembler:
         permanent, _ = await self.memories.page(namespace, layers=("permanent",), limit=PERMANENT_SHOWN)
         permanent.sort(key=lambda m: m.importance, reverse=True)
         approved = await ShareStore(self.db).approved_into([namespace], SHARED_SHOWN)
-        shared = await self.memories.get_many([s["memory_id"] for s in approved])
+        shared = await self.memories.get_many([s.memory_id for s in approved])
         return assemble(
             {
                 "remember": [memory_line(m, self.time_zone) for m in permanent],

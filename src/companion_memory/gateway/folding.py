@@ -20,6 +20,7 @@ from ..clock import iso
 from ..domain.chat_turn import message_text, without_private
 from ..domain.folding import (
     FOLDS_KEPT_DAYS,
+    Fold,
     anchors,
     estimate_tokens,
     extractive_summary,
@@ -112,8 +113,8 @@ class Folding:
         hashes = prefix_hashes(messages)
         now = iso(self.clock.now())
         fold = await self.store.latest(namespace, hashes[head + 1 :])
-        start = head if fold is None else fold["upto"]
-        summary = "" if fold is None else fold["summary"]
+        start = head if fold is None else fold.upto
+        summary = "" if fold is None else fold.summary
         kept = sent[start:]
         if estimate_tokens([*sent[:head], {"content": summary}, *kept]) > self.config.context_fold_threshold_tokens:
             end = fold_boundary(messages, start, self.config.context_fold_keep_turns)
@@ -121,11 +122,11 @@ class Folding:
                 fold = await self._fold(namespace, messages, sent, fold, start, end, hashes[end], now)
         if fold is None:
             return Folded(messages=sent)
-        await self.db.batch([FoldStore.touch(fold["id"], now)])
-        folded = fold["upto"] - head
+        await self.db.batch([FoldStore.touch(fold.id, now)])
+        folded = fold.upto - head
         return Folded(
-            messages=[*sent[:head], summary_message(fold["id"], folded, fold["summary"]), *sent[fold["upto"] :]],
-            fold_id=fold["id"],
+            messages=[*sent[:head], summary_message(fold.id, folded, fold.summary), *sent[fold.upto :]],
+            fold_id=fold.id,
             folded=folded,
         )
 
@@ -134,46 +135,46 @@ class Folding:
         namespace: str,
         messages: Sequence[Mapping[str, Any]],
         sent: list[Any],
-        previous: dict[str, Any] | None,
+        previous: Fold | None,
         start: int,
         end: int,
         prefix_hash: str,
         now: str,
-    ) -> dict[str, Any]:
+    ) -> Fold:
         # A fold is stored: what the owner marked private is neither kept nor summarised, so
         # the model no longer sees it once its turns are folded.
         folded = [without_private(m) for m in sent[start:end]]
-        summary = await self.summarizer.summarize(previous["summary"] if previous else "", folded)
-        fold = {
-            "id": self.new_id(),
-            "namespace": namespace,
-            "prefix_hash": prefix_hash,
-            "upto": end,
-            "summary": summary,
-            "summarizer": self.summarizer.name,
-            "messages": [without_private(m) for m in messages[start:end]],
-            "anchors": anchors(messages, start, end),
-            "previous_id": previous["id"] if previous else None,
-            "created_at": now,
-            "used_at": now,
-        }
+        summary = await self.summarizer.summarize(previous.summary if previous else "", folded)
+        fold = Fold(
+            id=self.new_id(),
+            namespace=namespace,
+            prefix_hash=prefix_hash,
+            upto=end,
+            summary=summary,
+            summarizer=self.summarizer.name,
+            messages=[without_private(m) for m in messages[start:end]],
+            anchors=anchors(messages, start, end),
+            previous_id=previous.id if previous else None,
+            created_at=now,
+            used_at=now,
+        )
         await self.db.batch([FoldStore.insert(fold)])
         # Another request may have folded the same messages first: its summary stands.
         return await self.store.latest(namespace, [prefix_hash]) or fold
 
-    async def expand(self, fold_id: str) -> dict[str, Any]:
+    async def expand(self, fold_id: str) -> Fold:
         """A fold with every message it stands for, word for word, oldest first, and their anchors."""
         fold = await self.store.get(fold_id)
         if fold is None:
             raise NotFound(f"fold {fold_id} not found (folds unused for {FOLDS_KEPT_DAYS} days are removed)")
-        messages, found_anchors = list(fold["messages"]), list(fold["anchors"])
-        earlier = fold["previous_id"]
+        messages, found_anchors = list(fold.messages), list(fold.anchors)
+        earlier = fold.previous_id
         for _ in range(_CHAIN):
             if earlier is None:
                 break
             older = await self.store.get(earlier)
             if older is None:
                 break
-            messages, found_anchors = older["messages"] + messages, older["anchors"] + found_anchors
-            earlier = older["previous_id"]
-        return {**fold, "messages": messages, "anchors": found_anchors}
+            messages, found_anchors = older.messages + messages, older.anchors + found_anchors
+            earlier = older.previous_id
+        return fold.replace(messages=messages, anchors=found_anchors)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
 from ..clock import local_date
+from ..domain.diary import DiaryDay, MonthSummary, WeekSummary
 from ..ports import Clock, Database
 from ..store.logs import LogStore
 
@@ -18,10 +18,10 @@ from ..store.logs import LogStore
 LADDER_ENTRY_CHARS = 100
 
 
-def _entry(label: str, row: dict[str, Any] | None) -> str | None:
-    if not row or not (row.get("title") or row.get("summary")):
+def _entry(label: str, entry: DiaryDay | WeekSummary | MonthSummary | None) -> str | None:
+    if entry is None or not (entry.title or entry.summary):
         return None
-    title, summary = row.get("title") or "", row.get("summary") or ""
+    title, summary = entry.title or "", entry.summary or ""
     text = f"{title} — {summary}" if title and summary else title or summary
     if len(text) > LADDER_ENTRY_CHARS:
         text = text[: LADDER_ENTRY_CHARS - 1].rstrip() + "…"
@@ -29,15 +29,15 @@ def _entry(label: str, row: dict[str, Any] | None) -> str | None:
 
 
 def impressions_ladder(
-    daily: dict[str, Any] | None, weekly: dict[str, Any] | None, monthly: dict[str, Any] | None, budget: int
+    daily: DiaryDay | None, weekly: WeekSummary | None, monthly: MonthSummary | None, budget: int
 ) -> str:
     """Yesterday, then the week, then the month, each entry at most
     ``LADDER_ENTRY_CHARS`` after its label, within ``budget`` characters; what does not
     fit is trimmed from the month first, then the week, then the day."""
     lines = [
-        _entry(f"Yesterday ({daily['date']})" if daily else "", daily),
-        _entry(f"Week {weekly['week']}" if weekly else "", weekly),
-        _entry(f"Month {monthly['month']}" if monthly else "", monthly),
+        _entry(f"Yesterday ({daily.date})" if daily else "", daily),
+        _entry(f"Week {weekly.week}" if weekly else "", weekly),
+        _entry(f"Month {monthly.month}" if monthly else "", monthly),
     ]
     header = "[Impressions]"
     for index in (2, 1, 0):
@@ -55,9 +55,9 @@ def impressions_ladder(
 @dataclass(frozen=True)
 class LadderRead:
     text: str
-    daily: dict[str, Any] | None
-    weekly: dict[str, Any] | None
-    monthly: dict[str, Any] | None
+    daily: DiaryDay | None
+    weekly: WeekSummary | None
+    monthly: MonthSummary | None
 
 
 class Ladder:

@@ -57,14 +57,14 @@ async def catch_up_mirror(runtime: Runtime) -> int:
     problem = await mirror.mismatch()
     if problem:
         state = await mirror.state.get()
-        if isinstance(runtime.embedder, BundledEmbedder) and state and state["model"] in runtime.embedder.replaces:
+        if isinstance(runtime.embedder, BundledEmbedder) and state and state.model in runtime.embedder.replaces:
             running = await mirror.passes.current()
             # A restart during the pass goes on with it rather than removing vectors again.
             queued = await mirror.passes.remaining() if running and running.mode == "reindex" else 0
             queued = queued or await mirror.start_reindex()
             log.info(
                 "the vector index was made by %s: embedding its %d rows again with %s in the background",
-                state["model"],
+                state.model,
                 queued,
                 runtime.embedder.model,
             )

@@ -15,10 +15,12 @@ and supersede do not apply to a contradiction. When both stand, the owner remove
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 
 from ..clock import iso
-from ..domain.memory import Evidence, Memory
+from ..domain.candidate import Candidate
+from ..domain.memory import Memory
 from ..errors import Conflict, NotFound, ServiceError
 from ..ports import Clock, Database, InfrastructureError
 from ..store.candidates import CandidateStore
@@ -27,47 +29,62 @@ from .drafts import Actor, MemoryDraft, WriteResult
 from .vector_mirror import VectorMirror
 from .writes import MemoryWriter
 
+# Applies a claimed candidate: what was done, the write it made, and notes for the answer.
+Apply = Callable[[Candidate, Actor], Awaitable[tuple[str, WriteResult | None, list[str]]]]
 
+
+@dataclass(frozen=True)
+class Decided:
+    """What a decision did (created, upserted, superseded, archived, merged or discarded),
+    the candidate as it now stands, and the memory written, if any."""
+
+    action: str
+    candidate: Candidate
+    memory: Memory | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
 class CandidateReview:
-    def __init__(
-        self, db: Database, writer: MemoryWriter, mirror: VectorMirror, clock: Clock, config: MemoryConfig
-    ) -> None:
-        self.db = db
-        self.writer = writer
-        self.mirror = mirror
-        self.clock = clock
-        self.config = config
-        self.store = CandidateStore(db)
+    db: Database
+    writer: MemoryWriter
+    mirror: VectorMirror
+    clock: Clock
+    config: MemoryConfig
 
-    async def approve(self, candidate_id: str, reviewer: str) -> dict[str, Any]:
+    @property
+    def store(self) -> CandidateStore:
+        return CandidateStore(self.db)
+
+    async def approve(self, candidate_id: str, reviewer: str) -> Decided:
         return await self._decide(candidate_id, "approved", reviewer, self._apply)
 
-    async def supersede(self, candidate_id: str, target_id: str, reviewer: str) -> dict[str, Any]:
-        async def apply(candidate: dict[str, Any], actor: Actor) -> tuple[str, WriteResult | None, list[str]]:
+    async def supersede(self, candidate_id: str, target_id: str, reviewer: str) -> Decided:
+        async def apply(candidate: Candidate, actor: Actor) -> tuple[str, WriteResult | None, list[str]]:
             _not_a_contradiction(candidate)
-            result = await self.writer.supersede(candidate["namespace"], target_id, _draft(candidate), actor)
+            result = await self.writer.supersede(candidate.namespace, target_id, _draft(candidate), actor)
             return "superseded" if result.old_status != "missing" else "created", result, result.notes
 
         return await self._decide(candidate_id, "superseded", reviewer, apply)
 
-    async def merge(self, candidate_id: str, target_id: str, reviewer: str) -> dict[str, Any]:
-        async def apply(candidate: dict[str, Any], actor: Actor) -> tuple[str, WriteResult | None, list[str]]:
+    async def merge(self, candidate_id: str, target_id: str, reviewer: str) -> Decided:
+        async def apply(candidate: Candidate, actor: Actor) -> tuple[str, WriteResult | None, list[str]]:
             _not_a_contradiction(candidate)
             target = await self._active(target_id)
             # The target said again: the writer adds the evidence and sources to its own.
             draft = MemoryDraft(
-                importance=max(target.importance, candidate["importance"]),
-                confidence=max(target.confidence, candidate["confidence"]),
-                evidence=[Evidence.from_dict(e) for e in candidate["evidence"]],
-                source_message_ids=candidate["source_message_ids"],
+                importance=max(target.importance, candidate.importance),
+                confidence=max(target.confidence, candidate.confidence),
+                evidence=candidate.evidence,
+                source_message_ids=candidate.source_message_ids,
             )
             return "merged", await self.writer.merge_into(target.id, draft, actor), []
 
         return await self._decide(candidate_id, "merged", reviewer, apply)
 
-    async def discard(self, candidate_id: str, reviewer: str) -> dict[str, Any]:
-        async def apply(candidate: dict[str, Any], actor: Actor) -> tuple[str, WriteResult | None, list[str]]:
-            newer = candidate["result_memory_id"] if candidate["kind"] == "contradiction" else None
+    async def discard(self, candidate_id: str, reviewer: str) -> Decided:
+        async def apply(candidate: Candidate, actor: Actor) -> tuple[str, WriteResult | None, list[str]]:
+            newer = candidate.result_memory_id if candidate.kind == "contradiction" else None
             if newer is None:
                 return "discarded", None, []
             memory = await self.writer.store.get(newer)
@@ -78,13 +95,13 @@ class CandidateReview:
 
         return await self._decide(candidate_id, "discarded", reviewer, apply)
 
-    async def _decide(self, candidate_id: str, status: str, reviewer: str, apply: Any) -> dict[str, Any]:
+    async def _decide(self, candidate_id: str, status: str, reviewer: str, apply: Apply) -> Decided:
         candidate = await self.store.get(candidate_id)
         if candidate is None:
             raise NotFound(f"candidate {candidate_id} not found")
         now = iso(self.clock.now())
         if not await self.store.claim(candidate_id, status, now):
-            current = (await self.store.get(candidate_id) or candidate)["status"]
+            current = (await self.store.get(candidate_id) or candidate).status
             raise Conflict(f"candidate {candidate_id} is already {current}", code="candidate_not_pending")
         try:
             action, result, notes = await apply(candidate, Actor(f"review:{reviewer}"))
@@ -93,37 +110,33 @@ class CandidateReview:
             raise
         memory = result.memory if result else None
         await self.store.settle(candidate_id, memory.id if memory else None, "; ".join(notes) or None)
-        answer: dict[str, Any] = {"action": action, "candidate": await self.store.get(candidate_id)}
-        if memory is not None:
-            answer["memory"] = memory.as_dict()
-        if notes:
-            answer["notes"] = notes
-        return answer
+        settled = await self.store.get(candidate_id) or candidate
+        return Decided(action, settled, memory, notes)
 
-    async def _apply(self, candidate: dict[str, Any], actor: Actor) -> tuple[str, WriteResult | None, list[str]]:
+    async def _apply(self, candidate: Candidate, actor: Actor) -> tuple[str, WriteResult | None, list[str]]:
         """Approve: the target if it is still live, else by fact_key, else a near-duplicate,
         else a new memory. A delete candidate archives its target."""
-        namespace, notes = candidate["namespace"], list[str]()
-        if candidate["kind"] == "contradiction" and candidate["result_memory_id"]:
+        namespace, notes = candidate.namespace, list[str]()
+        if candidate.kind == "contradiction" and candidate.result_memory_id and candidate.target_memory_id:
             result = await self.writer.resolve_contradiction(
-                candidate["result_memory_id"], candidate["target_memory_id"], _owner(actor)
+                candidate.result_memory_id, candidate.target_memory_id, _owner(actor)
             )
             return result.action, result, result.notes
-        target = await self.writer.store.get(candidate["target_memory_id"]) if candidate["target_memory_id"] else None
-        live = target is not None and target.status == "active"
-        if candidate["kind"] == "delete":
-            if not live:
+        target = await self.writer.store.get(candidate.target_memory_id) if candidate.target_memory_id else None
+        live = target if target is not None and target.status == "active" else None
+        if candidate.kind == "delete":
+            if live is None:
                 raise Conflict(
-                    f"memory {candidate['target_memory_id']} is no longer active; nothing to delete",
+                    f"memory {candidate.target_memory_id} is no longer active; nothing to delete",
                     code="target_missing",
                 )
-            return "archived", await self.writer.archive(target.id, actor), notes  # type: ignore[union-attr]
+            return "archived", await self.writer.archive(live.id, actor), notes
         draft = _draft(candidate)
-        if live:
-            return "superseded", await self.writer.supersede(namespace, target.id, draft, actor), notes  # type: ignore[union-attr]
-        if candidate["target_memory_id"]:
+        if live is not None:
+            return "superseded", await self.writer.supersede(namespace, live.id, draft, actor), notes
+        if candidate.target_memory_id:
             state = target.status if target else "gone"
-            notes.append(f"target {candidate['target_memory_id']} is {state}; applied as a new write instead")
+            notes.append(f"target {candidate.target_memory_id} is {state}; applied as a new write instead")
         if draft.fact_key:
             return "upserted", await self.writer.upsert(namespace, draft, actor), notes
         similar = await self._near_duplicate(namespace, draft.content or "", notes)
@@ -150,23 +163,23 @@ def _owner(actor: Actor) -> Actor:
     return Actor(actor.name, owner=True)
 
 
-def _not_a_contradiction(candidate: dict[str, Any]) -> None:
-    if candidate["kind"] == "contradiction":
+def _not_a_contradiction(candidate: Candidate) -> None:
+    if candidate.kind == "contradiction":
         raise Conflict(
             "a contradiction is decided by approving it (the newer memory stands) or discarding it (the older stands)",
             code="contradiction_decision",
         )
 
 
-def _draft(candidate: dict[str, Any]) -> MemoryDraft:
+def _draft(candidate: Candidate) -> MemoryDraft:
     return MemoryDraft(
-        content=candidate["content"],
-        type=candidate["type"],
-        fact_key=candidate["fact_key"],
-        importance=candidate["importance"],
-        confidence=candidate["confidence"],
-        evidence=[Evidence.from_dict(e) for e in candidate["evidence"]],
-        source_message_ids=candidate["source_message_ids"],
+        content=candidate.content,
+        type=candidate.type,
+        fact_key=candidate.fact_key,
+        importance=candidate.importance,
+        confidence=candidate.confidence,
+        evidence=candidate.evidence,
+        source_message_ids=candidate.source_message_ids,
         source="dream",
-        valid_to=candidate["valid_to"],
+        valid_to=candidate.valid_to,
     )

@@ -28,10 +28,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from ..domain.candidate import Candidate
 from ..domain.contradictions import HAPPENINGS, contradiction, lookup_terms, read_claim, read_slots
-from ..domain.memory import Memory
+from ..domain.memory import Evidence, Memory
 from ..ports import Database, InfrastructureError, Statement
 from ..store.candidates import CandidateStore
 from ..store.memories import MemoryStore
@@ -132,7 +132,7 @@ class Contradictions:
                 self.new_id(),
                 importance=newer.importance,
                 confidence=newer.confidence,
-                evidence=[e.as_dict() for e in newer.evidence],
+                evidence=newer.evidence,
                 source_message_ids=newer.source_message_ids,
                 newer_id=newer.id,
             )
@@ -144,12 +144,12 @@ class Contradictions:
                     newer.id,
                     "contradiction_found",
                     actor,
-                    {"older": older.id, "reason": pair.reason, "candidate": candidate["id"]},
+                    {"older": older.id, "reason": pair.reason, "candidate": candidate.id},
                     now,
                 ),
             ]
             notes.append(
-                f"contradicts memory {older.id} ({pair.reason}); review candidate {candidate['id']} asks which one stands"
+                f"contradicts memory {older.id} ({pair.reason}); review candidate {candidate.id} asks which one stands"
             )
         if statements:
             await self.db.batch(statements)
@@ -168,33 +168,30 @@ def contradiction_candidate(
     *,
     importance: float,
     confidence: float,
-    evidence: list[dict[str, Any]],
+    evidence: list[Evidence],
     source_message_ids: list[str],
     newer_id: str | None = None,
-) -> dict[str, Any]:
+) -> Candidate:
     """The review candidate for a pair. Its content is the newer claim; from the dream,
     where the newer claim is not a memory yet, ``result_memory_id`` stays empty until the
     owner approves it."""
-    return {
-        "id": candidate_id,
-        "namespace": namespace,
-        "kind": "contradiction",
-        "type": type_,
-        "content": content,
-        "fact_key": fact_key,
-        "importance": importance,
-        "confidence": confidence,
-        "evidence": evidence,
-        "source_message_ids": source_message_ids,
-        "target_memory_id": older.id,
-        "result_memory_id": newer_id,
-        "status": "pending",
-        "reason": question(older, reason),
-        "dream_run_id": None,
-        "created_at": now,
-        "updated_at": now,
-        "reviewed_at": None,
-    }
+    return Candidate(
+        id=candidate_id,
+        namespace=namespace,
+        kind="contradiction",
+        type=type_,
+        content=content,
+        fact_key=fact_key,
+        importance=importance,
+        confidence=confidence,
+        evidence=evidence,
+        source_message_ids=source_message_ids,
+        target_memory_id=older.id,
+        result_memory_id=newer_id,
+        reason=question(older, reason),
+        created_at=now,
+        updated_at=now,
+    )
 
 
 def question(older: Memory, reason: str) -> str:

@@ -27,6 +27,7 @@ from ..pacing import HeavyReads
 from ..ports import ConstraintError, Database
 from ..store.doctor import REBUILD_FULL_TEXT, DoctorStore
 from ..store.memories import MemoryStore
+from ..store.messages import MessageRow
 from ..store.stored_values import TABLES as STORED_TABLES
 from ..store.stored_values import repaired, row_problem, value_problem
 from .plans import Plans
@@ -390,7 +391,7 @@ class Doctor:
 
     async def unanchored(
         self, namespace: str, *, older_than: timedelta, limit: int, cursor: str | None
-    ) -> tuple[list[dict[str, Any]], str | None]:
+    ) -> tuple[list[MessageRow], str | None]:
         """The user's messages older than ``older_than`` that no memory cites, newest first."""
         before = iso(self.clock.now() - older_than)
         return await self.store.unanchored(namespace, before=before, limit=limit, cursor=cursor)

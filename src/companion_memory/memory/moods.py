@@ -8,12 +8,12 @@ readable when the same feeling always has the same name.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
 from ..clock import day_bounds, iso, local_date, read_time
+from ..domain.mood import Mood, MoodCount
 from ..errors import InvalidInput
 from ..ports import Clock, Database
 from ..store.moods import MoodStore, mood_row
@@ -185,16 +185,13 @@ def moods_in(text: str) -> list[StatedMood]:
     return list(found.values())
 
 
-def distribution(entries: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def distribution(entries: Iterable[Mood]) -> list[MoodCount]:
     """Label → how often and how strongly, the most frequent first (then the label)."""
     counts: dict[str, list[float]] = {}
     for entry in entries:
-        counts.setdefault(entry["label"], []).append(float(entry["intensity"]))
-    rows = [
-        {"label": label, "count": len(values), "average_intensity": round(sum(values) / len(values), 3)}
-        for label, values in counts.items()
-    ]
-    return sorted(rows, key=lambda row: (-row["count"], row["label"]))
+        counts.setdefault(entry.label, []).append(float(entry.intensity))
+    rows = [MoodCount(label, len(values), round(sum(values) / len(values), 3)) for label, values in counts.items()]
+    return sorted(rows, key=lambda row: (-row.count, row.label))
 
 
 def read_label(text: str) -> str:
@@ -206,6 +203,14 @@ def read_label(text: str) -> str:
             code="invalid_mood",
         )
     return label
+
+
+@dataclass(frozen=True)
+class MoodOverview:
+    """Per whose: the latest entry of today (local day), and the last seven days' distribution."""
+
+    today: dict[str, Mood | None]
+    week: dict[str, list[MoodCount]]
 
 
 class Moods:
@@ -226,27 +231,25 @@ class Moods:
         intensity: float,
         felt_at: str | None,
         source: str,
-    ) -> dict[str, Any]:
+    ) -> Mood:
         now = iso(self.clock.now())
         # A time without an offset is read in DREAM_TIME_ZONE, as the owner's day is.
         when = read_time(felt_at, "felt_at", time_zone=self.config.dream_time_zone) if felt_at else now
-        row = mood_row(namespace, whose, read_label(label), reason.strip(), intensity, when, source, None, now)
-        return await self.store.add(row)
+        mood = mood_row(namespace, whose, read_label(label), reason.strip(), intensity, when, source, None, now)
+        return await self.store.add(mood)
 
     def _days_back(self, days: int) -> str:
         """Where the last ``days`` local days (today included) start, as stored."""
         today = local_date(self.clock.now(), self.config.dream_time_zone)
         return day_bounds(today - timedelta(days=days - 1), self.config.dream_time_zone)[0]
 
-    async def recent(self, namespace: str, days: int, whose: str | None, limit: int) -> list[dict[str, Any]]:
+    async def recent(self, namespace: str, days: int, whose: str | None, limit: int) -> list[Mood]:
         return await self.store.since(namespace, self._days_back(days), whose, limit)
 
-    async def overview(self, namespace: str) -> dict[str, Any]:
+    async def overview(self, namespace: str) -> MoodOverview:
         week = await self.store.since(namespace, self._days_back(WEEK_DAYS), None, OVERVIEW_LIMIT)
         today_starts = self._days_back(1)
-        return {
-            "today": {
-                w: next((e for e in week if e["whose"] == w and e["felt_at"] >= today_starts), None) for w in WHOSE
-            },
-            "week": {w: distribution(e for e in week if e["whose"] == w) for w in WHOSE},
-        }
+        return MoodOverview(
+            today={w: next((e for e in week if e.whose == w and e.felt_at >= today_starts), None) for w in WHOSE},
+            week={w: distribution(e for e in week if e.whose == w) for w in WHOSE},
+        )

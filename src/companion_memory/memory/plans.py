@@ -10,8 +10,6 @@ leaves it out at once), and the nightly job writes that down here (``plan_status
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..clock import iso
 from ..domain.memory import Memory
 from ..domain.types import PLAN_STATUSES
@@ -64,7 +62,7 @@ class Plans:
             if has_passed(memory.valid_to, now, self.config.dream_time_zone)
         ]
 
-    async def expire(self) -> dict[str, Any]:
+    async def expire(self) -> dict[str, int]:
         """The nightly step: every active plan whose end has passed is marked expired."""
         at = iso(self.clock.now())
         due = await self.overdue()

@@ -108,8 +108,8 @@ class Retention:
         for start in range(0, len(rows), _BATCH):
             await self.db.batch(
                 [
-                    OutboxStore.enqueue(r["id"], r["namespace"], "delete", at, "episode")
-                    for r in rows[start : start + _BATCH]
+                    OutboxStore.enqueue(id_, namespace, "delete", at, "episode")
+                    for id_, namespace in rows[start : start + _BATCH]
                 ]
             )
         return len(rows)
@@ -123,17 +123,18 @@ class Retention:
             made += count
         return made
 
-    async def _retire(self, rows: list[dict[str, Any]], what: str, at: str) -> int:
+    async def _retire(self, rows: list[tuple[str, str]], what: str, at: str) -> int:
+        """Expire or purge these memories, given as (id, namespace)."""
         for start in range(0, len(rows), _BATCH):
             statements = []
-            for row in rows[start : start + _BATCH]:
+            for id_, namespace in rows[start : start + _BATCH]:
                 if what == "expired":
                     statements += [
-                        MemoryStore.update(row["id"], {"status": "expired", "updated_at": at}),
-                        MemoryStore.event(row["namespace"], row["id"], "expired", "retention", {}, at),
-                        OutboxStore.enqueue(row["id"], row["namespace"], "delete", at),
+                        MemoryStore.update(id_, {"status": "expired", "updated_at": at}),
+                        MemoryStore.event(namespace, id_, "expired", "retention", {}, at),
+                        OutboxStore.enqueue(id_, namespace, "delete", at),
                     ]
                 else:
-                    statements.append(OutboxStore.enqueue(row["id"], row["namespace"], "purge", at))
+                    statements.append(OutboxStore.enqueue(id_, namespace, "purge", at))
             await self.db.batch(statements)
         return len(rows)

@@ -17,10 +17,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import timedelta
-from typing import Any, Literal
+from typing import Literal
 
 from ..clock import day_bounds, iso, local_date
 from ..domain.memory import is_live
+from ..domain.share import Share, ShareEvent
 from ..errors import Conflict, ConstraintError, InvalidInput, NotFound, PermissionDenied
 from ..ports import Clock, Database, Statement
 from ..store.memories import MemoryStore
@@ -56,7 +57,7 @@ class Sharing:
         self.store = ShareStore(db)
         self.memories = MemoryStore(db)
 
-    async def propose(self, memory_id: str, target: str, actor: Actor, note: str | None) -> dict[str, Any]:
+    async def propose(self, memory_id: str, target: str, actor: Actor, note: str | None) -> Share:
         memory = await self.memories.get(memory_id)
         if memory is None:
             raise NotFound(f"memory {memory_id} not found")
@@ -71,9 +72,9 @@ class Sharing:
         existing = await self.store.open_share(memory_id, target)
         if existing is not None:
             raise Conflict(
-                f"memory {memory_id} is already {existing['status']} for {target!r} (share {existing['id']})",
+                f"memory {memory_id} is already {existing.status} for {target!r} (share {existing.id})",
                 code="share_exists",
-                details={"share_id": existing["id"]},
+                details={"share_id": existing.id},
             )
         now = self.clock.now()
         today = local_date(now, self.config.dream_time_zone)
@@ -87,17 +88,16 @@ class Sharing:
                 code="share_cap_reached",
             )
         at, share_id = iso(now), self.new_id()
-        share = {
-            "id": share_id,
-            "memory_id": memory_id,
-            "source_namespace": memory.namespace,
-            "target_namespace": target,
-            "status": "proposed",
-            "proposed_by": actor.name,
-            "note": note,
-            "created_at": at,
-            "updated_at": at,
-        }
+        share = Share(
+            id=share_id,
+            memory_id=memory_id,
+            source_namespace=memory.namespace,
+            target_namespace=target,
+            proposed_by=actor.name,
+            note=note,
+            created_at=at,
+            updated_at=at,
+        )
         try:
             await self.db.batch(
                 [ShareStore.insert(share), ShareStore.event(share_id, "proposed", actor.name, note, at)]
@@ -108,17 +108,17 @@ class Sharing:
             ) from None
         return await self._get(share_id)
 
-    async def decide(self, share_id: str, decision: Decision, actor: Actor, reason: str | None) -> dict[str, Any]:
+    async def decide(self, share_id: str, decision: Decision, actor: Actor, reason: str | None) -> Share:
         """Approve or reject a proposal (the owner), or revoke an open share (the owner, or
         the key that proposed it)."""
         share = await self._get(share_id)
         if decision != "revoke" and not actor.owner:
             raise PermissionDenied(f"only the owner may {decision} a share")
-        if not actor.owner and actor.name != share["proposed_by"]:
+        if not actor.owner and actor.name != share.proposed_by:
             raise PermissionDenied("only the owner or the key that proposed a share may revoke it")
         before, after = _MOVES[decision]
-        if share["status"] not in before:
-            raise Conflict(f"share {share_id} is {share['status']}; cannot {decision} it", code="share_closed")
+        if share.status not in before:
+            raise Conflict(f"share {share_id} is {share.status}; cannot {decision} it", code="share_closed")
         if decision == "approve":
             swept = await self.sweep(share_id)
             if swept:
@@ -129,7 +129,7 @@ class Sharing:
             raise Conflict(f"share {share_id} changed meanwhile; look again", code="share_closed")
         return await self._get(share_id)
 
-    async def listed(self, namespace: str | None, statuses: Sequence[str], limit: int) -> list[dict[str, Any]]:
+    async def listed(self, namespace: str | None, statuses: Sequence[str], limit: int) -> list[Share]:
         unknown = [s for s in statuses if s not in SHARE_STATUSES]
         if unknown:
             raise InvalidInput(
@@ -138,7 +138,7 @@ class Sharing:
         await self.sweep()
         return await self.store.listed(namespace, statuses or OPEN_STATUSES, limit)
 
-    async def history(self, share_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    async def history(self, share_id: str) -> tuple[Share, list[ShareEvent]]:
         await self.sweep(share_id)
         share = await self._get(share_id)
         return share, await self.store.events(share_id)
@@ -150,7 +150,7 @@ class Sharing:
         if not orphans:
             return {}
         at = iso(self.clock.now())
-        reasons = {o["id"]: "memory " + _death(o["status"], o["version_status"], o["superseded_by"]) for o in orphans}
+        reasons = {o.share_id: "memory " + _death(o.status, o.version_status, o.superseded_by) for o in orphans}
         await self.db.batch(
             [s for id_, why in reasons.items() for s in self._moving(id_, OPEN_STATUSES, "revoked", "system", why, at)]
         )
@@ -165,7 +165,7 @@ class Sharing:
             ShareStore.event(share_id, status, actor, reason, at),
         ]
 
-    async def _get(self, share_id: str) -> dict[str, Any]:
+    async def _get(self, share_id: str) -> Share:
         share = await self.store.get(share_id)
         if share is None:
             raise NotFound(f"share {share_id} not found")

@@ -96,14 +96,14 @@ class VectorMirror:
             stale_form = False
             if state is None:
                 await self.state.set(*wanted, EMBEDDED_TEXT_FORM, iso(self.clock.now()))
-            elif (state["model"], state["dimensions"]) != wanted:
+            elif (state.model, state.dimensions) != wanted:
                 self._mismatch = (
-                    f"the vector index holds {state['model']} vectors ({state['dimensions']}-d) but EMBEDDING_MODEL is "
+                    f"the vector index holds {state.model} vectors ({state.dimensions}-d) but EMBEDDING_MODEL is "
                     f"{wanted[0]} ({wanted[1]}-d); rebuild it with POST /v1/debug/vector_reindex "
                     "(or `companion-memory reindex`), or set EMBEDDING_MODEL back"
                 )
             else:
-                stale_form = state["text_form"] != EMBEDDED_TEXT_FORM
+                stale_form = state.text_form != EMBEDDED_TEXT_FORM
             self._checked = True
             if stale_form:
                 await self.state.set(*wanted, EMBEDDED_TEXT_FORM, iso(self.clock.now()))

@@ -307,9 +307,9 @@ class Consolidation:
         """Put back what the consolidation event ``event_id`` of ``memory_id`` did; returns
         the memories changed. Refused for any other event, and for one already undone."""
         event = await self.store.event(event_id)
-        if event is None or event["memory_id"] != memory_id:
+        if event is None or event.memory_id != memory_id:
             raise NotFound(f"event {event_id} of memory {memory_id} not found")
-        kind, detail = event["event"], event["detail"]
+        kind, detail = event.event, event.detail
         if kind not in UNDOABLE:
             raise Conflict(f"event {event_id} is {kind}, not a consolidation", code="not_a_consolidation")
         if await self.store.undone(memory_id, event_id):
@@ -329,7 +329,7 @@ class Consolidation:
         at = iso(self.clock.now())
         undone = {"event_id": event_id, "event": kind}
         await self.db.batch(
-            [MemoryStore.event(event["namespace"], memory_id, "consolidation_undone", actor.name, undone, at)]
+            [MemoryStore.event(event.namespace, memory_id, "consolidation_undone", actor.name, undone, at)]
         )
         return changed
 

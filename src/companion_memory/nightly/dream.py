@@ -17,7 +17,9 @@ from datetime import date, timedelta
 from typing import Any
 
 from ..clock import day_bounds, iso, local_date
-from ..domain.memory import Evidence, Memory
+from ..domain.candidate import Candidate
+from ..domain.memory import Memory
+from ..domain.mood import Mood
 from ..domain.types import normalise_type
 from ..errors import ServiceError
 from ..memory.config import MemoryConfig
@@ -188,11 +190,11 @@ class Dream:
                 now = iso(self.clock.now())
                 report["messages_read"] += len(batch)
                 report["counts"]["batches"] += 1
-                report["candidates"] += candidates
+                report["candidates"] += [c.as_reported() for c in candidates]
                 if dry_run:
                     continue
                 await self.db.batch(
-                    [CandidateStore.insert({**c, "dream_run_id": report["id"]}) for c in candidates]
+                    [CandidateStore.insert(c.replace(dream_run_id=report["id"])) for c in candidates]
                     + [MoodStore.insert(m) for m in moods]
                     + [PersonStore.propose(p.replace(reason=f"{p.reason} (dream {report['id']})")) for p in proposals]
                     + mentions
@@ -223,13 +225,13 @@ class Dream:
         return report
 
     async def _not_waiting(
-        self, namespace: str, candidates: list[dict[str, Any]], report: dict[str, Any]
-    ) -> list[dict[str, Any]]:
+        self, namespace: str, candidates: list[Candidate], report: dict[str, Any]
+    ) -> list[Candidate]:
         """The candidates that no pending one proposes already in the same words (an earlier
         night's, for something said again)."""
-        waiting = await self.candidates.pending_with_content(namespace, [c["content"] for c in candidates])
-        report["counts"]["duplicates"] += sum(c["content"] in waiting for c in candidates)
-        return [c for c in candidates if c["content"] not in waiting]
+        waiting = await self.candidates.pending_with_content(namespace, [c.content for c in candidates])
+        report["counts"]["duplicates"] += sum(c.content in waiting for c in candidates)
+        return [c for c in candidates if c.content not in waiting]
 
     async def _addition(
         self,
@@ -238,7 +240,7 @@ class Dream:
         memory: ExtractedMemory,
         day: date,
         report: dict[str, Any],
-    ) -> dict[str, Any] | None:
+    ) -> Candidate | None:
         if not self._acceptable(batch, memory.evidence, memory.content, report):
             return None
         memory_type = normalise_type(memory.type) or "note"
@@ -276,12 +278,11 @@ class Dream:
             iso(self.clock.now()),
             valid_to,
         )
-        row["reason"] = reason
-        return row
+        return row.replace(reason=reason)
 
     def _mood(
         self, namespace: str, batch: list[dict[str, Any]], mood: ExtractedMood, report: dict[str, Any]
-    ) -> dict[str, Any] | None:
+    ) -> Mood | None:
         """A timeline entry, felt when the first quoted message was said; None for a mood the
         vocabulary does not know, or one that fails the evidence or sensitive-data check."""
         label, whose = normalise_mood(mood.label), normalise_whose(mood.whose)
@@ -306,7 +307,7 @@ class Dream:
 
     async def _change(
         self, namespace: str, batch: list[dict[str, Any]], change: ExtractedChange, kind: str, report: dict[str, Any]
-    ) -> dict[str, Any] | None:
+    ) -> Candidate | None:
         target = await self.writer.store.get(change.target_id)
         if target is None or target.namespace != namespace or target.status != "active":
             report["counts"]["rejected_unknown_target"] += 1
@@ -328,36 +329,34 @@ class Dream:
             iso(self.clock.now()),
         )
         if kind == "update" and is_world_fact(target.fact_key) and not target.authored_by and not report["dry_run"]:
-            await self._apply_world_fact(row, target, report)
+            row = await self._apply_world_fact(row, target, report)
         return row
 
-    async def _apply_world_fact(self, row: dict[str, Any], target: Memory, report: dict[str, Any]) -> None:
+    async def _apply_world_fact(self, row: Candidate, target: Memory, report: dict[str, Any]) -> Candidate:
         """The reference applies a correction of a world fact at once (the world changed;
         nothing about the user is decided): supersede now, and keep the candidate as the
         approved record of it."""
         draft = MemoryDraft(
-            content=row["content"],
+            content=row.content,
             type=target.type,
             fact_key=target.fact_key,
             importance=target.importance,
             confidence=target.confidence,
             source="dream",
-            source_message_ids=row["source_message_ids"],
-            evidence=[Evidence.from_dict(e) for e in row["evidence"]],
+            source_message_ids=row.source_message_ids,
+            evidence=row.evidence,
         )
         try:
             result = await self.writer.supersede(target.namespace, target.id, draft, Actor("dream"))
         except ServiceError as error:  # changed meanwhile, or refused: it waits for review instead
-            row["reason"] = f"not applied directly: {error.message}"
-            return
-        now = iso(self.clock.now())
-        row.update(
+            return row.replace(reason=f"not applied directly: {error.message}")
+        report["counts"]["applied_world_facts"] += 1
+        return row.replace(
             status="approved",
             result_memory_id=result.memory.id,
-            reviewed_at=now,
+            reviewed_at=iso(self.clock.now()),
             reason="world fact: applied directly (superseded)",
         )
-        report["counts"]["applied_world_facts"] += 1
 
     def _acceptable(self, batch: list[dict[str, Any]], quotes: list[str], content: str, report: dict[str, Any]) -> bool:
         """Every quote occurs verbatim in the batch, and the content holds no secret."""

@@ -8,6 +8,8 @@ import uuid
 from datetime import date
 from typing import Any
 
+from ..domain.candidate import Candidate
+from ..domain.memory import Evidence
 from ..domain.search_text import normalised
 from ..errors import InvalidInput
 from ..memory.plan_dates import parse_valid_to, resolve_when
@@ -66,27 +68,23 @@ def candidate_row(
     target: str | None,
     now: str,
     valid_to: str | None = None,
-) -> dict[str, Any]:
+) -> Candidate:
     """A pending candidate; its evidence and sources are the messages of ``batch`` that
     hold its ``quotes`` (checked by the caller to occur there)."""
     sources = [m["id"] for m in batch if any(q in m["content"] for q in quotes)]
-    return {
-        "id": str(uuid.uuid4()),
-        "namespace": namespace,
-        "kind": kind,
-        "type": type_,
-        "content": content,
-        "fact_key": fact_key,
-        "importance": importance,
-        "confidence": confidence,
-        "evidence": [{"quote": q, "message_id": next(m["id"] for m in batch if q in m["content"])} for q in quotes],
-        "source_message_ids": sources,
-        "target_memory_id": target,
-        "valid_to": valid_to,
-        "result_memory_id": None,
-        "status": "pending",
-        "reason": None,
-        "created_at": now,
-        "updated_at": now,
-        "reviewed_at": None,
-    }
+    return Candidate(
+        id=str(uuid.uuid4()),
+        namespace=namespace,
+        kind=kind,
+        type=type_,
+        content=content,
+        fact_key=fact_key,
+        importance=importance,
+        confidence=confidence,
+        evidence=[Evidence(q, next(m["id"] for m in batch if q in m["content"])) for q in quotes],
+        source_message_ids=sources,
+        target_memory_id=target,
+        valid_to=valid_to,
+        created_at=now,
+        updated_at=now,
+    )

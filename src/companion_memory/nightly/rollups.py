@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import uuid
 from datetime import date, timedelta
-from typing import Any
 
 from ..clock import iso, local_date
+from ..domain.diary import WeekSummary
 from ..memory.config import MemoryConfig
 from ..ports import Clock, Database
 from ..store.logs import LogStore
@@ -56,7 +56,7 @@ class Rollups:
                                     monday.isoformat(),
                                     sunday.isoformat(),
                                     f"Week {week}",
-                                    await self.summarizer.summarize(week, days, "date"),
+                                    await self.summarizer.summarize(week, [(d.date, d.title, d.summary) for d in days]),
                                     now,
                                 )
                             ]
@@ -70,19 +70,20 @@ class Rollups:
         now = iso(self.clock.now())
         written = 0
         for namespace in await self.logs.weekly_namespaces():
-            by_month: dict[str, list[dict[str, Any]]] = {}
-            for week in await self.logs.weeklies_to_roll(namespace, cutoff):
-                thursday = date.fromisoformat(week["start_date"]) + timedelta(days=3)
-                by_month.setdefault(thursday.strftime("%Y-%m"), []).append(week)
+            by_month: dict[str, list[tuple[str, WeekSummary]]] = {}
+            for week_id, week in await self.logs.weeklies_to_roll(namespace, cutoff):
+                thursday = date.fromisoformat(week.start_date) + timedelta(days=3)
+                by_month.setdefault(thursday.strftime("%Y-%m"), []).append((week_id, week))
             for month, weeks in sorted(by_month.items()):
                 existing = await self.logs.monthly(namespace, month)
                 if existing is None and len(weeks) < 2:
                     continue  # a lone week waits for company or for next month's entry
-                entries = ([{"week": "Earlier", **existing}] if existing else []) + weeks
-                summary = await self.summarizer.summarize(month, entries, "week")
+                entries = [("Earlier", existing.title, existing.summary)] if existing else []
+                entries += [(w.week, w.title, w.summary) for _, w in weeks]
+                summary = await self.summarizer.summarize(month, entries)
                 await self.db.batch(
                     [LogStore.upsert_monthly(str(uuid.uuid4()), namespace, month, f"Month {month}", summary, now)]
-                    + [LogStore.mark_rolled(w["id"], now) for w in weeks]
+                    + [LogStore.mark_rolled(week_id, now) for week_id, _ in weeks]
                 )
                 written += 1
         return written

@@ -7,7 +7,8 @@ the entries are joined and cut, so rollups never wait on a model.
 from __future__ import annotations
 
 import logging
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Protocol
 
 from ..memory.model_call import JobModel
 from ..ports import UpstreamError
@@ -25,25 +26,29 @@ def cut(text: str) -> str:
     return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1].rstrip() + "…"
 
 
-def entry_lines(entries: list[dict[str, Any]], label: str) -> list[str]:
-    return [f"{e[label]}: {e['title']} — {e['summary']}".strip(" —") for e in entries]
+# What a summary is made of: a diary day or a week, as (its day or week, title, summary).
+Entry = tuple[str, str, str]
 
 
-def joined(entries: list[dict[str, Any]], label: str) -> str:
-    return cut("; ".join(entry_lines(entries, label)))
+def entry_lines(entries: Sequence[Entry]) -> list[str]:
+    return [f"{when}: {title} — {summary}".strip(" —") for when, title, summary in entries]
+
+
+def joined(entries: Sequence[Entry]) -> str:
+    return cut("; ".join(entry_lines(entries)))
 
 
 class Summarizer(Protocol):
     name: str
 
-    async def summarize(self, period: str, entries: list[dict[str, Any]], label: str) -> str: ...
+    async def summarize(self, period: str, entries: Sequence[Entry]) -> str: ...
 
 
 class JoinedSummaries:
     name = "joined"
 
-    async def summarize(self, period: str, entries: list[dict[str, Any]], label: str) -> str:
-        return joined(entries, label)
+    async def summarize(self, period: str, entries: Sequence[Entry]) -> str:
+        return joined(entries)
 
 
 class ModelSummaries:
@@ -51,11 +56,11 @@ class ModelSummaries:
         self.model = model
         self.name = f"model:{model.model}"
 
-    async def summarize(self, period: str, entries: list[dict[str, Any]], label: str) -> str:
+    async def summarize(self, period: str, entries: Sequence[Entry]) -> str:
         body = {
             "messages": [
                 {"role": "system", "content": INSTRUCTIONS},
-                {"role": "user", "content": "\n".join([f"Period: {period}", "", *entry_lines(entries, label)])},
+                {"role": "user", "content": "\n".join([f"Period: {period}", "", *entry_lines(entries)])},
             ],
             "max_tokens": 400,
             "temperature": 0.3,
@@ -67,4 +72,4 @@ class ModelSummaries:
             return cut(answer.text)
         except (UpstreamError, ValueError) as error:  # a summary is never worth a missing rollup
             log.warning("summary of %s by %s failed (%s); joining the entries instead", period, self.name, error)
-            return joined(entries, label)
+            return joined(entries)

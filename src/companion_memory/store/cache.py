@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..domain.cache import CacheEntry
 from ..errors import Conflict
 from ..ports import Database
 from .sql import read_stored_json, to_json
@@ -13,7 +14,7 @@ class CacheStore:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def get(self, namespace: str, key: str, now: str) -> dict[str, Any] | None:
+    async def get(self, namespace: str, key: str, now: str) -> CacheEntry | None:
         row = await self.db.first(
             "SELECT namespace, key, value, expires_at, created_at, updated_at FROM cache_entries "
             "WHERE namespace = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)",
@@ -27,7 +28,7 @@ class CacheStore:
                 f"the stored value of {key!r} {problem}: replace it with PUT or remove it with DELETE",
                 code="unreadable_value",
             )
-        return {**row, "value": value}
+        return CacheEntry(**{**row, "value": value})
 
     async def put(self, namespace: str, key: str, value: Any, expires_at: str | None, now: str) -> None:
         await self.db.run(

@@ -4,41 +4,33 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..domain.candidate import CANDIDATE_FIELDS, Candidate
+from ..domain.memory import Evidence
 from ..ports import Database, Statement
 from .pagination import decode_cursor, page_of
 from .sql import chunks, from_json, placeholders, to_json
 
 # Also the columns an export carries (store/snapshot.py).
-CANDIDATE_COLUMNS = (
-    "id",
-    "namespace",
-    "kind",
-    "type",
-    "content",
-    "fact_key",
-    "importance",
-    "confidence",
-    "evidence",
-    "source_message_ids",
-    "target_memory_id",
-    "result_memory_id",
-    "status",
-    "reason",
-    "dream_run_id",
-    "created_at",
-    "updated_at",
-    "reviewed_at",
-    "valid_to",
-)
+CANDIDATE_COLUMNS = CANDIDATE_FIELDS
 _SELECT = f"SELECT {', '.join(CANDIDATE_COLUMNS)} FROM memory_candidates"
 
 
-def _candidate(row: dict[str, Any]) -> dict[str, Any]:
-    return {
-        **row,
-        "evidence": from_json(row["evidence"], []),
-        "source_message_ids": from_json(row["source_message_ids"], []),
-    }
+def _candidate(row: dict[str, Any]) -> Candidate:
+    return Candidate(
+        **{
+            **row,
+            "evidence": [Evidence.from_dict(e) for e in from_json(row["evidence"], [])],
+            "source_message_ids": from_json(row["source_message_ids"], []),
+        }
+    )
+
+
+def _stored(candidate: Candidate, column: str) -> Any:
+    if column == "evidence":
+        return to_json([e.as_dict() for e in candidate.evidence])
+    if column == "source_message_ids":
+        return to_json(candidate.source_message_ids)
+    return getattr(candidate, column)
 
 
 class CandidateStore:
@@ -46,24 +38,19 @@ class CandidateStore:
         self.db = db
 
     @staticmethod
-    def insert(candidate: dict[str, Any]) -> Statement:
-        values = {
-            **candidate,
-            "evidence": to_json(candidate.get("evidence", [])),
-            "source_message_ids": to_json(candidate.get("source_message_ids", [])),
-        }
+    def insert(candidate: Candidate) -> Statement:
         return Statement(
             f"INSERT INTO memory_candidates ({', '.join(CANDIDATE_COLUMNS)}) VALUES ({placeholders(len(CANDIDATE_COLUMNS))})",
-            tuple(values.get(c) for c in CANDIDATE_COLUMNS),
+            tuple(_stored(candidate, c) for c in CANDIDATE_COLUMNS),
         )
 
-    async def get(self, candidate_id: str) -> dict[str, Any] | None:
+    async def get(self, candidate_id: str) -> Candidate | None:
         row = await self.db.first(f"{_SELECT} WHERE id = ?", (candidate_id,))
         return _candidate(row) if row else None
 
     async def page(
         self, namespace: str, status: str, *, limit: int, cursor: str | None
-    ) -> tuple[list[dict[str, Any]], str | None]:
+    ) -> tuple[list[Candidate], str | None]:
         where, params = "namespace = ? AND status = ?", [namespace, status]
         if cursor:
             created_at, id_ = decode_cursor(cursor)

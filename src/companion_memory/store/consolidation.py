@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..domain.memory import Memory
+from ..domain.memory_event import MemoryEvent
 from ..ports import Database, Statement
 from .cursors import CursorStore
 from .memories import _SELECT, memories_from_rows
@@ -52,12 +53,12 @@ class ConsolidationStore:
             "UPDATE memory_relations SET weight = ?, weighed_at = ? WHERE id = ?", (weight, at, relation_id)
         )
 
-    async def event(self, event_id: int) -> dict[str, Any] | None:
+    async def event(self, event_id: int) -> MemoryEvent | None:
         row = await self.db.first(
             "SELECT id, namespace, memory_id, event, actor, detail, created_at FROM memory_events WHERE id = ?",
             (event_id,),
         )
-        return {**row, "detail": from_json(row["detail"], {})} if row else None
+        return MemoryEvent(**{**row, "detail": from_json(row["detail"], {})}) if row else None
 
     async def undone(self, memory_id: str, event_id: int) -> bool:
         """Whether the consolidation event ``event_id`` of this memory was already undone."""

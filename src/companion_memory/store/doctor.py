@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..ports import Database, Statement
+from .messages import MESSAGE_COLUMNS, MessageRow
 from .pagination import decode_cursor, page_of
 from .sql import live_sql
 from .stored_values import TABLES as STORED_TABLES
@@ -116,7 +117,7 @@ class DoctorStore:
 
     async def unanchored(
         self, namespace: str, *, before: str, limit: int, cursor: str | None
-    ) -> tuple[list[dict[str, Any]], str | None]:
+    ) -> tuple[list[MessageRow], str | None]:
         """The user's messages written before ``before`` that no memory cites, newest first."""
         where = ["m.namespace = ?", "m.role = 'user'", "m.created_at < ?", f"m.id NOT IN ({_CITED})"]
         params: list[Any] = [namespace, before, namespace, namespace]
@@ -125,9 +126,9 @@ class DoctorStore:
             where.append("(m.created_at < ? OR (m.created_at = ? AND m.id < ?))")
             params += [created_at, created_at, id_]
         rows = await self.db.all(
-            "SELECT m.id AS id, m.conversation_id AS conversation_id, m.content AS content, "
-            f"m.created_at AS created_at FROM messages m WHERE {' AND '.join(where)} "
-            "ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
+            f"SELECT {', '.join(f'm.{c} AS {c}' for c in MESSAGE_COLUMNS)} FROM messages m "
+            f"WHERE {' AND '.join(where)} ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
             (*params, limit + 1),
         )
-        return page_of(rows, limit, "created_at")
+        page, next_cursor = page_of(rows, limit, "created_at")
+        return [MessageRow(**r) for r in page], next_cursor

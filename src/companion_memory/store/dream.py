@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..domain.dream_run import DREAM_RUN_FIELDS, DreamRun
 from ..ports import Database, Statement
 from .cursors import CursorStore
 from .sql import to_json
@@ -71,9 +72,8 @@ class DreamStore:
             ),
         )
 
-    async def recent_runs(self, limit: int) -> list[dict[str, Any]]:
-        return await self.db.all(
-            "SELECT id, namespace, date, status, dry_run, messages_read, candidates_created, counts, error, started_at, "
-            "finished_at FROM dream_runs ORDER BY started_at DESC LIMIT ?",
-            (limit,),
+    async def recent_runs(self, limit: int) -> list[DreamRun]:
+        rows = await self.db.all(
+            f"SELECT {', '.join(DREAM_RUN_FIELDS)} FROM dream_runs ORDER BY started_at DESC LIMIT ?", (limit,)
         )
+        return [DreamRun(**row) for row in rows]

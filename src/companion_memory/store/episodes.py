@@ -67,11 +67,12 @@ class EpisodeStore:
         """Ids and namespaces of every episode (all are in the vector index), in id order."""
         return await self.db.all("SELECT id, namespace FROM episodes WHERE id > ? ORDER BY id LIMIT ?", (after, limit))
 
-    async def said_before(self, cutoff: str, limit: int) -> list[dict[str, Any]]:
+    async def said_before(self, cutoff: str, limit: int) -> list[tuple[str, str]]:
         """Ids and namespaces of the episodes said before ``cutoff``, oldest first."""
-        return await self.db.all(
+        rows = await self.db.all(
             "SELECT id, namespace FROM episodes WHERE created_at < ? ORDER BY created_at, id LIMIT ?", (cutoff, limit)
         )
+        return [(row["id"], row["namespace"]) for row in rows]
 
     async def chosen(
         self,

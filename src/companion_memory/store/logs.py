@@ -3,39 +3,42 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from ..domain.diary import DiaryDay, MonthSummary, WeekSummary
 from ..ports import Database, Statement
 from .sql import placeholders
 from .stored_values import day_sql, readable
 
 _DAILY = "SELECT id, namespace, date, title, summary, message_count, created_at, updated_at FROM daily_log"
+_WEEKLY = "SELECT week, start_date, end_date, title, summary FROM weekly_log"
+_MONTHLY = "SELECT month, title, summary FROM monthly_log"
 
 
 class LogStore:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def daily(self, namespace: str, day: str) -> dict[str, Any] | None:
-        return await self.db.first(f"{_DAILY} WHERE namespace = ? AND date = ?", (namespace, day))
+    async def daily(self, namespace: str, day: str) -> DiaryDay | None:
+        row = await self.db.first(f"{_DAILY} WHERE namespace = ? AND date = ?", (namespace, day))
+        return DiaryDay(**row) if row else None
 
-    async def dailies(self, namespace: str, days: Sequence[str]) -> list[dict[str, Any]]:
-        return await self.db.all(
+    async def dailies(self, namespace: str, days: Sequence[str]) -> list[DiaryDay]:
+        rows = await self.db.all(
             f"{_DAILY} WHERE namespace = ? AND date IN ({placeholders(len(days))}) ORDER BY date DESC",
             (namespace, *days),
         )
+        return [DiaryDay(**row) for row in rows]
 
-    async def newest_weekly(self, namespace: str) -> dict[str, Any] | None:
-        return await self.db.first(
-            "SELECT week, start_date, end_date, title, summary FROM weekly_log WHERE namespace = ? ORDER BY week DESC LIMIT 1",
+    async def newest_weekly(self, namespace: str) -> WeekSummary | None:
+        row = await self.db.first(
+            f"{_WEEKLY} WHERE namespace = ? ORDER BY week DESC LIMIT 1",
             (namespace,),
         )
+        return WeekSummary(**row) if row else None
 
-    async def newest_monthly(self, namespace: str) -> dict[str, Any] | None:
-        return await self.db.first(
-            "SELECT month, title, summary FROM monthly_log WHERE namespace = ? ORDER BY month DESC LIMIT 1",
-            (namespace,),
-        )
+    async def newest_monthly(self, namespace: str) -> MonthSummary | None:
+        row = await self.db.first(f"{_MONTHLY} WHERE namespace = ? ORDER BY month DESC LIMIT 1", (namespace,))
+        return MonthSummary(**row) if row else None
 
     async def first_daily_dates(self) -> dict[str, str]:
         """namespace → its earliest diary day."""
@@ -71,10 +74,11 @@ class LogStore:
     def mark_rolled(id_: str, at: str) -> Statement:
         return Statement("UPDATE weekly_log SET rolled_up_at = ? WHERE id = ?", (at, id_))
 
-    async def dailies_between(self, namespace: str, first: str, last: str) -> list[dict[str, Any]]:
-        return await self.db.all(
+    async def dailies_between(self, namespace: str, first: str, last: str) -> list[DiaryDay]:
+        rows = await self.db.all(
             f"{_DAILY} WHERE namespace = ? AND date >= ? AND date <= ? ORDER BY date", (namespace, first, last)
         )
+        return [DiaryDay(**row) for row in rows]
 
     async def weekly_exists(self, namespace: str, week: str) -> bool:
         return (
@@ -82,15 +86,18 @@ class LogStore:
             is not None
         )
 
-    async def weeklies_to_roll(self, namespace: str, day: str) -> list[dict[str, Any]]:
+    async def weeklies_to_roll(self, namespace: str, day: str) -> list[tuple[str, WeekSummary]]:
+        """The weeks that ended before ``day`` and are in no month yet, each with its row's id."""
         rows = await self.db.all(
             "SELECT id, week, start_date, end_date, title, summary FROM weekly_log WHERE namespace = ? AND end_date < ? "
             "AND rolled_up_at IS NULL ORDER BY week",
             (namespace, day),
         )
-        return readable("weekly_log", rows)
+        return [
+            (row["id"], WeekSummary(**{k: v for k, v in row.items() if k != "id"}))
+            for row in readable("weekly_log", rows)
+        ]
 
-    async def monthly(self, namespace: str, month: str) -> dict[str, Any] | None:
-        return await self.db.first(
-            "SELECT id, month, title, summary FROM monthly_log WHERE namespace = ? AND month = ?", (namespace, month)
-        )
+    async def monthly(self, namespace: str, month: str) -> MonthSummary | None:
+        row = await self.db.first(f"{_MONTHLY} WHERE namespace = ? AND month = ?", (namespace, month))
+        return MonthSummary(**row) if row else None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ..ports import Database, Statement
 from .sql import chunks, placeholders
@@ -25,7 +24,7 @@ class MessageRow:
     stored_at: str
 
 
-_COLUMNS = tuple(MessageRow.__dataclass_fields__)
+MESSAGE_COLUMNS = tuple(MessageRow.__dataclass_fields__)
 
 
 class MessageStore:
@@ -35,9 +34,9 @@ class MessageStore:
     @staticmethod
     def insert_if_new(row: MessageRow) -> Statement:
         return Statement(
-            f"INSERT INTO messages ({', '.join(_COLUMNS)}) VALUES ({placeholders(len(_COLUMNS))}) "
+            f"INSERT INTO messages ({', '.join(MESSAGE_COLUMNS)}) VALUES ({placeholders(len(MESSAGE_COLUMNS))}) "
             "ON CONFLICT (namespace, client_hash) DO NOTHING",
-            tuple(getattr(row, c) for c in _COLUMNS),
+            tuple(getattr(row, c) for c in MESSAGE_COLUMNS),
         )
 
     @staticmethod
@@ -67,7 +66,7 @@ class MessageStore:
         """Messages said since ``since`` that have words but no episode (stored before
         episodes were), oldest first."""
         rows = await self.db.all(
-            f"SELECT {', '.join(_COLUMNS)} FROM messages m WHERE created_at >= ? "
+            f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages m WHERE created_at >= ? "
             "AND trim(content, ' ' || char(9) || char(10) || char(13)) != '' "
             "AND NOT EXISTS (SELECT 1 FROM episodes e WHERE e.id = m.id) ORDER BY created_at, id LIMIT ?",
             (since, limit),
@@ -85,9 +84,10 @@ class MessageStore:
     def rewrite(message_id: str, content: str) -> Statement:
         return Statement("UPDATE messages SET content = ? WHERE id = ?", (content, message_id))
 
-    async def between(self, namespace: str, *, since: str, until: str, limit: int = 500) -> list[dict[str, Any]]:
-        return await self.db.all(
-            "SELECT id, conversation_id, role, content, source, model, created_at FROM messages "
+    async def between(self, namespace: str, *, since: str, until: str, limit: int = 500) -> list[MessageRow]:
+        rows = await self.db.all(
+            f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages "
             "WHERE namespace = ? AND created_at >= ? AND created_at < ? ORDER BY created_at, id LIMIT ?",
             (namespace, since, until, limit),
         )
+        return [MessageRow(**r) for r in rows]

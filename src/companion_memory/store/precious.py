@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
+from ..domain.precious import Precious
 from ..ports import Database
 from .pagination import decode_cursor, page_of
 
@@ -15,25 +15,21 @@ class PreciousStore:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def add(self, namespace: str, content: str, note: str | None, source: str, at: str) -> dict[str, Any]:
-        row = {
-            "id": str(uuid.uuid4()),
-            "namespace": namespace,
-            "content": content,
-            "note": note,
-            "source": source,
-            "created_at": at,
-        }
+    async def add(self, namespace: str, content: str, note: str | None, source: str, at: str) -> Precious:
+        kept = Precious(
+            id=str(uuid.uuid4()), namespace=namespace, content=content, note=note, source=source, created_at=at
+        )
         await self.db.run(
             "INSERT INTO precious (id, namespace, content, note, source, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-            tuple(row.values()),
+            (kept.id, namespace, content, note, source, at),
         )
-        return row
+        return kept
 
-    async def get(self, precious_id: str) -> dict[str, Any] | None:
-        return await self.db.first(f"{_SELECT} WHERE id = ?", (precious_id,))
+    async def get(self, precious_id: str) -> Precious | None:
+        row = await self.db.first(f"{_SELECT} WHERE id = ?", (precious_id,))
+        return Precious(**row) if row else None
 
-    async def page(self, namespace: str, *, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    async def page(self, namespace: str, *, limit: int, cursor: str | None) -> tuple[list[Precious], str | None]:
         where, params = "namespace = ?", [namespace]
         if cursor:
             created_at, id_ = decode_cursor(cursor)
@@ -42,7 +38,8 @@ class PreciousStore:
         rows = await self.db.all(
             f"{_SELECT} WHERE {where} ORDER BY created_at DESC, id DESC LIMIT ?", (*params, limit + 1)
         )
-        return page_of(rows, limit, "created_at")
+        page, next_cursor = page_of(rows, limit, "created_at")
+        return [Precious(**row) for row in page], next_cursor
 
     async def newest_contents(self, namespace: str, limit: int) -> list[str]:
         rows = await self.db.all(

@@ -3,25 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
 
+from ..domain.share import SHARE_FIELDS, Share, ShareEvent
 from ..ports import Database, SqlValue, Statement
 from .sql import live_sql, placeholders
 
-SHARE_COLUMNS = (
-    "id",
-    "memory_id",
-    "source_namespace",
-    "target_namespace",
-    "status",
-    "proposed_by",
-    "decided_by",
-    "note",
-    "reason",
-    "created_at",
-    "updated_at",
-    "decided_at",
-)
+SHARE_COLUMNS = SHARE_FIELDS
 _SELECT = f"SELECT {', '.join(SHARE_COLUMNS)} FROM memory_shares"
 OPEN_STATUSES = ("proposed", "approved")
 
@@ -39,15 +27,25 @@ def visible_in(namespaces: Sequence[str], *, shared: bool) -> tuple[str, tuple[S
     )
 
 
+@dataclass(frozen=True)
+class Orphan:
+    """An open share whose memory is gone (``status`` None) or no longer live."""
+
+    share_id: str
+    status: str | None
+    version_status: str | None
+    superseded_by: str | None
+
+
 class ShareStore:
     def __init__(self, db: Database) -> None:
         self.db = db
 
     @staticmethod
-    def insert(share: dict[str, Any]) -> Statement:
+    def insert(share: Share) -> Statement:
         return Statement(
             f"INSERT INTO memory_shares ({', '.join(SHARE_COLUMNS)}) VALUES ({placeholders(len(SHARE_COLUMNS))})",
-            tuple(share.get(c) for c in SHARE_COLUMNS),
+            tuple(getattr(share, c) for c in SHARE_COLUMNS),
         )
 
     @staticmethod
@@ -69,14 +67,16 @@ class ShareStore:
             (event, actor, reason, at, share_id, at),
         )
 
-    async def get(self, share_id: str) -> dict[str, Any] | None:
-        return await self.db.first(f"{_SELECT} WHERE id = ?", (share_id,))
+    async def get(self, share_id: str) -> Share | None:
+        row = await self.db.first(f"{_SELECT} WHERE id = ?", (share_id,))
+        return Share(**row) if row else None
 
-    async def open_share(self, memory_id: str, target: str) -> dict[str, Any] | None:
-        return await self.db.first(
+    async def open_share(self, memory_id: str, target: str) -> Share | None:
+        row = await self.db.first(
             f"{_SELECT} WHERE memory_id = ? AND target_namespace = ? AND status IN ('proposed', 'approved')",
             (memory_id, target),
         )
+        return Share(**row) if row else None
 
     async def proposed_since(self, source: str, since: str) -> int:
         row = await self.db.first(
@@ -84,41 +84,44 @@ class ShareStore:
         )
         return int(row["n"]) if row else 0
 
-    async def listed(self, namespace: str | None, statuses: Sequence[str], limit: int) -> list[dict[str, Any]]:
+    async def listed(self, namespace: str | None, statuses: Sequence[str], limit: int) -> list[Share]:
         """Newest first; with a namespace, the shares out of it and into it."""
         where = f"status IN ({placeholders(len(statuses))})"
         params: list[SqlValue] = [*statuses]
         if namespace is not None:
             where += " AND (source_namespace = ? OR target_namespace = ?)"
             params += [namespace, namespace]
-        return await self.db.all(f"{_SELECT} WHERE {where} ORDER BY updated_at DESC, id DESC LIMIT ?", (*params, limit))
+        rows = await self.db.all(f"{_SELECT} WHERE {where} ORDER BY updated_at DESC, id DESC LIMIT ?", (*params, limit))
+        return [Share(**row) for row in rows]
 
-    async def approved_into(self, namespaces: Sequence[str], limit: int) -> list[dict[str, Any]]:
+    async def approved_into(self, namespaces: Sequence[str], limit: int) -> list[Share]:
         """The approved shares into these namespaces whose memory is live, the newest
         approval first; a share whose memory has died is never read here."""
         rows = await self.db.all(
-            "SELECT s.id AS id, s.memory_id AS memory_id, s.target_namespace AS target_namespace "
+            f"SELECT {', '.join(f's.{c} AS {c}' for c in SHARE_COLUMNS)} "
             "FROM memory_shares s JOIN memories m ON m.id = s.memory_id "
             f"WHERE s.status = 'approved' AND s.target_namespace IN ({placeholders(len(namespaces))}) "
             f"AND {live_sql('m')} ORDER BY s.decided_at DESC LIMIT ?",
             (*namespaces, limit),
         )
-        return rows
+        return [Share(**row) for row in rows]
 
-    async def orphaned(self, limit: int, share_id: str | None = None) -> list[dict[str, Any]]:
+    async def orphaned(self, limit: int, share_id: str | None = None) -> list[Orphan]:
         """Open shares (all, or this one) whose memory is gone or no longer live, with
         what became of it."""
         only, params = ("AND s.id = ? ", (share_id,)) if share_id else ("", ())
-        return await self.db.all(
-            "SELECT s.id AS id, m.id AS memory, m.status AS status, m.version_status AS version_status, "
+        rows = await self.db.all(
+            "SELECT s.id AS share_id, m.status AS status, m.version_status AS version_status, "
             "m.superseded_by AS superseded_by FROM memory_shares s LEFT JOIN memories m ON m.id = s.memory_id "
             "WHERE s.status IN ('proposed', 'approved') "
             f"AND (m.id IS NULL OR NOT ({live_sql('m')})) {only}LIMIT ?",
             (*params, limit),
         )
+        return [Orphan(**row) for row in rows]
 
-    async def events(self, share_id: str) -> list[dict[str, Any]]:
-        return await self.db.all(
+    async def events(self, share_id: str) -> list[ShareEvent]:
+        rows = await self.db.all(
             "SELECT id, event, actor, reason, created_at FROM memory_share_events WHERE share_id = ? ORDER BY id",
             (share_id,),
         )
+        return [ShareEvent(**row) for row in rows]

@@ -3,24 +3,14 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
+from ..domain.todo import TODO_FIELDS, Todo
 from ..ports import Database
+from .sql import placeholders
 from .stored_values import readable
 
-TODO_COLUMNS = (
-    "id",
-    "namespace",
-    "text",
-    "priority",
-    "due",
-    "status",
-    "note",
-    "source",
-    "created_at",
-    "updated_at",
-    "closed_at",
-)
+# Also the columns an export carries (store/snapshot.py).
+TODO_COLUMNS = TODO_FIELDS
 _SELECT = f"SELECT {', '.join(TODO_COLUMNS)} FROM todos"
 
 
@@ -30,37 +20,36 @@ class TodoStore:
 
     async def add(
         self, namespace: str, text: str, priority: int, due: str | None, note: str | None, source: str, at: str
-    ) -> dict[str, Any]:
-        row: dict[str, Any] = {
-            "id": str(uuid.uuid4()),
-            "namespace": namespace,
-            "text": text,
-            "priority": priority,
-            "due": due,
-            "status": "open",
-            "note": note,
-            "source": source,
-            "created_at": at,
-            "updated_at": at,
-            "closed_at": None,
-        }
-        await self.db.run(
-            f"INSERT INTO todos ({', '.join(TODO_COLUMNS)}) VALUES ({', '.join('?' * len(TODO_COLUMNS))})",
-            tuple(row.values()),
+    ) -> Todo:
+        todo = Todo(
+            id=str(uuid.uuid4()),
+            namespace=namespace,
+            text=text,
+            priority=priority,
+            due=due,
+            note=note,
+            source=source,
+            created_at=at,
+            updated_at=at,
         )
-        return row
+        await self.db.run(
+            f"INSERT INTO todos ({', '.join(TODO_COLUMNS)}) VALUES ({placeholders(len(TODO_COLUMNS))})",
+            tuple(getattr(todo, c) for c in TODO_COLUMNS),
+        )
+        return todo
 
-    async def get(self, todo_id: str) -> dict[str, Any] | None:
-        return await self.db.first(f"{_SELECT} WHERE id = ?", (todo_id,))
+    async def get(self, todo_id: str) -> Todo | None:
+        row = await self.db.first(f"{_SELECT} WHERE id = ?", (todo_id,))
+        return Todo(**row) if row else None
 
-    async def by_status(self, namespace: str, status: str, limit: int) -> list[dict[str, Any]]:
+    async def by_status(self, namespace: str, status: str, limit: int) -> list[Todo]:
         """Open ones oldest first (the caller orders them by the next-one rule); closed
         ones the most recently closed first."""
         order = "created_at, id" if status == "open" else "closed_at DESC, id DESC"
         rows = await self.db.all(
             f"{_SELECT} WHERE namespace = ? AND status = ? ORDER BY {order} LIMIT ?", (namespace, status, limit)
         )
-        return readable("todos", rows)
+        return [Todo(**row) for row in readable("todos", rows)]
 
     async def close(self, todo_id: str, status: str, at: str) -> bool:
         """Done or abandoned, when it is still open; says whether it was."""

@@ -3,8 +3,7 @@ form of the text."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from ..domain.vector_state import VectorState
 from ..ports import Database
 
 
@@ -12,10 +11,11 @@ class VectorStateStore:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def get(self) -> dict[str, Any] | None:
-        return await self.db.first(
+    async def get(self) -> VectorState | None:
+        row = await self.db.first(
             "SELECT model, dimensions, text_form, updated_at FROM vector_index_state WHERE id = 1"
         )
+        return VectorState(**row) if row else None
 
     async def set(self, model: str, dimensions: int, text_form: str, at: str) -> None:
         await self.db.run(

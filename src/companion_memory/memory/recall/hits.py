@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from ...domain.episode import Episode
+from ...domain.glossary import MentionedTerm
 from ...domain.memory import Memory
 
 
@@ -77,7 +77,7 @@ class RecallMeta:
 @dataclass
 class RecallResult:
     hits: list[Hit]
-    glossary_hits: list[dict[str, Any]]
+    glossary_hits: list[MentionedTerm]
     meta: RecallMeta
     # The vector channel's embedding of the query as given (``embedding_text`` of it, in
     # query mode), for a caller that stores those words (the gateway's user turn); None

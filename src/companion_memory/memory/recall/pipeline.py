@@ -7,9 +7,9 @@ import asyncio
 import dataclasses
 from collections.abc import Sequence
 from datetime import timedelta
-from typing import Any
 
 from ...clock import iso
+from ...domain.glossary import MentionedTerm, Term
 from ...domain.person import Person
 from ...domain.search_text import mentions
 from ...ports import Clock, Database, Reranker
@@ -100,7 +100,7 @@ class Recall:
             PreciousStore(self.db).newest_contents(namespace, PRECIOUS_CHECKED),
         )
         glossary_hits = _glossary_hits(terms, text)
-        reach = Reach(names, {s["memory_id"]: s["id"] for s in shares})
+        reach = Reach(names, {s.memory_id: s.id for s in shares})
         # The substring channel keeps the query as said: a nickname no memory holds would
         # send every recall that names them through the trigram scan.
         said = text
@@ -146,12 +146,11 @@ def _with_other_names(people: Sequence[Person], text: str, meta: RecallMeta) -> 
     return f"{text}\n{' '.join(extra)}", [name_key(n) for p in named_in(people, text) for n in p.names]
 
 
-def _glossary_hits(entries: Sequence[dict[str, Any]], text: str) -> list[dict[str, Any]]:
+def _glossary_hits(entries: Sequence[Term], text: str) -> list[MentionedTerm]:
     lowered = text.lower()
     found = []
     for entry in entries:
-        names = [entry["term"], *entry["aliases"]]
-        matched = [n for n in names if len(n) >= 2 and mentions(lowered, n.lower())]
+        matched = [n for n in entry.names if len(n) >= 2 and mentions(lowered, n.lower())]
         if matched:
-            found.append({**entry, "matched": matched[0]})
+            found.append(MentionedTerm(**vars(entry), matched=matched[0]))
     return found

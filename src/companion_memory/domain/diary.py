@@ -1,0 +1,40 @@
+"""The diary, as the services hand it around: a day's entry (``daily_log``, in its column
+order), and the week and month summaries the rollups make of them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, kw_only=True)
+class DiaryDay:
+    """What the dream wrote about one local day of a namespace."""
+
+    id: str
+    namespace: str
+    date: str
+    title: str
+    summary: str
+    message_count: int
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class WeekSummary:
+    """An ISO week (``2026-W47``) of diary days, Monday to Sunday."""
+
+    week: str
+    start_date: str
+    end_date: str
+    title: str
+    summary: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class MonthSummary:
+    """A month (``2026-11``) of weeks."""
+
+    month: str
+    title: str
+    summary: str
