@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "src" / "companion_memory"
+PACKAGE = Path(__file__).resolve().parents[2] / "src" / "companion_memory"
 FRAMEWORKS = ("pydantic", "pydantic_core", "fastapi", "starlette", "httpx")
 CORE = ("domain", "store", "memory", "nightly", "gateway", "oauth")
 

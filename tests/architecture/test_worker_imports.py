@@ -25,7 +25,7 @@ from tests.worker_audit import (
     judge_external,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
 ENTRY = SRC / "entry.py"
 CLOUDFLARE_ADAPTERS = SRC / "companion_memory" / "adapters" / "cloudflare"

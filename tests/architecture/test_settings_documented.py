@@ -12,7 +12,7 @@ from pathlib import Path
 from companion_memory.memory.config import MemoryConfig
 from companion_memory.settings import Settings
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 SRC = ROOT / "src" / "companion_memory"
 

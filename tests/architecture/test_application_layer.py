@@ -24,7 +24,7 @@ from companion_memory.application.use_case import USE_CASES, UseCase
 from companion_memory.runtime import Runtime
 from tests.conftest import NIGHTLY_STEPS, auth
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 API = SRC / "companion_memory" / "api"
 # The routes without a use case: the MCP transport (its tools are checked below), the
 # panel's redirects, FastAPI's own documents, and /health, which takes no key (uptime

@@ -25,7 +25,7 @@ from tests.fakes.d1 import FakeD1Database, FakeJsException
 from tests.fakes.queues import MAX_MESSAGE_BYTES, FakeQueue
 from tests.fakes.vectorize import FakeVectorize
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "companion_memory"
+SRC = Path(__file__).resolve().parents[2] / "src" / "companion_memory"
 
 
 def test_the_family_has_one_root_and_two_branches() -> None:
