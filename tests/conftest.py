@@ -55,8 +55,40 @@ EMBEDDING_QUALITY = "embedding_quality"
 LONG_FIRST = ("test_pyodide_tier.py", "test_wrangler_migrations.py")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+# What the ``db`` fixture runs on, and the tests parametrized by database kind besides it.
+DATABASES = ("sqlite", "d1", "d1-real")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--db",
+        action="append",
+        choices=DATABASES,
+        help="run the tests that take a database on this one only (repeatable; default: all of them). "
+        "`--db sqlite` is the fast tier's, which starts no Miniflare",
+    )
+
+
+def on_databases(item: pytest.Item) -> set[str]:
+    callspec = getattr(item, "callspec", None)
+    params = callspec.params.values() if callspec else ()
+    kinds = {value for value in params if isinstance(value, str) and value in DATABASES}
+    if {"d1_bridge", "real_d1"} & set(getattr(item, "fixturenames", ())):
+        kinds.add("d1-real")
+    return kinds
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.path.name not in LONG_FIRST)
+    chosen = config.getoption("--db")
+    if chosen:
+        left_out = set(DATABASES) - set(chosen)
+        kept: list[pytest.Item] = []
+        deselected: list[pytest.Item] = []
+        for item in items:
+            (deselected if on_databases(item) & left_out else kept).append(item)
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = kept
 
 
 @pytest.fixture(scope="session")
@@ -151,7 +183,7 @@ def real_d1(d1_bridge: MiniflareD1) -> RealD1Database:
 _MIGRATED = migration_statements(load_migrations(default_migrations_dir()))
 
 
-@pytest.fixture(params=["sqlite", "d1", "d1-real"])
+@pytest.fixture(params=DATABASES)
 async def db(request: pytest.FixtureRequest) -> AsyncIterator[Database]:
     """The local SQLite adapter, then the D1 adapter on the in-process fake and on the real
     engine."""
