@@ -356,7 +356,7 @@ def test_the_chat_gateway_needs_its_namespace_in_the_binding(
 
 
 async def test_connected_apps_are_bound_by_the_oauth_settings(client: httpx.AsyncClient) -> None:
-    from tests.test_oauth import tokens_for
+    from tests.oauth.test_oauth import tokens_for
 
     await remember(client, "private-ns")
     _, tokens = await tokens_for(client)

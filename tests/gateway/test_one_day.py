@@ -21,7 +21,7 @@ from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
 from tests.claude_code import load_hook
 from tests.conftest import auth
-from tests.test_plans import tool, write_plan
+from tests.memory.test_plans import tool, write_plan
 
 EVENING_UTC = datetime(2026, 12, 2, 18, 21, tzinfo=UTC)
 SINGAPORE_DAY = "2026-12-03"

@@ -16,7 +16,7 @@ from companion_memory.nightly.dream_model import ModelExtractor, parse
 from companion_memory.nightly.extraction import read_extraction
 from companion_memory.runtime import Runtime
 from tests.conftest import auth
-from tests.test_dream import say
+from tests.nightly.test_dream import say
 from tests.upstreams import RecordingUpstream
 
 
@@ -165,7 +165,7 @@ async def test_without_a_configured_model_the_requests_extractor_dreams(runtime:
 async def test_rollups_are_summarised_by_the_dream_model(dreaming: Runtime, upstream: RecordingUpstream) -> None:
     from datetime import datetime
 
-    from tests.test_boot_diary import add_daily
+    from tests.gateway.test_boot_diary import add_daily
 
     for day in ("2026-10-05", "2026-10-06", "2026-10-07"):
         await add_daily(dreaming, day, f"Day {day[-2:]}", f"walked Mochi on {day}")

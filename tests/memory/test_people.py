@@ -14,10 +14,10 @@ from companion_memory.domain.person import mentioned
 from companion_memory.memory.people.extract import people_in, same_people_in
 from companion_memory.runtime import Runtime
 from tests.conftest import MCP_KEY, auth
-from tests.test_dream import say
-from tests.test_dream_model import answer
+from tests.memory.test_plans import tool
+from tests.nightly.test_dream import say
+from tests.nightly.test_dream_model import answer
 from tests.test_mcp_scopes import mcp_call
-from tests.test_plans import tool
 from tests.upstreams import RecordingUpstream
 
 

@@ -45,7 +45,7 @@ from companion_memory.settings import Settings
 from tests.conftest import MCP_KEY, OWNER_KEY, app_on, auth
 from tests.live_server import LiveServer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REDIRECT = "http://localhost:3030/callback"
 ISSUER = "http://test"
 OWNER = auth(OWNER_KEY)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 
 from companion_memory.runtime import Runtime
-from tests.test_boot_diary import add_daily
+from tests.gateway.test_boot_diary import add_daily
 
 
 async def test_days_roll_into_weeks_and_weeks_into_months(runtime: Runtime) -> None:

@@ -15,8 +15,8 @@ from companion_memory.memory.plan_dates import resolve_when
 from companion_memory.nightly.statements import PLAN, statements_in
 from companion_memory.runtime import Runtime
 from tests.conftest import MCP_KEY, auth
-from tests.test_dream import say
-from tests.test_dream_model import answer
+from tests.nightly.test_dream import say
+from tests.nightly.test_dream_model import answer
 from tests.test_mcp_scopes import mcp_call
 from tests.upstreams import RecordingUpstream
 

@@ -14,8 +14,8 @@ from companion_memory.gateway.context import hit_line
 from companion_memory.memory.recall import Hit
 from companion_memory.runtime import Runtime
 from tests.conftest import MCP_KEY, FlakyIndex, auth
-from tests.test_dream import say
-from tests.test_dream_model import answer
+from tests.nightly.test_dream import say
+from tests.nightly.test_dream_model import answer
 from tests.upstreams import RecordingUpstream
 
 

@@ -14,7 +14,7 @@ import pytest
 from companion_memory.clock import FixedClock, iso
 from companion_memory.runtime import Runtime
 from tests.conftest import auth
-from tests.test_plans import tool
+from tests.memory.test_plans import tool
 
 
 async def write(client: httpx.AsyncClient, fact_key: str, content: str, **fields: Any) -> dict[str, Any]:

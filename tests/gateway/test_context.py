@@ -13,7 +13,7 @@ from companion_memory.gateway.context import SECTIONS, assemble
 from companion_memory.runtime import Runtime
 from companion_memory.store.dream import DreamStore
 from tests.conftest import auth
-from tests.test_plans import tool, write_plan
+from tests.memory.test_plans import tool, write_plan
 
 
 def test_a_long_section_cannot_starve_the_others() -> None:

@@ -19,7 +19,7 @@ from companion_memory.clock import FixedClock
 from companion_memory.hosts import cli
 from companion_memory.memory.starmap import star_map_mermaid, star_map_svg
 from tests.conftest import GUIDE_DOG_KEY, MCP_KEY, all_keys_settings, auth
-from tests.test_doctor import EMBEDDER, cli_clock  # noqa: F401  # the fixture, for the command line
+from tests.memory.test_doctor import EMBEDDER, cli_clock  # noqa: F401  # the fixture, for the command line
 
 SVG = "{http://www.w3.org/2000/svg}"
 HOSTILE = '<script>alert("x")</script> "]] --> n9 %% `md` & <img src=x onerror=alert(1)>\x01'

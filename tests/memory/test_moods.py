@@ -14,10 +14,10 @@ from companion_memory.memory.moods import MOOD_LABELS, emotion_tags, moods_in, n
 from companion_memory.nightly.extraction import read_extraction
 from companion_memory.runtime import Runtime
 from tests.conftest import MCP_KEY, auth
-from tests.test_dream import DAY, say
-from tests.test_dream_model import answer
+from tests.memory.test_plans import tool
+from tests.nightly.test_dream import DAY, say
+from tests.nightly.test_dream_model import answer
 from tests.test_mcp_scopes import mcp_call
-from tests.test_plans import tool
 from tests.upstreams import RecordingUpstream
 
 # The test clock reads 2026-11-30 12:00 UTC: Monday 20:00 in Singapore (DREAM_TIME_ZONE).

@@ -94,7 +94,7 @@ async def test_the_candidates_rebuild_keeps_rows_and_indexes(request: pytest.Fix
 
 
 def test_wrangler_toml_names_the_same_migrations_folder() -> None:
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     toml = (root / "wrangler.toml").read_text(encoding="utf-8")
     assert 'migrations_dir = "migrations"' in toml
     assert default_migrations_dir().resolve() == (root / "migrations").resolve()
