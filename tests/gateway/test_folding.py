@@ -15,10 +15,10 @@ import openai
 from companion_memory.domain.chat_turn import turn_id
 from companion_memory.domain.folding import TOOL_OUTPUT_HEAD_CHARS, TOOL_OUTPUT_TAIL_CHARS, trimmed
 from companion_memory.runtime import Runtime
+from tests.api.test_chat_gateway import rows, start
+from tests.api.test_mcp_scopes import mcp_call
 from tests.conftest import OWNER_KEY, auth
 from tests.memory.test_plans import tool
-from tests.test_chat_gateway import rows, start
-from tests.test_mcp_scopes import mcp_call
 from tests.upstreams import RecordingUpstream
 
 SYSTEM = {"role": "system", "content": "You are Mei's companion."}

@@ -8,9 +8,9 @@ from typing import Any
 import httpx
 
 from companion_memory.runtime import Runtime
+from tests.api.test_surface_parity import refusal, rest_refusal, tool
 from tests.conftest import auth
 from tests.episodes import said
-from tests.test_surface_parity import refusal, rest_refusal, tool
 
 
 async def search(client: httpx.AsyncClient, **body: Any) -> dict[str, Any]:

@@ -16,8 +16,8 @@ import httpx
 import pytest
 
 from companion_memory.runtime import Runtime
+from tests.api.test_mcp_scopes import mcp_call
 from tests.conftest import IM_KEY, MCP_KEY, OWNER_KEY, auth
-from tests.test_mcp_scopes import mcp_call
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,9 @@ from companion_memory.clock import FixedClock
 from companion_memory.hosts import cli
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
+from tests.api.test_mcp_scopes import mcp_call
 from tests.conftest import DEBUG_KEY, MCP_KEY, OWNER_KEY, all_keys_settings, auth
 from tests.fakes.embedder import HashEmbedder
-from tests.test_mcp_scopes import mcp_call
 
 CHECKS = [
     "layers",

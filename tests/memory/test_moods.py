@@ -13,11 +13,11 @@ from companion_memory.clock import FixedClock
 from companion_memory.memory.moods import MOOD_LABELS, emotion_tags, moods_in, normalise_mood
 from companion_memory.nightly.extraction import read_extraction
 from companion_memory.runtime import Runtime
+from tests.api.test_mcp_scopes import mcp_call
 from tests.conftest import MCP_KEY, auth
 from tests.memory.test_plans import tool
 from tests.nightly.test_dream import DAY, say
 from tests.nightly.test_dream_model import answer
-from tests.test_mcp_scopes import mcp_call
 from tests.upstreams import RecordingUpstream
 
 # The test clock reads 2026-11-30 12:00 UTC: Monday 20:00 in Singapore (DREAM_TIME_ZONE).

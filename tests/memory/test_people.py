@@ -13,11 +13,11 @@ from companion_memory.clock import FixedClock
 from companion_memory.domain.person import mentioned
 from companion_memory.memory.people.extract import people_in, same_people_in
 from companion_memory.runtime import Runtime
+from tests.api.test_mcp_scopes import mcp_call
 from tests.conftest import MCP_KEY, auth
 from tests.memory.test_plans import tool
 from tests.nightly.test_dream import say
 from tests.nightly.test_dream_model import answer
-from tests.test_mcp_scopes import mcp_call
 from tests.upstreams import RecordingUpstream
 
 

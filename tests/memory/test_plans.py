@@ -14,10 +14,10 @@ from companion_memory.clock import FixedClock
 from companion_memory.memory.plan_dates import resolve_when
 from companion_memory.nightly.statements import PLAN, statements_in
 from companion_memory.runtime import Runtime
+from tests.api.test_mcp_scopes import mcp_call
 from tests.conftest import MCP_KEY, auth
 from tests.nightly.test_dream import say
 from tests.nightly.test_dream_model import answer
-from tests.test_mcp_scopes import mcp_call
 from tests.upstreams import RecordingUpstream
 
 # The test clock reads 2026-11-30 12:00 UTC: Monday 20:00 in Singapore (DREAM_TIME_ZONE).

@@ -282,7 +282,7 @@ class FakeReranker:
     async def rerank(self, query: str, documents):  # type: ignore[no-untyped-def]
         self.calls += 1
         if self.fail:
-            # What the API rerankers make of an httpx timeout (tests/test_remote_models.py).
+            # What the API rerankers make of an httpx timeout (tests/adapters/remote/test_remote_models.py).
             raise ModelAPIError("rerank fake-reranker: ReadTimeout: timed out")
         # Prefers the longest document, whatever the query: easy to see in the order.
         return [RerankScore(i, min(1.0, len(d) / 100)) for i, d in enumerate(documents)]

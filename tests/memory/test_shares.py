@@ -17,9 +17,9 @@ from companion_memory.clock import FixedClock
 from companion_memory.domain.scopes import MEMORY_READ
 from companion_memory.errors import PermissionDenied
 from companion_memory.runtime import Runtime
+from tests.api.test_mcp_scopes import mcp_call
 from tests.conftest import IM_KEY, MCP_KEY, auth
 from tests.memory.test_plans import tool
-from tests.test_mcp_scopes import mcp_call
 from tests.upstreams import RecordingUpstream
 
 BOT = "bot.kiki"

@@ -11,9 +11,9 @@ import httpx
 from companion_memory.clock import FixedClock
 from companion_memory.memory.todos import SUMMARY_CHARS, pick_next, todo_summary
 from companion_memory.runtime import Runtime
+from tests.api.test_mcp_scopes import mcp_call
 from tests.conftest import MCP_KEY, auth
 from tests.memory.test_plans import tool
-from tests.test_mcp_scopes import mcp_call
 
 # The test clock reads 2026-11-30 12:00 UTC: Monday 20:00 in Singapore (DREAM_TIME_ZONE).
 TODAY = date(2026, 11, 30)

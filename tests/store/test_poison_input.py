@@ -24,8 +24,8 @@ from companion_memory.runtime import Runtime
 from companion_memory.store.stored_values import TABLES as STORED_TABLES
 from companion_memory.store.stored_values import StoredColumn, StoredTable, problem_sql, row_problem
 from companion_memory.store.usage import UsageStore
+from tests.api.test_mcp_scopes import mcp_call
 from tests.conftest import DEBUG_KEY, OWNER_KEY, auth
-from tests.test_mcp_scopes import mcp_call
 
 
 def nested(depth: int) -> object:
@@ -248,7 +248,7 @@ async def test_an_unknown_type_is_stored_as_note_and_the_answer_says_so(client: 
 
 
 async def test_rest_and_mcp_store_an_unknown_type_alike(client: httpx.AsyncClient) -> None:
-    from tests.test_mcp_scopes import mcp_call
+    from tests.api.test_mcp_scopes import mcp_call
 
     rest = await client.post(
         "/v1/memories", json={"fact_key": "user.a", "content": "a", "type": "wish"}, headers=auth()

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.test_local_server import clean_env
+from tests.hosts.test_local_server import clean_env
 
 
 def threading_env(**extra: str) -> dict[str, str]:

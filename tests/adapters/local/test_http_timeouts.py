@@ -14,8 +14,8 @@ import pytest
 
 from companion_memory.settings import Settings
 from tests.conftest import OWNER_KEY
+from tests.hosts.test_local_server import Server
 from tests.live_server import LiveServer
-from tests.test_local_server import Server
 
 LIMIT = 0.5  # seconds, for headers, each gap in a body, and keep-alive
 WITHIN = 10  # how long a socket waits before the test calls the connection held

@@ -20,7 +20,7 @@ import pytest
 from companion_memory.adapters.local.e5_onnx import MODEL_NAME
 from tests.conftest import NIGHTLY_STEPS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # The served process binds its port itself, after free_port() let go of it. Below the kernel's

@@ -8,7 +8,7 @@ seeded random junk, by each of the five keys, alternating the 2025 handshake era
 - a JSON-RPC internal error (-32603) or an ``internal_error`` tool result: a failure
   nobody handled, whatever the input;
 - a scope leak: a call that is not refused although the key lacks the tool's scope (the
-  scope its REST twin needs, tests/test_mcp_scopes.py), or a refusal of a key that has it.
+  scope its REST twin needs, tests/api/test_mcp_scopes.py), or a refusal of a key that has it.
 
 The cases come from a seeded generator (no dependency, the same cases every run), so a
 failure names a case that can be replayed by hand. Each failure is collected, so one run
@@ -40,9 +40,7 @@ from companion_memory.migrations import apply_migrations, default_migrations_dir
 from companion_memory.runtime import Runtime
 from companion_memory.store.episodes import EpisodeStore
 from companion_memory.store.folds import FoldStore
-from tests.conftest import MCP_KEY, OWNER_KEY, app_on, auth
-from tests.fakes.d1 import make_d1_database
-from tests.test_mcp_scopes import (
+from tests.api.test_mcp_scopes import (
     ERAS,
     KEYS,
     META,
@@ -52,6 +50,8 @@ from tests.test_mcp_scopes import (
     may_call,
     mcp_call,
 )
+from tests.conftest import MCP_KEY, OWNER_KEY, app_on, auth
+from tests.fakes.d1 import make_d1_database
 
 # Values of every JSON type, and the awkward ones of each.
 DEEP = json.loads("[" * 200 + "]" * 200)

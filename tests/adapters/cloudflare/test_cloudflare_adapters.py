@@ -543,7 +543,7 @@ async def test_build_runtime_needs_the_bindings() -> None:
 
 
 async def test_worker_code_imports_without_local_only_modules() -> None:
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[3]
     script = textwrap.dedent(
         """
         import sys

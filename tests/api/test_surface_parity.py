@@ -8,9 +8,9 @@ import httpx
 import jsonschema
 
 from companion_memory.runtime import Runtime
+from tests.api.test_mcp_scopes import mcp_call, seed_episode
 from tests.conftest import MCP_KEY, OWNER_KEY, auth
 from tests.episodes import said
-from tests.test_mcp_scopes import mcp_call, seed_episode
 
 
 async def tool(client: httpx.AsyncClient, name: str, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -12,8 +12,8 @@ import pytest
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
+from tests.api.test_mcp_scopes import mcp_call
 from tests.conftest import MCP_KEY, auth
-from tests.test_mcp_scopes import mcp_call
 
 
 async def count_memories(client: httpx.AsyncClient) -> int:

@@ -16,7 +16,7 @@ from companion_memory.adapters.chat.routing import route
 from companion_memory.adapters.chat.sse import DONE, SSEParser, format_sse, openai_events
 from companion_memory.ports import ChatCall, ChatUsage, UpstreamError
 from companion_memory.settings import Settings
-from tests.test_anthropic_format import STREAM_EVENTS
+from tests.adapters.chat.test_anthropic_format import STREAM_EVENTS
 
 GATEWAY = "https://gateway.ai.cloudflare.com/v1/acct/gw"
 MESSAGES = f"{GATEWAY}/anthropic/v1/messages"

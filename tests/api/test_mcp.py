@@ -24,15 +24,15 @@ from mcp_types.methods import validate_server_result
 from companion_memory.api.mcp.tools import RETIRED, TOOLS
 from companion_memory.settings import Settings
 from companion_memory.store.folds import FoldStore
+from tests.api.test_mcp_scopes import fold_row
 from tests.conftest import GUIDE_DOG_KEY, MCP_KEY, OWNER_KEY
 from tests.live_server import LiveServer
-from tests.test_mcp_scopes import fold_row
 
 MODERN = "2026-07-28"
 # What the MCP key may call: every tool but memory_export, which needs the export scope as
 # GET /api/memories/export does, the health report's two, which need the debug scope as
 # /v1/health/* does, and conversation_forget, the owner's as its REST twins are
-# (tests/test_mcp_scopes.py checks every tool and key).
+# (tests/api/test_mcp_scopes.py checks every tool and key).
 OWNER_ONLY_TOOLS = ("memory_export", "memory_health", "memory_unanchored", "conversation_forget")
 MCP_KEY_TOOLS = [name for name in TOOLS if name not in OWNER_ONLY_TOOLS]
 WRITING_TOOLS = {

@@ -2,7 +2,7 @@
 (``IM_API_NAMESPACES_READ`` / ``_WRITE`` and the like) reads and writes there only, and
 sees another namespace only through what the owner approved to share into its own.
 
-The MCP tools and their REST twins are covered key by key in tests/test_mcp_scopes.py;
+The MCP tools and their REST twins are covered key by key in tests/api/test_mcp_scopes.py;
 here: the issue's repro, shares, read wider than write, the REST-only routes, the chat
 gateway with the openai SDK, OAuth apps, the settings, and that every input naming a
 namespace or a row is checked.
@@ -24,9 +24,9 @@ from companion_memory.application.principal import BINDINGS, Principal
 from companion_memory.application.use_case import USE_CASES
 from companion_memory.domain.scopes import OWNER
 from companion_memory.settings import Settings
+from tests.api.test_mcp_scopes import fast_runtime, mcp_call
 from tests.conftest import DEBUG_KEY, IM_KEY, MCP_KEY, OWNER_KEY, all_keys_settings, app_on, auth
 from tests.live_server import LiveServer
-from tests.test_mcp_scopes import fast_runtime, mcp_call
 from tests.upstreams import RecordingUpstream
 
 SECRET = "The spare key is under the blue flowerpot"

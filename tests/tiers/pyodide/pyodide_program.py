@@ -6,7 +6,7 @@ letter). Vectorize and Workers AI are the only fakes (``MemoryIndex`` below; ``H
 Each check prints ``ok <name>``; the first failure raises, and the runner exits 1 with the
 traceback.
 
-``tests/test_pyodide_tier.py`` runs it and hands over the settings' MemoryConfig as JSON
+``tests/tiers/pyodide/test_pyodide_tier.py`` runs it and hands over the settings' MemoryConfig as JSON
 (``cf_env.CONFIG``): pydantic (the settings model) has no Pyodide build here; and the queue
 consumer's settings (``cf_env.QUEUE_CONSUMER``), which Miniflare was started with."""
 

@@ -1,7 +1,7 @@
 """The coding-agent hook (integrations/claude-code/companion_memory_hook.py) and
 ``companion-memory hooks``: the transcript reader on its own, the hook program run as Claude
 Code and Codex run it against a live server, and the installer on real settings files.
-The real Claude Code CLI drives them end to end in tests/test_claude_code_cli.py."""
+The real Claude Code CLI drives them end to end in tests/tiers/coding_agents/test_claude_code_cli.py."""
 
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ from tests.claude_code import (
     write_lines,
 )
 from tests.conftest import MCP_KEY, OWNER_KEY
+from tests.hosts.test_local_server import run_cli
 from tests.live_server import LiveServer
-from tests.test_local_server import run_cli
 from tests.upstreams import RecordingUpstream
 
 hook = load_hook()

@@ -1,6 +1,6 @@
 """The Worker's Python in the real Pyodide (0.28, the version Python Workers bundle, from npm
 under the pinned Node) against Miniflare's real D1 and Queue bindings, with no bridge:
-``tests/pyodide_program.py`` runs the Cloudflare adapters, the migrator, the write and recall
+``tests/tiers/pyodide/pyodide_program.py`` runs the Cloudflare adapters, the migrator, the write and recall
 paths and the task queue's consumer there, and prints one ``ok`` line per check."""
 
 from __future__ import annotations

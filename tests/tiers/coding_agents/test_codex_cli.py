@@ -21,8 +21,8 @@ from companion_memory.clock import local_date
 from companion_memory.settings import Settings
 from tests.claude_code import ROOT, stored_messages
 from tests.conftest import MCP_KEY, OWNER_KEY
+from tests.hosts.test_local_server import run_cli
 from tests.live_server import LiveServer
-from tests.test_local_server import run_cli
 from tests.upstreams import RecordingUpstream
 
 CODEX = ROOT / "tests" / "agent-clis" / "node_modules" / ".bin" / "codex"

@@ -14,7 +14,7 @@ import pytest
 
 from companion_memory.adapters.local.runtime import DATABASE_FILE
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # What the copy's .venv/bin/python does: only ensure_venv calls it (to install), and here it
 # records that it was asked and what it printed stays off the wrapper's stdout.
 PIP = """#!/bin/sh
