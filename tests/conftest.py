@@ -180,9 +180,8 @@ def real_d1(d1_bridge: MiniflareD1) -> RealD1Database:
     return RealD1Database(d1_bridge)
 
 
-# The migrator's statements, split once per process and replayed for each test in one batch
-# (a quarter less CPU than running the migrator); test_migrations runs the migrator itself,
-# on each kind of database.
+# The migrator's statements, split once per process and replayed in one batch (test_migrations
+# runs the migrator itself, on each kind of database).
 _MIGRATED = migration_statements(load_migrations(default_migrations_dir()))
 
 
@@ -190,18 +189,34 @@ _MIGRATED = migration_statements(load_migrations(default_migrations_dir()))
 async def db(request: pytest.FixtureRequest) -> AsyncIterator[Database]:
     """The local SQLite adapter, then the D1 adapter on the in-process fake and on the real
     engine."""
-    database: Database
     if request.param == "sqlite":
-        database = SqliteDatabase.open(":memory:")
+        yield await migrated_sqlite()
     elif request.param == "d1":
         database = make_d1_database()
+        await database.batch(_MIGRATED)
+        yield database
     else:
         bridge: MiniflareD1 = request.getfixturevalue("d1_bridge")
         bridge.fresh(_MIGRATED)
         yield D1Database(RealD1Database(bridge))
-        return
-    await database.batch(_MIGRATED)
-    yield database
+
+
+_sqlite_image: bytes | None = None
+
+
+async def migrated_sqlite() -> SqliteDatabase:
+    """A new in-memory database, migrated: the first of a process by the statements, the
+    others loaded from its image (half a millisecond instead of twelve). An in-memory
+    database lives in the adapter's one writer connection."""
+    global _sqlite_image
+    database = SqliteDatabase.open(":memory:")
+    if _sqlite_image is None:
+        await database.batch(_MIGRATED)
+        _sqlite_image = await database._writer.run(lambda connection: connection.serialize())
+    else:
+        image = _sqlite_image
+        await database._writer.run(lambda connection: connection.deserialize(image))
+    return database
 
 
 class FlakyIndex:
