@@ -25,8 +25,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "src")]
 from companion_memory.settings import Settings  # noqa: E402
 from tests.claude_code import closed_port_url  # noqa: E402
 from tests.fakes.embedder import HashEmbedder  # noqa: E402
+from tests.hosts.test_local_server import run_cli  # noqa: E402
 from tests.live_server import LiveServer  # noqa: E402
-from tests.test_local_server import run_cli  # noqa: E402
 from tests.upstreams import RecordingUpstream  # noqa: E402
 
 CLAUDE = ROOT / "tests" / "agent-clis" / "node_modules" / ".bin" / "claude"

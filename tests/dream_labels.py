@@ -1,6 +1,6 @@
 """The labelled set of what the embedded dream should propose (tests/data/dream_labels.json),
 sent as a user sends it, and the dream's proposals scored against it. The test
-(tests/test_dream_precision.py) and the benchmark (bench/dream_precision.py) share it.
+(tests/nightly/test_dream_precision.py) and the benchmark (bench/dream_precision.py) share it.
 
 A day's messages go in through ``POST /v1/ingest/messages`` with the time they were said;
 ``POST /v1/dream/run`` dreams; the proposals are what ``GET /v1/candidates`` then holds,

@@ -1,4 +1,4 @@
-// The official MCP TypeScript SDK's OAuth client against our server (tests/test_oauth.py runs
+// The official MCP TypeScript SDK's OAuth client against our server (tests/oauth/test_oauth.py runs
 // it): it discovers from the 401, registers, sends the "browser" to the authorization
 // endpoint, where this script plays the owner through the consent page's own HTTP calls,
 // exchanges the code, lists and calls tools, then refreshes.

@@ -18,7 +18,7 @@ a background thread) that speaks three real wire formats and records every reque
         ... point the gateway at upstream.url ...
         upstream.requests[-1].json["messages"]      # what the gateway actually sent
 
-Formats (checked by tests/test_upstreams.py with the official openai SDK and a raw SSE parser):
+Formats (checked by tests/adapters/chat/test_upstreams.py with the official openai SDK and a raw SSE parser):
 OpenAI: ``chat.completion`` / ``chat.completion.chunk`` objects, ``data: [DONE]`` last; with
 ``stream_options.include_usage`` every chunk carries ``"usage": null`` and one extra chunk with
 ``"choices": []`` and the usage comes before ``[DONE]``; errors ``{"error": {message, type, param, code}}``.

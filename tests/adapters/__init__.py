@@ -1,0 +1,1 @@
+"""The adapters (``adapters/``), each against what its port promises."""

@@ -1,0 +1,1 @@
+"""The chat model adapters, and the fake providers they are tested against."""

@@ -1,0 +1,1 @@
+"""The Cloudflare adapters over fakes of the Worker's bindings."""

@@ -1,0 +1,1 @@
+"""The remote model clients against the providers' wire formats."""

@@ -1,0 +1,1 @@
+"""The use cases (``application/``): who may do what, and where."""

@@ -1,0 +1,1 @@
+"""Context assembly (``gateway/``): the boot package, the ``<memories>`` block, folding, the day."""

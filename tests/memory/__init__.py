@@ -1,0 +1,1 @@
+"""The memory services (``memory/``), through their use cases, on each database."""

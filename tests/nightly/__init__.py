@@ -1,0 +1,1 @@
+"""The nightly jobs (``nightly/``): the dream, rollups, layers, consolidation and their sources."""

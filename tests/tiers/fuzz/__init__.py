@@ -1,0 +1,1 @@
+"""Bounded fuzzing of the REST operations (schemathesis) and of the MCP tools."""

@@ -1,0 +1,1 @@
+"""The Worker's Python in real Pyodide on Miniflare's bindings."""
