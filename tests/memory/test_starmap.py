@@ -26,7 +26,7 @@ SVG = "{http://www.w3.org/2000/svg}"
 HOSTILE = '<script>alert("x")</script> "]] --> n9 %% `md` & <img src=x onerror=alert(1)>\x01'
 
 
-PANEL_PALETTE = Path(__file__).resolve().parents[1] / "admin" / "js" / "format.js"
+PANEL_PALETTE = Path(__file__).resolve().parents[2] / "admin" / "js" / "format.js"
 
 
 def graph(*contents: str, types: tuple[str, ...] = ()) -> StarMap:

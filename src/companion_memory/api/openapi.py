@@ -86,7 +86,7 @@ _CHAT_DESCRIPTIONS = {
 
 # (method, path) → what the services behind the operation can refuse, beyond what its
 # signature already tells (key, parameters, body), and a success status other than its
-# default one. tests/test_openapi.py checks that every entry names a real operation.
+# default one. tests/api/test_openapi.py checks that every entry names a real operation.
 OUTCOMES: dict[tuple[str, str], set[int]] = {
     ("POST", "/v1/chat/completions"): _UPSTREAM,
     ("POST", "/v1/guide-dog/chat/completions"): _UPSTREAM,

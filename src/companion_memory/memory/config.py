@@ -2,8 +2,8 @@
 
 The edge builds one from its ``Settings`` (``Settings.memory_config()``), so the services
 never import the settings model or its validation framework. Each field is the setting
-of the same name, lower-cased, of the same type (tests/test_settings_documented.py holds
-them to it), and is copied by that name: the defaults, bounds and meaning live on
+of the same name, lower-cased, of the same type
+(tests/architecture/test_settings_documented.py holds them to it), and is copied by that name: the defaults, bounds and meaning live on
 ``Settings`` alone.
 """
 
