@@ -10,7 +10,8 @@ import httpx
 import pytest
 
 from companion_memory.clock import FixedClock
-from companion_memory.memory.moods import MOOD_LABELS, emotion_tags, moods_in, normalise_mood
+from companion_memory.domain.mood import MOOD_LABELS
+from companion_memory.memory.moods import emotion_tags, moods_in, normalise_mood
 from companion_memory.nightly.extraction import read_extraction
 from companion_memory.runtime import Runtime
 from tests.api.test_mcp_scopes import mcp_call

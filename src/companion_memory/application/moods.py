@@ -8,8 +8,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from ..domain.mood import MOOD_LABELS
 from ..domain.scopes import MEMORY_READ, MEMORY_WRITE
-from ..memory.moods import MOOD_LABELS, distribution
+from ..memory.moods import distribution
 from ..runtime import Runtime
 from .fields import TIME_FORMAT, CutPrivate, LongPageLimit, Moment, Namespace, Score, ShortText
 from .principal import Principal

@@ -7,11 +7,14 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+# The moods' vocabulary: what the dream, the owner and the agents label a mood with.
+MOOD_LABELS = ("happy", "excited", "warm", "calm", "tired", "sad", "lonely", "anxious", "angry")
+
 
 @dataclass(frozen=True, kw_only=True)
 class Mood:
     """How she felt (``whose`` companion), or how she perceives the owner felt (owner):
-    a label of the vocabulary (memory/moods.py), 0..1 intense, when it was felt, and the
+    a label of the vocabulary (``MOOD_LABELS``; words for them in memory/moods.py), 0..1 intense, when it was felt, and the
     message the dream read it from, if it did."""
 
     id: str

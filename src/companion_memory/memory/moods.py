@@ -13,13 +13,12 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from ..clock import day_bounds, iso, local_date, read_time
-from ..domain.mood import Mood, MoodCount
+from ..domain.mood import MOOD_LABELS, Mood, MoodCount
 from ..errors import InvalidInput
 from ..ports import Clock, Database
 from ..store.moods import MoodStore, mood_row
 from .config import MemoryConfig
 
-MOOD_LABELS = ("happy", "excited", "warm", "calm", "tired", "sad", "lonely", "anxious", "angry")
 WHOSE = ("owner", "companion")
 # A memory carries an emotion as a tag of this form (emotion:happy); see emotion_tags.
 EMOTION_TAG_PREFIX = "emotion:"

@@ -18,6 +18,7 @@ from ..clock import iso, read_day, read_time
 from ..domain.counts import MAX_COUNT, read_count
 from ..domain.json_value import MAX_DEPTH, json_problem
 from ..domain.layers import LAYERS
+from ..domain.mood import MOOD_LABELS
 from ..domain.private_spans import strip_private
 from ..domain.types import MEMORY_TYPES, PLAN_STATUSES, STATUSES
 from ..errors import InvalidInput
@@ -26,7 +27,6 @@ from ..ports import Clock, Database
 from ..store.outbox import OutboxKind, OutboxStore
 from ..store.snapshot import TABLES, TABLES_BY_NAME, SnapshotStore, TableSpec
 from ..store.stored_values import TABLES_BY_NAME as STORED_COLUMNS
-from .moods import MOOD_LABELS
 from .plan_dates import parse_valid_to
 from .vector_mirror import VectorMirror
 

@@ -14,8 +14,8 @@ from datetime import date
 from typing import Any
 
 from ..domain.memory import Memory
+from ..domain.mood import MOOD_LABELS
 from ..memory.model_call import JobModel
-from ..memory.moods import MOOD_LABELS
 from ..ports import ModelError, UpstreamError
 from .extraction import Extraction, read_extraction
 

@@ -43,8 +43,8 @@ from ...application.fields import Day, Namespace, SearchText, ShortText, TypeFil
 from ...application.principal import Principal
 from ...application.use_case import Input, UseCase
 from ...domain.layers import Layer
+from ...domain.mood import MOOD_LABELS
 from ...domain.types import STATUSES
-from ...memory.moods import MOOD_LABELS
 from ...runtime import Runtime
 from .arguments import Arguments, arguments
 
