@@ -19,9 +19,11 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from companion_memory.adapters.chat.routing import Router
 from companion_memory.adapters.cloudflare.d1 import D1Database
 from companion_memory.adapters.local.sqlite import SqliteDatabase
 from companion_memory.adapters.local.vector_index import DEFAULT_ANN_THRESHOLD, LocalVectorIndex
+from companion_memory.adapters.remote.http_client import HttpxClient, upstream_timeout
 from companion_memory.api.app import create_app
 from companion_memory.clock import FixedClock
 from companion_memory.migrations import default_migrations_dir, load_migrations
@@ -259,11 +261,25 @@ def vectors(runtime_embedder: Embedder) -> FlakyIndex:
     return FlakyIndex(LocalVectorIndex(":memory:", runtime_embedder.dimensions, ann_threshold=threshold))
 
 
+# Shared by the tests' clients for calls out: a client that makes its own spends 30 ms
+# on it, and most tests call out nowhere.
+_TLS = httpx.create_ssl_context()
+
+
+def outbound(settings: Settings) -> tuple[Router, HttpxClient]:
+    """A runtime's router and HTTP client over one new client, as the local runtime has them."""
+    http = httpx.AsyncClient(timeout=upstream_timeout(settings), verify=_TLS)
+    return Router(settings, http), HttpxClient(http)
+
+
 @pytest.fixture
 def runtime(
     settings: Settings, db: Database, vectors: FlakyIndex, runtime_embedder: Embedder, clock: FixedClock
 ) -> Runtime:
-    return Runtime(settings=settings, db=db, vectors=vectors, embedder=runtime_embedder, clock=clock)
+    router, http = outbound(settings)
+    return Runtime(
+        settings=settings, db=db, vectors=vectors, embedder=runtime_embedder, clock=clock, router=router, http=http
+    )
 
 
 _shared_app: FastAPI | None = None
@@ -318,11 +334,12 @@ def upstream() -> Iterator[RecordingUpstream]:
 
 @pytest.fixture
 def dreaming(runtime: Runtime, upstream: RecordingUpstream) -> Runtime:
-    """The runtime with DREAM_MODEL answered by ``upstream`` (services built on the
-    model are made again on first use)."""
+    """The runtime with DREAM_MODEL answered by ``upstream`` (the router reads the new
+    settings; services built on the model are made again on first use)."""
     runtime.settings = runtime.settings.model_copy(
         update={"CHAT_BASE_URL": upstream.url + "/v1", "DREAM_MODEL": "dreamer"}
     )
+    runtime.router, runtime.http = outbound(runtime.settings)
     for cached in ("dream", "dream_model", "rollups", "gateway", "recall", "folding"):
         runtime.__dict__.pop(cached, None)
     return runtime

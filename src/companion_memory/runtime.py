@@ -5,10 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-import httpx
-
-from .adapters.chat.routing import Router
-from .adapters.remote.http_client import HttpxClient
 from .domain.scopes import MEMORY_READ, MEMORY_WRITE
 from .gateway.boot import Boot
 from .gateway.context import ContextAssembler
@@ -48,7 +44,7 @@ from .oauth.server import AuthorizationServer
 from .pacing import HeavyReads
 from .ports import (
     BackupStore,
-    ChatModel,
+    ChatRouter,
     Clock,
     Database,
     Embedder,
@@ -68,14 +64,16 @@ class Runtime:
     vectors: VectorIndex
     embedder: Embedder
     clock: Clock
+    # Reads a model label into the chat model that answers it (adapters/chat/routing.py,
+    # built by each platform's runtime builder over its client for model providers).
+    router: ChatRouter
+    # Plain GETs out of the process: the GitHub contents API, and the metadata documents
+    # when there is no ``public_http``.
+    http: HttpClient
     reranker: Reranker | None = None
-    # The client for model providers; made on first use when the runtime has none.
-    http: httpx.AsyncClient | None = None
     # Background work (mirror retries, reindex, retention backlog); None runs it only
     # from the nightly job.
     queue: TaskQueue | None = None
-    # The Worker's AI binding as a chat model, for workers-ai/ models (REST elsewhere).
-    workers_ai_chat: ChatModel | None = None
     # Where a repair keeps its backup first; None (the Worker) keeps none.
     backups: BackupStore | None = None
     # For the URLs a stranger names (Client ID Metadata Documents): a client that connects
@@ -174,16 +172,6 @@ class Runtime:
         return Boot(self.db, self.clock, self.config, self.plans, self.ladder, self.context, self.moods, self.todos)
 
     @cached_property
-    def http_client(self) -> httpx.AsyncClient:
-        return self.http or httpx.AsyncClient(
-            timeout=httpx.Timeout(self.settings.UPSTREAM_TIMEOUT_SECONDS, connect=10.0)
-        )
-
-    @cached_property
-    def router(self) -> Router:
-        return Router(self.settings, self.http_client, self.workers_ai_chat)
-
-    @cached_property
     def folding(self) -> Folding:
         summarizer: FoldSummarizer = ModelFolds(self.dream_model) if self.dream_model else ExtractiveFolds()
         return Folding(self.db, self.clock, self.config, summarizer)
@@ -203,7 +191,7 @@ class Runtime:
 
     @cached_property
     def github_daily(self) -> GithubDaily:
-        return GithubDaily(self.db, self.ingestor, self.clock, self.config, HttpxClient(self.http_client))
+        return GithubDaily(self.db, self.ingestor, self.clock, self.config, self.http)
 
     @cached_property
     def oauth(self) -> AuthorizationServer:
@@ -213,7 +201,7 @@ class Runtime:
             refresh_token_days=self.settings.OAUTH_REFRESH_TOKEN_DAYS,
             registrations_per_hour=self.settings.OAUTH_REGISTRATIONS_PER_HOUR,
         )
-        return AuthorizationServer(self.db, self.clock, self.public_http or HttpxClient(self.http_client), config)
+        return AuthorizationServer(self.db, self.clock, self.public_http or self.http, config)
 
     @cached_property
     def candidates(self) -> CandidateReview:

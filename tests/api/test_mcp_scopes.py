@@ -33,7 +33,17 @@ from companion_memory.migrations import apply_migrations, default_migrations_dir
 from companion_memory.runtime import Runtime
 from companion_memory.settings import Settings
 from companion_memory.store.folds import FoldStore
-from tests.conftest import DEBUG_KEY, GUIDE_DOG_KEY, IM_KEY, MCP_KEY, OWNER_KEY, all_keys_settings, app_on, auth
+from tests.conftest import (
+    DEBUG_KEY,
+    GUIDE_DOG_KEY,
+    IM_KEY,
+    MCP_KEY,
+    OWNER_KEY,
+    all_keys_settings,
+    app_on,
+    auth,
+    outbound,
+)
 from tests.fakes.embedder import HashEmbedder
 
 MODERN = "2026-07-28"
@@ -50,12 +60,16 @@ async def fast_runtime(settings: Settings | None = None) -> Runtime:
     embedder = HashEmbedder()
     db = SqliteDatabase.open(":memory:")
     await apply_migrations(db, load_migrations(default_migrations_dir()))
+    settings = settings or all_keys_settings()
+    router, http = outbound(settings)
     return Runtime(
-        settings=settings or all_keys_settings(),
+        settings=settings,
         db=db,
         embedder=embedder,
         vectors=LocalVectorIndex(":memory:", embedder.dimensions),
         clock=FixedClock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC)),
+        router=router,
+        http=http,
     )
 
 

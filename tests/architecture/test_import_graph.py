@@ -9,15 +9,13 @@ wherever it is written:
   needs one to be broken today.
 
 The units of the package graph are the packages (``memory``, ``nightly``, ``gateway``,
-``oauth``, ``store``, ``domain``, ``application``, ``api``, ``hosts``; a sub-package
-such as ``memory/people`` belongs to its parent) and the top-level modules
-(``runtime``, ``settings``, ``ports``, ``errors``, ``clock``, ``pacing``, …). The
-adapters are one unit per sub-package (``adapters.local``, ``adapters.cloudflare``,
-``adapters.remote``, ``adapters.chat``; the modules directly in ``adapters/`` are
-``adapters``): each is the set for one platform, and the two that build a Runtime
-(``adapters/local/runtime.py``, ``adapters/cloudflare/runtime.py``) stand above
-``runtime.py``, which builds the chat router and the HTTP client of ``adapters/chat``
-and ``adapters/remote``.
+``oauth``, ``store``, ``domain``, ``application``, ``api``, ``hosts``, ``adapters``; a
+sub-package such as ``memory/people`` or ``adapters/local`` belongs to its parent) and
+the top-level modules (``runtime``, ``settings``, ``ports``, ``errors``, ``clock``,
+``pacing``, …). So the adapters are one unit, and ``runtime.py`` imports none of them:
+the Runtime is given its ports (the chat router, the HTTP client) by the runtime builders
+of each platform (``adapters/local/runtime.py``, ``adapters/cloudflare/runtime.py``), which
+stand above it.
 """
 
 from __future__ import annotations
@@ -73,11 +71,7 @@ def imports(name: str, path: Path, known: dict[str, Path], package: str) -> Iter
 
 def package_of(module: str) -> str:
     parts = module.split(".")[1:]
-    if not parts:
-        return module
-    if parts[0] == "adapters" and len(parts) > 2:
-        return ".".join(parts[:2])
-    return parts[0]
+    return parts[0] if parts else module
 
 
 def graph(src: Path, package: str, unit: Callable[[str], str]) -> dict[str, dict[str, list[Import]]]:
@@ -138,7 +132,7 @@ def described(edges: dict[str, dict[str, list[Import]]], found: list[list[str]])
 
 def test_no_cycle_between_packages() -> None:
     edges = graph(SRC, PACKAGE, package_of)
-    assert {"memory", "nightly", "application", "api", "runtime", "adapters.local"} <= set(edges)
+    assert {"memory", "nightly", "application", "api", "runtime", "adapters", "hosts"} <= set(edges)
     assert cycles(edges) == [], described(edges, cycles(edges))
 
 

@@ -26,7 +26,13 @@ async def test_switching_embedder_is_refused_until_reindexed(runtime: Runtime, c
 
     # Restart with another embedder over the same database and index.
     switched = Runtime(
-        settings=runtime.settings, db=runtime.db, vectors=runtime.vectors, embedder=HashEmbedder(), clock=runtime.clock
+        settings=runtime.settings,
+        db=runtime.db,
+        vectors=runtime.vectors,
+        embedder=HashEmbedder(),
+        clock=runtime.clock,
+        router=runtime.router,
+        http=runtime.http,
     )
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=create_app(switched)), base_url="http://test"
@@ -104,6 +110,8 @@ async def test_vectors_of_an_older_text_form_are_made_again_in_the_background(
         vectors=runtime.vectors,
         embedder=runtime.embedder,
         clock=runtime.clock,
+        router=runtime.router,
+        http=runtime.http,
     )
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=create_app(restarted)), base_url="http://test"

@@ -9,7 +9,6 @@ from datetime import UTC
 import httpx
 import pytest
 
-from companion_memory.adapters.chat.routing import route
 from companion_memory.memory.model_call import JobModel
 from companion_memory.nightly.dream import Dream
 from companion_memory.nightly.dream_model import ModelExtractor, parse
@@ -140,7 +139,7 @@ async def test_rate_limits_back_off_then_succeed(
     async def sleep(seconds: float) -> None:
         waits.append(seconds)
 
-    chosen = route("dreamer", dreaming.settings, dreaming.http_client)
+    chosen = dreaming.router.route("dreamer")
     dream = Dream(
         dreaming.db,
         dreaming.writer,

@@ -829,9 +829,8 @@ DOCUMENT_URL = "https://app.example/oauth/client.json"
 
 
 @pytest.fixture
-def documents(runtime: Runtime) -> Iterator[respx.MockRouter]:
+def documents() -> Iterator[respx.MockRouter]:
     with respx.mock(assert_all_called=False) as router:
-        runtime.http = httpx.AsyncClient()
         yield router
 
 

@@ -37,7 +37,6 @@ async def worker_client(upstream: RecordingUpstream, fetch: FakeFetch) -> AsyncI
     )
     runtime = await build_runtime(env, fetch=fetch)
     await migrate(env)
-    assert isinstance(runtime.http, httpx.AsyncClient)
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=create_app(runtime)), base_url="http://worker"
     ) as client:

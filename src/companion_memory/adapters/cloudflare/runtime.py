@@ -16,6 +16,8 @@ import httpx
 from ...clock import SystemClock
 from ...runtime import Runtime
 from ...settings import WORKER_DEFAULT_EMBEDDING_MODEL, Settings
+from ..chat.routing import Router
+from ..remote.http_client import HttpxClient, upstream_timeout
 from . import ffi
 from .d1 import D1Database
 from .fetch import FetchTransport
@@ -60,22 +62,22 @@ def _binding(env: Any, name: str) -> Any:
     return binding
 
 
-def _outbound_client(settings: Settings, fetch: Any) -> httpx.AsyncClient | None:
+def _outbound_client(settings: Settings, fetch: Any) -> httpx.AsyncClient:
     """An httpx client over the Worker's ``fetch`` (``fetch`` given, or ``js.fetch`` inside
-    Pyodide); None elsewhere, where httpx's own transport works."""
+    Pyodide); elsewhere over httpx's own transport."""
     if fetch is None and ffi.IN_PYODIDE:  # pragma: no cover - only inside Pyodide
         from js import fetch as js_fetch
 
         fetch = js_fetch
-    if fetch is None:
-        return None
-    timeout = httpx.Timeout(settings.UPSTREAM_TIMEOUT_SECONDS, connect=10.0)
-    return httpx.AsyncClient(transport=FetchTransport(fetch), timeout=timeout)
+    transport = None if fetch is None else FetchTransport(fetch)
+    return httpx.AsyncClient(transport=transport, timeout=upstream_timeout(settings))
 
 
 async def build_runtime(env: Any, *, fetch: Any = None) -> Runtime:
+    """This is where the Worker's ports are chosen: the runtime imports no adapter."""
     settings = settings_from_env(env)
     dimensions = settings.EMBEDDING_DIMENSIONS
+    http = _outbound_client(settings, fetch)
     return Runtime(
         settings=settings,
         db=D1Database(_binding(env, "DB")),
@@ -86,8 +88,9 @@ async def build_runtime(env: Any, *, fetch: Any = None) -> Runtime:
             dimensions=dimensions,
         ),
         clock=SystemClock(),
-        http=_outbound_client(settings, fetch),
-        workers_ai_chat=WorkersAIChat(_binding(env, "AI")),
+        # workers-ai/ models answer through the AI binding here (REST elsewhere).
+        router=Router(settings, http, WorkersAIChat(_binding(env, "AI"))),
+        http=HttpxClient(http),
         # Cloudflare sets it on every request that reaches the Worker, replacing any a client sent.
         client_address_header="cf-connecting-ip",
         queue=None if ffi.is_js_nullish(_read(env, QUEUE_BINDING)) else CloudflareQueue(_read(env, QUEUE_BINDING)),

@@ -11,7 +11,9 @@ from ...migrations import apply_migrations, default_migrations_dir, load_migrati
 from ...ports import Clock, Embedder
 from ...runtime import Runtime
 from ...settings import Settings
+from ..chat.routing import Router
 from ..remote.factory import remote_embedder, remote_reranker
+from ..remote.http_client import HttpxClient, upstream_timeout
 from .backups import FileBackups
 from .embedder import BundledEmbedder, model_dir
 from .public_http import public_http_client
@@ -29,13 +31,13 @@ async def build_local_runtime(
     settings: Settings, data_dir: Path, *, embedder: Embedder | None = None, clock: Clock | None = None
 ) -> Runtime:
     """Open (and migrate) the data dir. The vector index catches up in the background
-    when it is new or was built for another embedder."""
+    when it is new or was built for another embedder. This is where the local server's
+    ports are chosen: the runtime imports no adapter."""
     data_dir.mkdir(parents=True, exist_ok=True)
     db = SqliteDatabase.open(data_dir / DATABASE_FILE)
     await apply_migrations(db, load_migrations(default_migrations_dir()))
-    # One client for every remote model call; finite timeouts, so a stuck provider
-    # becomes an error instead of a hang.
-    http = httpx.AsyncClient(timeout=httpx.Timeout(settings.UPSTREAM_TIMEOUT_SECONDS, connect=10.0))
+    # One client for every call out: models, embeddings, reranking, GitHub.
+    http = httpx.AsyncClient(timeout=upstream_timeout(settings))
     embedder = (
         embedder
         or remote_embedder(settings, http)
@@ -53,8 +55,9 @@ async def build_local_runtime(
         vectors=vectors,
         embedder=embedder,
         clock=clock,
+        router=Router(settings, http),
+        http=HttpxClient(http),
         reranker=remote_reranker(settings, http),
-        http=http,
         queue=queue,
         backups=FileBackups(data_dir / BACKUPS_DIR),
         public_http=public_http_client(),

@@ -8,6 +8,13 @@ from collections.abc import Mapping
 import httpx
 
 from ...ports import HttpResponse, HttpUnanswered
+from ...settings import Settings
+
+
+def upstream_timeout(settings: Settings) -> httpx.Timeout:
+    """For the one client of every call out: finite, so a stuck provider becomes an
+    error instead of a hang."""
+    return httpx.Timeout(settings.UPSTREAM_TIMEOUT_SECONDS, connect=10.0)
 
 
 class HttpxClient:
