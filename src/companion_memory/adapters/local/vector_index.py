@@ -34,7 +34,7 @@ from threadpoolctl import threadpool_limits
 from ...ports import VECTOR_QUERY_MAX_TOP_K, VectorFilterValue, VectorIndexError, VectorMatch, VectorRecord
 from .vector_columns import MetadataColumn, filter_mask
 from .vector_file import Row, VectorFile
-from .vector_graph import EXPANSION_SEARCH, GraphFiles, SavedGraph, new_graph
+from .vector_graph import EXPANSION_SEARCH, GraphFiles, SavedGraph, add_to_graph, new_graph
 
 log = logging.getLogger("companion_memory.vector_index")
 
@@ -112,9 +112,7 @@ class LocalVectorIndex:
         for key, (id_, (vector, metadata)) in zip(keys, latest.items(), strict=True):
             self._put(key, id_, vector, metadata)
         if self._ann is not None and keys:
-            # A write or two on one thread, beside the embedder's; an import's batch on all.
-            threads = 0 if len(keys) >= 256 else 1
-            self._ann.add(np.asarray(keys, dtype=np.uint64), np.stack([v for v, _ in latest.values()]), threads=threads)
+            add_to_graph(self._ann, np.asarray(keys, dtype=np.uint64), np.stack([v for v, _ in latest.values()]))
         self._changed(len(keys))
 
     async def query(
@@ -339,7 +337,7 @@ class LocalVectorIndex:
         for (key, id_, _, metadata), vector in zip(rows, vectors, strict=True):
             self._put(key, id_, vector, json.loads(metadata))
         if self._ann is not None:
-            self._ann.add(np.asarray([r[0] for r in rows], dtype=np.uint64), vectors, threads=0)
+            add_to_graph(self._ann, np.asarray([r[0] for r in rows], dtype=np.uint64), vectors)
         else:
             self._grow_graph_if_needed()
 
@@ -361,7 +359,7 @@ class LocalVectorIndex:
             self._ann_missing = True
             return
         log.info("building the vector graph over %d vectors", len(self._ids))
-        ann.add(self._keys[: len(self._ids)].astype(np.uint64), self._matrix, threads=0)
+        add_to_graph(ann, self._keys[: len(self._ids)], self._matrix)
         self._ann = ann
         self._storage = self._storage.astype(np.float16)
         self._unsaved = len(self._ids)
