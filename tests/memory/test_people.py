@@ -235,6 +235,7 @@ async def test_a_merge_keeps_the_names_and_re_points_the_memories(client: httpx.
         "/v1/person_proposals", json={"person_id": ana["id"], "other_id": ana["id"]}, headers=auth()
     )
     assert itself.status_code == 400 and itself.json()["error"]["code"] == "same_person"
+    assert itself.json()["error"]["message"] == "a person cannot be merged into themselves"
 
 
 async def test_the_dream_model_proposes_people_and_merges(

@@ -106,6 +106,6 @@ async def update_person(
     runtime: RuntimeDep,
     principal: Annotated[Principal, allowed(people.update_person)],
 ) -> PersonAnswer:
-    """Change her name, aliases, relation or notes (the body's namespace must be hers)."""
+    """Change a person's name, aliases, relation or notes (the body's namespace must be theirs)."""
     change = PersonChange(**body.model_dump(), id=person_id)
     return await people.update_person(runtime, principal, change)

@@ -23,8 +23,8 @@ class GraphNode(BaseModel):
     id: str
     kind: Literal["memory", "person"] = Field(
         "memory",
-        description="person: someone in the owner's life (type 'person', content her name, importance her "
-        "familiarity, tags her aliases, recall_count her mentions).",
+        description="person: someone in the owner's life (type 'person', content their name, importance their "
+        "familiarity, tags their aliases, recall_count their mentions).",
     )
     type: str
     content: str
@@ -41,7 +41,7 @@ class GraphEdge(BaseModel):
     id: str
     source_id: str
     target_id: str
-    relation: str = Field(description="A memory relation, or 'about': from a person to a memory about her.")
+    relation: str = Field(description="A memory relation, or 'about': from a person to a memory about them.")
     weight: float
 
 

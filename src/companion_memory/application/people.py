@@ -18,22 +18,22 @@ from .use_case import Input, Output, use_case
 PersonName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), TrimmedWords]
 ProposalStatus = Literal["pending", "approved", "rejected"]
 FAMILIARITY = (
-    "0–1: each message that names her closes a tenth of the gap to 1; it halves every "
+    "0–1: each message that names them closes a tenth of the gap to 1; it halves every "
     "PEOPLE_FAMILIARITY_HALF_LIFE_DAYS without a mention."
 )
 
 
 # The answers' records of domain.person: a docstring would become their schema's description.
-# When her familiarity was last set is left out: an answer gives it decayed to now.
+# When their familiarity was last set is left out: an answer gives it decayed to now.
 class PersonRecord(BaseModel):
     id: str
     namespace: str
     name: str
-    aliases: list[str] = Field(description="Other names she goes by: 'my sister', '安娜'.")
-    relation: str = Field(description="Who she is to the owner: sister, friend, colleague…")
+    aliases: list[str] = Field(description="Other names they go by: 'my sister', '安娜'.")
+    relation: str = Field(description="Who they are to the owner: sister, friend, colleague…")
     notes: str
     familiarity: float = Field(description=FAMILIARITY)
-    mentions: int = Field(description="Messages that named her, as the nightly dream counted them.")
+    mentions: int = Field(description="Messages that named them, by the nightly dream's count.")
     last_mentioned_at: str | None
     status: str = Field(description="active, or merged (into merged_into).")
     merged_into: str | None
@@ -47,7 +47,7 @@ class ProposalRecord(BaseModel):
     id: str
     namespace: str
     kind: str = Field(
-        description="person: a new person (or, with person_id, new names for her); merge: other_id is one "
+        description="person: a new person (or, with person_id, new names for them); merge: other_id is one "
         "person with person_id, who stays."
     )
     name: str
@@ -64,7 +64,7 @@ class ProposalRecord(BaseModel):
 
 
 class PersonListed(PersonRecord):
-    memory_count: int = Field(description="Live memories about her.")
+    memory_count: int = Field(description="Live memories about them.")
 
 
 class PersonWrite(Input):
@@ -74,11 +74,12 @@ class PersonWrite(Input):
         list[PersonName] | None,
         Field(
             max_length=MAX_ALIASES,
-            description="Other names she goes by ('my sister', '安娜'); given, they replace hers.",
+            description="Other names they go by ('my sister', '安娜'); given, these replace the old ones.",
         ),
     ] = None
     relation: (
-        Annotated[str, Field(max_length=100, description="Who she is to the owner: sister, friend…"), CutPrivate] | None
+        Annotated[str, Field(max_length=100, description="Who they are to the owner: sister, friend…"), CutPrivate]
+        | None
     ) = None
     notes: Annotated[str, Field(max_length=4000), CutPrivate] | None = None
     source: ShortText = "api"
@@ -104,8 +105,10 @@ class PersonQuery(Input):
 
 class MergeProposal(Input):
     namespace: Namespace = "default"
-    person_id: Annotated[PersonRef, Field(description="The person who stays (her id and name are kept).")]
-    other_id: Annotated[PersonRef, Field(description="The person merged into her: her names become aliases.")]
+    person_id: Annotated[PersonRef, Field(description="The person who stays (their id and name are kept).")]
+    other_id: Annotated[
+        PersonRef, Field(description="The person merged into the one who stays: their names become aliases.")
+    ]
     reason: Annotated[str, Field(max_length=500), CutPrivate] = ""
     source: ShortText = "api"
 
@@ -127,7 +130,7 @@ class PersonAnswer(Output):
 
 class PersonDetail(Output):
     person: PersonRecord
-    memories: list[MemoryRecord] = Field(description="Live memories about her, the latest first (at most 20).")
+    memories: list[MemoryRecord] = Field(description="Live memories about them, the latest first (at most 20).")
 
 
 class PersonPage(Output):
@@ -136,8 +139,8 @@ class PersonPage(Output):
 
 
 class ProposalListed(ProposalRecord):
-    person: PersonRecord | None = Field(description="The person person_id names, as she is now.")
-    other: PersonRecord | None = Field(description="The person other_id names, as she is now.")
+    person: PersonRecord | None = Field(description="The person person_id names, as they are now.")
+    other: PersonRecord | None = Field(description="The person other_id names, as they are now.")
 
 
 class ProposalAnswer(Output):
@@ -172,7 +175,7 @@ async def upsert_person(runtime: Runtime, _: Principal, write: PersonWrite) -> P
 
 @use_case("people.update", MEMORY_WRITE)
 async def update_person(runtime: Runtime, _: Principal, change: PersonChange) -> PersonAnswer:
-    """Change one person by id: her name, aliases, relation or notes."""
+    """Change one person by id: their name, aliases, relation or notes."""
     person, _created = await runtime.people.upsert(
         change.namespace,
         change.name,
@@ -187,7 +190,7 @@ async def update_person(runtime: Runtime, _: Principal, change: PersonChange) ->
 
 @use_case("people.get", MEMORY_READ)
 async def get_person(runtime: Runtime, _: Principal, target: PersonId) -> PersonDetail:
-    """One person (a merged one points at the survivor) and the memories about her."""
+    """One person (a merged one points at the survivor) and the memories about them."""
     person, memories = await runtime.people.get(target.id)
     return PersonDetail(
         person=PersonRecord.model_validate(person, from_attributes=True),
@@ -205,7 +208,7 @@ async def list_people(runtime: Runtime, _: Principal, query: PersonQuery) -> Per
 
 @use_case("people.propose_merge", MEMORY_WRITE)
 async def propose_merge(runtime: Runtime, _: Principal, proposal: MergeProposal) -> ProposalAnswer:
-    """Ask the owner whether two people are one; she approves or rejects it."""
+    """Propose that two people are one, for the owner to approve or reject."""
     stored = await runtime.person_proposals.propose_merge(
         proposal.namespace, proposal.person_id, proposal.other_id, proposal.reason, proposal.source
     )
@@ -227,8 +230,8 @@ async def list_proposals(runtime: Runtime, _: Principal, query: ProposalQuery) -
 
 @use_case("people.approve", OWNER)
 async def approve_proposal(runtime: Runtime, _: Principal, target: ProposalId) -> ProposalDecision:
-    """Apply a proposal: the new person, her new names, or the merge (the other person's
-    names become aliases, her memories are re-pointed to the survivor)."""
+    """Apply a proposal: the new person, their new names, or the merge (the other person's
+    names become aliases, their memories are re-pointed to the survivor)."""
     proposal, person = await runtime.person_proposals.approve(target.id)
     return ProposalDecision.model_validate({"proposal": proposal, "person": person}, from_attributes=True)
 

@@ -34,8 +34,8 @@ answer with ONE JSON object, nothing else:
  "delete": [{"target_id": "<id of a memory below>", "evidence": ["<exact words showing it is no longer true>"]}],
  "moods": [{"whose": "owner|companion", "label": "MOOD_LABELS", "intensity": 0.0-1.0,
             "reason": "<why, a few words>", "evidence": ["<exact words where the feeling is said>"]}],
- "people": [{"name": "<a person in the user's life, as the user calls her>", "aliases": ["<other names used>"],
-             "relation": "<who she is to the user: sister, friend, colleague…>", "evidence": ["<exact words>"]}],
+ "people": [{"name": "<a person in the user's life, as the user calls them>", "aliases": ["<other names used>"],
+             "relation": "<who they are to the user: sister, friend, colleague…>", "evidence": ["<exact words>"]}],
  "same_person": [{"names": ["<a name>", "<another name for the same person>"], "evidence": ["<exact words>"]}]}
 Facts about the world rather than the user (places, organisations, products) take a fact_key starting
 with "world."; an update to one of those is applied at once, everything else waits for the user's review.
@@ -46,7 +46,7 @@ week's Sunday, 下个月 and "next month" on its last day) and give it as valid_
 everything else: only keep what will still matter in a month. "moods" are feelings said in the messages
 today, not memories: the user's (whose "owner", from [user] messages) and yours (whose "companion", from
 [assistant] messages), e.g. "我今天好累" → tired, "I'm so happy" → happy; only what is said, never guessed.
-"people" are people the user names (not public figures), each with the names she goes by ("Ana",
+"people" are people the user names (not public figures), each with the names they go by ("Ana",
 "my sister", "安娜"); "same_person" says two names belong to one person. Both wait for the user's review.
 Evidence quotes must be copied character for character from the messages. Never store passwords, keys,
 tokens or ID numbers.""".replace("MOOD_LABELS", "|".join(MOOD_LABELS))

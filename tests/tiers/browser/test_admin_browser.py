@@ -459,7 +459,7 @@ def test_people_are_added_edited_and_a_merge_is_approved(panel: Panel, rest: Res
     expect(merged).to_contain_text("1 memory")
     assert rest.get(f"/v1/people/{sister}")["person"]["merged_into"] == ana
 
-    # On the star map she is a star of her own kind, with a line to the memory about her.
+    # On the star map a person is a star of their own kind, with a line to the memory about them.
     page = panel.go("starmap")
     expect(page.locator("#starmap .map-person")).to_have_count(2)
     expect(page.locator("#starmap .map-edge.about")).to_have_count(1)

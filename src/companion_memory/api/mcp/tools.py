@@ -349,13 +349,13 @@ TOOLS: dict[str, Tool] = {
         tool(
             "person_upsert",
             "Register a person in the owner's life (name, aliases, relation to the owner, notes), or change "
-            "the one already called by that name. Recall finds what was said of her by any of her names.",
+            "the one already called by that name. Recall finds what was said of them by any of their names.",
             people.upsert_person,
             fixed=BY_MCP,
         ),
         tool(
             "person_get",
-            "Read one person (names, relation, notes, familiarity) and the memories about her.",
+            "Read one person (names, relation, notes, familiarity) and the memories about them.",
             people.get_person,
         ),
         tool(
@@ -366,7 +366,7 @@ TOOLS: dict[str, Tool] = {
         tool(
             "person_merge",
             "Propose that two people are one (e.g. 'Ana' and 'my sister'). The owner approves or rejects it; "
-            "approved, the other's names become aliases and her memories move to the person who stays.",
+            "approved, the other's names become aliases and their memories move to the person who stays.",
             people.propose_merge,
             fixed=BY_MCP,
         ),

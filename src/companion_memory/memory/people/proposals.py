@@ -136,7 +136,7 @@ class PersonProposals:
         """Ask the owner whether two people are one (``survivor_id`` keeps their id). The
         same question waiting already is answered as it stands."""
         if survivor_id == other_id:
-            raise InvalidInput("a person cannot be merged into herself", code="same_person")
+            raise InvalidInput("a person cannot be merged into themselves", code="same_person")
         survivor, other = await self.people.live(survivor_id), await self.people.live(other_id)
         if survivor.namespace != namespace or other.namespace != namespace:
             raise NotFound(f"both people must be in namespace {namespace!r}")
