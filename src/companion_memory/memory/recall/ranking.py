@@ -51,8 +51,8 @@ class Fusion:
         """The best ``limit`` fused candidates that are live, above the similarity
         floor and not a repeat of a better one's text (a memory takes the place of an
         episode that says the same). A memory that names a person the query names is
-        about her, whatever its similarity (she may be "my sister" in the query and
-        "安娜" in the memory): no similarity floor applies to it."""
+        about that person, whatever its similarity (the query may say "my sister" and
+        the memory "安娜"): no similarity floor applies to it."""
         fused: dict[str, float] = {}
         channels: dict[str, dict[str, int]] = {}
         for name, ids in (("vector", list(found.scores)), *words.ranked.items()):
