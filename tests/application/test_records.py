@@ -16,7 +16,7 @@ from companion_memory.application.dream import DreamRunRecord
 from companion_memory.application.health import IndexState
 from companion_memory.application.moods import MoodCount, MoodRecord
 from companion_memory.application.people import PersonRecord, ProposalRecord
-from companion_memory.application.records import GlossaryEntry, GlossaryHit, MemoryEvent, PreciousRecord
+from companion_memory.application.records import GlossaryEntry, GlossaryHit, MemoryEvent, PreciousRecord, Relation
 from companion_memory.application.shares import ShareEvent, ShareRecord
 from companion_memory.application.todos import TodoRecord
 from companion_memory.domain import (
@@ -29,6 +29,7 @@ from companion_memory.domain import (
     mood,
     person,
     precious,
+    relation,
     share,
     todo,
     vector_state,
@@ -52,6 +53,7 @@ RECORDS: list[tuple[type[BaseModel], type, set[str]]] = [
     (IndexState, vector_state.VectorState, set()),
     (DreamRunRecord, dream_run.DreamRun, set()),
     (MemoryEvent, memory_event.MemoryEvent, {"namespace", "memory_id"}),  # listed under its memory
+    (Relation, relation.Relation, {"namespace", "weighed_at"}),  # listed under its memory; the fade's own clock
 ]
 
 

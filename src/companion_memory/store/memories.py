@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..domain.memory import MEMORY_FIELDS, Evidence, Memory
+from ..domain.memory_event import MemoryEvent
+from ..domain.relation import Relation
 from ..domain.search_text import search_document
 from ..ports import Database, Statement
 from .pagination import decode_cursor, page_of
@@ -24,6 +26,11 @@ _SELECT = "SELECT " + ", ".join(c for c in _COLUMNS if c != "search_text") + " F
 _INDEXED = f"{live_sql()} AND (plan_status IS NULL OR plan_status = 'active')"
 # Columns a service may change in place; id and namespace never change.
 _UPDATABLE = frozenset(_COLUMNS) - {"id", "namespace", "created_at", "search_text"}
+# An edge as ``Relation`` holds it: an edge never re-weighed was last set when it was drawn.
+RELATION_SELECT = (
+    "SELECT id, namespace, source_id, target_id, relation, weight, created_at, "
+    "COALESCE(weighed_at, created_at) AS weighed_at FROM memory_relations"
+)
 
 
 def _live_where(namespace: str | Sequence[str], types: Sequence[str], shared: bool) -> tuple[str, tuple[Any, ...]]:
@@ -231,16 +238,17 @@ class MemoryStore:
         rows = await self.text.substrings(needles, where, params, limit=limit)
         return [(r["id"], float(r["rank"])) for r in rows]
 
-    async def neighbours(self, ids: Sequence[str]) -> list[dict[str, Any]]:
+    async def neighbours(self, ids: Sequence[str]) -> list[Relation]:
         """Relation edges touching these memories, except version history."""
-        edges: list[dict[str, Any]] = []
+        edges: list[Relation] = []
         for part in chunks(list(ids), 45):
             marks = placeholders(len(part))
-            edges += await self.db.all(
-                "SELECT source_id, target_id, relation, weight FROM memory_relations "
+            rows = await self.db.all(
+                f"{RELATION_SELECT} "
                 f"WHERE relation != 'supersedes' AND (source_id IN ({marks}) OR target_id IN ({marks}))",
                 (*part, *part),
             )
+            edges += (Relation(**r) for r in rows)
         return edges
 
     @staticmethod
@@ -333,12 +341,11 @@ class MemoryStore:
     def remove_relation(relation_id: str) -> Statement:
         return Statement("DELETE FROM memory_relations WHERE id = ?", (relation_id,))
 
-    async def relations(self, memory_id: str) -> list[dict[str, Any]]:
-        return await self.db.all(
-            "SELECT id, source_id, target_id, relation, weight, created_at FROM memory_relations "
-            "WHERE source_id = ? OR target_id = ? ORDER BY created_at",
-            (memory_id, memory_id),
+    async def relations(self, memory_id: str) -> list[Relation]:
+        rows = await self.db.all(
+            f"{RELATION_SELECT} WHERE source_id = ? OR target_id = ? ORDER BY created_at", (memory_id, memory_id)
         )
+        return [Relation(**r) for r in rows]
 
     @staticmethod
     def event(namespace: str, memory_id: str, event: str, actor: str, detail: dict[str, Any], at: str) -> Statement:
@@ -347,9 +354,10 @@ class MemoryStore:
             (namespace, memory_id, event, actor, to_json(detail), at),
         )
 
-    async def events(self, memory_id: str) -> list[dict[str, Any]]:
+    async def events(self, memory_id: str) -> list[MemoryEvent]:
         rows = await self.db.all(
-            "SELECT id, event, actor, detail, created_at FROM memory_events WHERE memory_id = ? ORDER BY id",
+            "SELECT id, namespace, memory_id, event, actor, detail, created_at FROM memory_events "
+            "WHERE memory_id = ? ORDER BY id",
             (memory_id,),
         )
-        return [{**r, "detail": from_json(r["detail"], {})} for r in rows]
+        return [MemoryEvent(**{**r, "detail": from_json(r["detail"], {})}) for r in rows]
