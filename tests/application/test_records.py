@@ -9,6 +9,7 @@ import dataclasses
 import pytest
 from pydantic import BaseModel
 
+from companion_memory.application.admin_views import GraphEdge, GraphNode
 from companion_memory.application.boot import DiaryEntry
 from companion_memory.application.cache import CacheEntry
 from companion_memory.application.candidates import CandidateRecord
@@ -31,6 +32,7 @@ from companion_memory.domain import (
     precious,
     relation,
     share,
+    star_map,
     todo,
     vector_state,
 )
@@ -53,6 +55,8 @@ RECORDS: list[tuple[type[BaseModel], type, set[str]]] = [
     (IndexState, vector_state.VectorState, set()),
     (DreamRunRecord, dream_run.DreamRun, set()),
     (MemoryEvent, memory_event.MemoryEvent, {"namespace", "memory_id"}),  # listed under its memory
+    (GraphNode, star_map.StarNode, set()),
+    (GraphEdge, star_map.StarEdge, set()),
     (Relation, relation.Relation, {"namespace", "weighed_at"}),  # listed under its memory; the fade's own clock
 ]
 

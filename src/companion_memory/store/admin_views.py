@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from ..domain.star_map import StarEdge, StarGraph, StarNode
 from ..pacing import HeavyReads
 from ..ports import Database
 from .sql import from_json, live_sql
@@ -34,7 +35,7 @@ class AdminViews:
         self.db = db
         self.heavy = heavy
 
-    async def graph(self, namespace: str, *, types: list[str], limit: int) -> dict[str, Any]:
+    async def graph(self, namespace: str, *, types: list[str], limit: int) -> StarGraph:
         """The most important live memories and the relation edges among them, a slice
         at a time (``pacing``)."""
         where, params = _NODE, [namespace]
@@ -45,16 +46,16 @@ class AdminViews:
             f"{where} ORDER BY pinned DESC, importance DESC, updated_at DESC LIMIT ?", (*params, limit + 1)
         )
         nodes = [
-            {**r, "pinned": bool(r["pinned"]), "tags": from_json(r["tags"], [])}
+            StarNode(**{**r, "pinned": bool(r["pinned"]), "tags": from_json(r["tags"], [])})
             async for r in self.heavy.paced(rows[:limit])
         ]
-        ids = {n["id"] for n in nodes}
+        ids = {n.id for n in nodes}
         edges = [
-            e
+            StarEdge(**e)
             async for e in self.heavy.paced(await self.db.all(_EDGES, (namespace, MAX_EDGES)))
             if e["source_id"] in ids and e["target_id"] in ids
         ]
-        return {"nodes": nodes, "edges": edges, "truncated": len(rows) > limit}
+        return StarGraph(nodes=nodes, edges=edges, truncated=len(rows) > limit)
 
     async def diary(
         self, namespace: str, period: Period, *, limit: int, before: str | None
