@@ -9,7 +9,7 @@ import dataclasses
 import pytest
 from pydantic import BaseModel
 
-from companion_memory.application.admin_views import GraphEdge, GraphNode
+from companion_memory.application.admin_views import DayEntry, GraphEdge, GraphNode, MonthEntry, WeekEntry
 from companion_memory.application.boot import DiaryEntry
 from companion_memory.application.cache import CacheEntry
 from companion_memory.application.candidates import CandidateRecord
@@ -51,6 +51,9 @@ RECORDS: list[tuple[type[BaseModel], type, set[str]]] = [
     (GlossaryEntry, glossary.Term, set()),
     (GlossaryHit, glossary.MentionedTerm, set()),
     (DiaryEntry, diary.DiaryDay, set()),
+    (DayEntry, diary.DiaryDay, {"id", "namespace", "created_at"}),  # the admin diary's page of days
+    (WeekEntry, diary.WeekEntry, set()),
+    (MonthEntry, diary.MonthEntry, set()),
     (CacheEntry, cache.CacheEntry, set()),
     (IndexState, vector_state.VectorState, set()),
     (DreamRunRecord, dream_run.DreamRun, set()),

@@ -172,5 +172,6 @@ async def diary(runtime: Runtime, _: Principal, query: DiaryQuery) -> DiaryPage:
         query.namespace, query.period, limit=query.limit, before=query.before
     )
     return DiaryPage.model_validate(
-        {"period": query.period, "entries": entries, "count": len(entries), "next_before": next_before}
+        {"period": query.period, "entries": entries, "count": len(entries), "next_before": next_before},
+        from_attributes=True,
     )
