@@ -10,6 +10,7 @@ from ..domain.memory import MEMORY_FIELDS, Evidence, Memory
 from ..domain.memory_event import MemoryEvent
 from ..domain.relation import Relation
 from ..domain.search_text import search_document
+from ..domain.vector_state import MirroredRow
 from ..ports import Database, Statement
 from .pagination import decode_cursor, page_of
 from .shares import visible_in
@@ -262,18 +263,20 @@ class MemoryStore:
             for part in chunks(list(ids))
         ]
 
-    async def all_ids(self, *, after: str, limit: int) -> list[dict[str, Any]]:
-        """Every memory's id and namespace (any status), in id order, after ``after``, and
-        whether the vector index holds it (``live``: see ``is_indexed``)."""
-        return await self.db.all(
+    async def all_ids(self, *, after: str, limit: int) -> list[MirroredRow]:
+        """Every memory (any status), in id order, after ``after``, and whether the vector
+        index holds it (``live``: see ``is_indexed``)."""
+        rows = await self.db.all(
             f"SELECT id, namespace, ({_INDEXED}) AS live FROM memories WHERE id > ? ORDER BY id LIMIT ?", (after, limit)
         )
+        return [MirroredRow(id=r["id"], namespace=r["namespace"], live=bool(r["live"])) for r in rows]
 
-    async def live_ids(self, *, after: str, limit: int) -> list[dict[str, Any]]:
-        """Ids (and namespaces) of what the vector index holds (see ``is_indexed``), in id order, after ``after``."""
-        return await self.db.all(
+    async def live_ids(self, *, after: str, limit: int) -> list[MirroredRow]:
+        """What the vector index holds (see ``is_indexed``), in id order, after ``after``."""
+        rows = await self.db.all(
             f"SELECT id, namespace FROM memories WHERE {_INDEXED} AND id > ? ORDER BY id LIMIT ?", (after, limit)
         )
+        return [MirroredRow(**r) for r in rows]
 
     async def count_indexed(self, *, after: str = "") -> int:
         """How many memories past ``after`` the vector index holds (``live_ids``'s rows)."""
