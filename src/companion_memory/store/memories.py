@@ -6,6 +6,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from ..domain.contradictions import Comparable
 from ..domain.memory import MEMORY_FIELDS, Evidence, Memory
 from ..domain.memory_event import MemoryEvent
 from ..domain.relation import Relation
@@ -122,7 +123,7 @@ class MemoryStore:
         ids: Sequence[str] = (),
         exclude_types: Sequence[str] = (),
         limit: int,
-    ) -> list[dict[str, Any]]:
+    ) -> list[Comparable]:
         """id, type, content, created_at and ``in_family`` of live memories to compare a text
         with, in one query: up to ``limit`` whose fact_key is ``family`` or starts with it
         and a dot (oldest first), those of ``ids``, and the best ``limit`` the full-text
@@ -159,7 +160,8 @@ class MemoryStore:
                 "ORDER BY bm25(memories_fts) LIMIT ?)"
             )
             params += [expression, namespace, *exclude_types, limit]
-        return await self.db.all(" UNION ALL ".join(parts), params) if parts else []
+        rows = await self.db.all(" UNION ALL ".join(parts), params) if parts else []
+        return [Comparable(**{**r, "in_family": bool(r["in_family"])}) for r in rows]
 
     async def page(
         self,
