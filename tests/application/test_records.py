@@ -9,6 +9,7 @@ import dataclasses
 import pytest
 from pydantic import BaseModel
 
+from companion_memory.application.admin_views import DayEntry, GraphEdge, GraphNode, MonthEntry, WeekEntry
 from companion_memory.application.boot import DiaryEntry
 from companion_memory.application.cache import CacheEntry
 from companion_memory.application.candidates import CandidateRecord
@@ -16,7 +17,7 @@ from companion_memory.application.dream import DreamRunRecord
 from companion_memory.application.health import IndexState
 from companion_memory.application.moods import MoodCount, MoodRecord
 from companion_memory.application.people import PersonRecord, ProposalRecord
-from companion_memory.application.records import GlossaryEntry, GlossaryHit, MemoryEvent, PreciousRecord
+from companion_memory.application.records import GlossaryEntry, GlossaryHit, MemoryEvent, PreciousRecord, Relation
 from companion_memory.application.shares import ShareEvent, ShareRecord
 from companion_memory.application.todos import TodoRecord
 from companion_memory.domain import (
@@ -29,7 +30,9 @@ from companion_memory.domain import (
     mood,
     person,
     precious,
+    relation,
     share,
+    star_map,
     todo,
     vector_state,
 )
@@ -48,10 +51,16 @@ RECORDS: list[tuple[type[BaseModel], type, set[str]]] = [
     (GlossaryEntry, glossary.Term, set()),
     (GlossaryHit, glossary.MentionedTerm, set()),
     (DiaryEntry, diary.DiaryDay, set()),
+    (DayEntry, diary.DiaryDay, {"id", "namespace", "created_at"}),  # the admin diary's page of days
+    (WeekEntry, diary.WeekEntry, set()),
+    (MonthEntry, diary.MonthEntry, set()),
     (CacheEntry, cache.CacheEntry, set()),
     (IndexState, vector_state.VectorState, set()),
     (DreamRunRecord, dream_run.DreamRun, set()),
     (MemoryEvent, memory_event.MemoryEvent, {"namespace", "memory_id"}),  # listed under its memory
+    (GraphNode, star_map.StarNode, set()),
+    (GraphEdge, star_map.StarEdge, set()),
+    (Relation, relation.Relation, {"namespace", "weighed_at"}),  # listed under its memory; the fade's own clock
 ]
 
 

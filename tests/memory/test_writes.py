@@ -43,7 +43,7 @@ async def test_upsert_creates_then_updates_in_place(runtime: Runtime) -> None:
     query = (await runtime.embedder.embed(["black coffee"], kind="query"))[0]
     best = await runtime.vectors.query(query, top_k=1)
     assert best[0].id == first.memory.id
-    events = [e["event"] for e in await runtime.writer.store.events(first.memory.id)]
+    events = [e.event for e in await runtime.writer.store.events(first.memory.id)]
     assert events == ["created", "updated"]
 
 
@@ -83,7 +83,7 @@ async def test_supersede_keeps_history_and_moves_the_vector(runtime: Runtime) ->
     assert previous is not None
     assert (previous.status, previous.version_status, previous.superseded_by) == ("superseded", "historical", new.id)
     relations = await runtime.writer.store.relations(new.id)
-    assert [(r["source_id"], r["target_id"], r["relation"]) for r in relations] == [(new.id, old.id, "supersedes")]
+    assert [(r.source_id, r.target_id, r.relation) for r in relations] == [(new.id, old.id, "supersedes")]
     assert await vector_ids(runtime) == {new.id}
     # The fact key now resolves to the new version.
     current = await runtime.writer.store.current_by_fact_key("default", "home.city")
@@ -261,7 +261,7 @@ async def test_edit_changes_fields_and_records_them(runtime: Runtime) -> None:
     )
     assert result.memory.tags == ["music", "taste"] and result.memory.importance == 0.9 and result.memory.pinned
     events = await runtime.writer.store.events(m.id)
-    assert events[-1]["event"] == "updated" and set(events[-1]["detail"]["fields"]) == {
+    assert events[-1].event == "updated" and set(events[-1].detail["fields"]) == {
         "tags",
         "importance",
         "pinned",
@@ -314,8 +314,8 @@ async def test_an_upsert_a_merge_and_an_edit_change_a_memory_by_one_rule(runtime
     # One event name on every path, naming the fields that changed.
     assert result.action == "updated" and result.memory.content == "likes jazz and blues"
     events = await runtime.writer.store.events(memory.id)
-    assert [e["event"] for e in events] == ["created", "updated"]
-    assert events[-1]["detail"]["fields"] == ["content", "evidence", "source_message_ids"]
+    assert [e.event for e in events] == ["created", "updated"]
+    assert events[-1].detail["fields"] == ["content", "evidence", "source_message_ids"]
     # Only a write that says the memory again counts it as seen once more.
     assert result.memory.seen_count == (2 if said_again else 1)
 

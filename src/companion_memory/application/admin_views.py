@@ -4,12 +4,14 @@ week or month."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from dataclasses import replace
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
 from ..clock import local_date
 from ..domain.scopes import MEMORY_READ
+from ..domain.star_map import StarGraph
 from ..memory.people.stars import constellation
 from ..runtime import Runtime
 from ..store.admin_views import AdminViews, Period
@@ -64,25 +66,24 @@ class Graph(Output):
     truncated: bool = Field(description="More live memories exist than ``limit`` nodes show.")
 
 
-async def _graph(runtime: Runtime, query: GraphQuery) -> dict[str, Any]:
+async def _graph(runtime: Runtime, query: GraphQuery) -> StarGraph:
     """The graph's rows; the caller holds a heavy read's turn (``pacing``)."""
     view = await AdminViews(runtime.db, runtime.heavy_reads).graph(
         query.namespace, types=known_types(query.types), limit=query.limit
     )
     if query.people:
-        people = await constellation(runtime.people, query.namespace, (n["id"] for n in view["nodes"]))
-        view["nodes"] += people["nodes"]
-        view["edges"] += people["edges"]
+        people = await constellation(runtime.people, query.namespace, (n.id for n in view.nodes))
+        view = replace(view, nodes=[*view.nodes, *people.nodes], edges=[*view.edges, *people.edges])
     return view
 
 
-async def _validated(runtime: Runtime, view: dict[str, Any]) -> Graph:
+async def _validated(runtime: Runtime, view: StarGraph) -> Graph:
     """``Graph.model_validate(view)``, a slice of nodes and edges at a time."""
     paced = runtime.heavy_reads.paced
     return Graph.model_construct(
-        nodes=[GraphNode.model_validate(node) async for node in paced(view["nodes"])],
-        edges=[GraphEdge.model_validate(edge) async for edge in paced(view["edges"])],
-        truncated=view["truncated"],
+        nodes=[GraphNode.model_validate(node, from_attributes=True) async for node in paced(view.nodes)],
+        edges=[GraphEdge.model_validate(edge, from_attributes=True) async for edge in paced(view.edges)],
+        truncated=view.truncated,
     )
 
 
@@ -171,5 +172,6 @@ async def diary(runtime: Runtime, _: Principal, query: DiaryQuery) -> DiaryPage:
         query.namespace, query.period, limit=query.limit, before=query.before
     )
     return DiaryPage.model_validate(
-        {"period": query.period, "entries": entries, "count": len(entries), "next_before": next_before}
+        {"period": query.period, "entries": entries, "count": len(entries), "next_before": next_before},
+        from_attributes=True,
     )

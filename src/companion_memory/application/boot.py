@@ -95,13 +95,20 @@ async def boot(runtime: Runtime, principal: Principal, scope: Scope) -> BootPack
     """Impressions ladder, newest precious words, glossary, today's messages, counts by type, open plans,
     moods, her todos."""
     package = await runtime.boot.package(scope.namespace)
+    messages = package.today_messages
     if not principal.actor.owner:
         # The raw message keeps a pasted secret for the dream; another key sees it as its episode does.
-        package["today_messages"] = [
-            dataclasses.replace(m, content=mask_sensitive(m.content)[0]) for m in package["today_messages"]
-        ]
+        messages = [dataclasses.replace(m, content=mask_sensitive(m.content)[0]) for m in messages]
     return BootPackage.model_validate(
-        {**package, "companion_name": runtime.settings.COMPANION_NAME}, from_attributes=True
+        {
+            **{f.name: getattr(package, f.name) for f in dataclasses.fields(package)},
+            # Plain values: the answer keeps every field of a week or a month (Rollup allows extras).
+            "impressions": dataclasses.asdict(package.impressions),
+            "context": dataclasses.asdict(package.context),
+            "today_messages": messages,
+            "companion_name": runtime.settings.COMPANION_NAME,
+        },
+        from_attributes=True,
     )
 
 

@@ -227,7 +227,8 @@ async def get_memory(runtime: Runtime, _: Principal, target: MemoryId) -> Memory
             "memory": MemoryRecord.of(memory),
             "relations": await store.relations(target.id),
             "events": await store.events(target.id),
-        }
+        },
+        from_attributes=True,
     )
 
 
@@ -270,7 +271,7 @@ async def relate_memories(runtime: Runtime, principal: Principal, edge: Relation
     """A typed, weighted edge from one memory to another (recall follows it one hop); an
     existing one is refreshed with this weight."""
     relation = await runtime.writer.relate(edge.source_id, edge.target_id, edge.relation, edge.weight, principal.actor)
-    return RelationAnswer.model_validate({"relation": relation})
+    return RelationAnswer.model_validate({"relation": relation}, from_attributes=True)
 
 
 @use_case("memories.unrelate", MEMORY_WRITE)

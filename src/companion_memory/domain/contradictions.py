@@ -26,6 +26,19 @@ from functools import lru_cache
 
 from .search_text import cjk_bigrams, stem
 
+
+@dataclass(frozen=True, kw_only=True)
+class Comparable:
+    """A live memory's text, read to compare a new one with; ``in_family``: its fact key
+    is the new one's family (they share a subject)."""
+
+    id: str
+    type: str
+    content: str
+    created_at: str
+    in_family: bool
+
+
 # Types whose memories record a dated happening. A contradiction is about a lasting state
 # (a preference, a fact, an identity, a boundary, a relationship, a habit, a plan): two
 # happenings both hold ("didn't go hiking yesterday", "went hiking last week"), and one

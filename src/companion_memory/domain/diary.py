@@ -1,5 +1,6 @@
 """The diary, as the services hand it around: a day's entry (``daily_log``, in its column
-order), and the week and month summaries the rollups make of them."""
+order), the week and month summaries the rollups make of them, and those as the admin
+panel's diary lists them."""
 
 from __future__ import annotations
 
@@ -38,3 +39,17 @@ class MonthSummary:
     month: str
     title: str
     summary: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class WeekEntry(WeekSummary):
+    """A week as the diary browser lists it: also when it was last written."""
+
+    updated_at: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class MonthEntry(MonthSummary):
+    """A month as the diary browser lists it: also when it was last written."""
+
+    updated_at: str

@@ -1,5 +1,5 @@
 """Which embedder filled the vector index, and from what form of the text: the one row of
-``vector_index_state``."""
+``vector_index_state``; and the rows (memories, episodes) the index mirrors."""
 
 from __future__ import annotations
 
@@ -12,3 +12,13 @@ class VectorState:
     dimensions: int
     text_form: str
     updated_at: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class MirroredRow:
+    """A memory or an episode as a pass over the index lists it; ``live``: the index
+    should hold its vector."""
+
+    id: str
+    namespace: str
+    live: bool = True

@@ -3,28 +3,48 @@ the same assembled into one block under the context budget (gateway/context.py).
 
 from __future__ import annotations
 
-import dataclasses
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
 from ..clock import day_bounds, local_date
 from ..domain.diary import DiaryDay
+from ..domain.glossary import Term
+from ..domain.memory import Memory
+from ..domain.precious import Precious
 from ..memory.config import MemoryConfig
-from ..memory.moods import Moods
+from ..memory.moods import MoodOverview, Moods
 from ..memory.plans import Plans
-from ..memory.todos import Todos
+from ..memory.todos import TodoOverview, Todos
 from ..ports import Clock, Database
 from ..store.glossary import GlossaryStore
 from ..store.logs import LogStore
 from ..store.memories import MemoryStore
-from ..store.messages import MessageStore
+from ..store.messages import MessageRow, MessageStore
 from ..store.precious import PreciousStore
-from .context import ContextAssembler
-from .ladder import Ladder
+from .context import Assembled, ContextAssembler
+from .ladder import Ladder, LadderRead
 
 NEWEST_PRECIOUS = 10
 TODAY_MESSAGES = 200
 UPCOMING_PLANS = 20
+
+
+@dataclass(frozen=True, kw_only=True)
+class Package:
+    """What a new chat window should know, on the local day ``date``."""
+
+    namespace: str
+    date: str
+    time_zone: str
+    impressions: LadderRead
+    precious: list[Precious]
+    glossary: list[Term]
+    today_messages: list[MessageRow]
+    counts: dict[str, int]
+    plans: list[Memory]
+    context: Assembled
+    moods: MoodOverview
+    todos: TodoOverview
 
 
 class Boot:
@@ -48,32 +68,26 @@ class Boot:
         self.moods = moods
         self.todos = todos
 
-    async def package(self, namespace: str) -> dict[str, Any]:
+    async def package(self, namespace: str) -> Package:
         time_zone = self.config.dream_time_zone
         today = local_date(self.clock.now(), time_zone)
         ladder = await self.ladder.read(namespace)
         start, end = day_bounds(today, time_zone)
         precious, _ = await PreciousStore(self.db).page(namespace, limit=NEWEST_PRECIOUS, cursor=None)
-        return {
-            "namespace": namespace,
-            "date": today.isoformat(),
-            "time_zone": time_zone,
-            # Plain values: the answer keeps every field of a week or a month (Rollup allows extras).
-            "impressions": dataclasses.asdict(ladder),
-            "precious": precious,
-            "glossary": await GlossaryStore(self.db).entries(namespace),
-            "today_messages": await MessageStore(self.db).between(
-                namespace, since=start, until=end, limit=TODAY_MESSAGES
-            ),
-            "counts": await MemoryStore(self.db).count_active_by_type(namespace),
-            "plans": [
-                {k: getattr(p, k) for k in ("id", "content", "valid_to", "plan_status", "fact_key", "created_at")}
-                for p in await self.plans.upcoming(namespace, UPCOMING_PLANS)
-            ],
-            "context": dataclasses.asdict(await self.context.for_boot(namespace)),
-            "moods": await self.moods.overview(namespace),
-            "todos": await self.todos.stats(namespace),
-        }
+        return Package(
+            namespace=namespace,
+            date=today.isoformat(),
+            time_zone=time_zone,
+            impressions=ladder,
+            precious=precious,
+            glossary=await GlossaryStore(self.db).entries(namespace),
+            today_messages=await MessageStore(self.db).between(namespace, since=start, until=end, limit=TODAY_MESSAGES),
+            counts=await MemoryStore(self.db).count_active_by_type(namespace),
+            plans=await self.plans.upcoming(namespace, UPCOMING_PLANS),
+            context=await self.context.for_boot(namespace),
+            moods=await self.moods.overview(namespace),
+            todos=await self.todos.stats(namespace),
+        )
 
     async def diary(self, namespace: str, day: str) -> DiaryDay | None:
         return await LogStore(self.db).daily(namespace, day)

@@ -99,14 +99,14 @@ class Contradictions:
             exclude_types=sorted(HAPPENINGS) if memory_type in HAPPENINGS else (),
             limit=_LOOKED_AT,
         )
-        known_subject = {r["id"] for r in rows if r["in_family"]}
+        known_subject = {r.id for r in rows if r.in_family}
         known_subject.update(id_ for id_, relevance in near if relevance >= SAME_SUBJECT_RELEVANCE)
-        texts = {r["id"]: r for r in rows if r["id"] != memory_id}
+        texts = {r.id: r for r in rows if r.id != memory_id}
         reasons: dict[str, str] = {}
-        for row in sorted(texts.values(), key=lambda r: (r["created_at"], r["id"])):
-            reason = contradiction(content, row["content"], same_subject=row["id"] in known_subject)
+        for row in sorted(texts.values(), key=lambda r: (r.created_at, r.id)):
+            reason = contradiction(content, row.content, same_subject=row.id in known_subject)
             if reason:
-                reasons[row["id"]] = reason
+                reasons[row.id] = reason
             if len(reasons) == MAX_PAIRS:
                 break
         found = {m.id: m for m in await self.memories.get_many(list(reasons))} if reasons else {}

@@ -222,10 +222,10 @@ class VectorMirror:
                 page = await rows.live_ids(after=after, limit=min(PRESENCE_PAGE, limit - counted))
                 if not page:
                     break
-                after = page[-1]["id"]
+                after = page[-1].id
                 counted += len(page)
-                present = {r.id for r in await self.vectors.get([r["id"] for r in page])}
-                missing += sum(r["id"] not in present for r in page)
+                present = {r.id for r in await self.vectors.get([r.id for r in page])}
+                missing += sum(r.id not in present for r in page)
             else:
                 if await rows.live_ids(after=after, limit=1):
                     return missing, False

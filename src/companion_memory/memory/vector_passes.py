@@ -22,9 +22,10 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from ..clock import iso
+from ..domain.vector_state import MirroredRow
 from ..ports import Clock, Database, InfrastructureError, Statement, TaskQueue, VectorIndex
 from ..store.cursors import CursorStore
 from ..store.outbox import OutboxKind, OutboxStore
@@ -140,19 +141,19 @@ class VectorPasses:
         page = await source(after=cursor.after, limit=PASS_PAGE)
         if not page:
             return await self._next_kind(cursor), 0
-        ids = [r["id"] for r in page]
-        wanted: list[dict[str, Any]]
+        ids = [r.id for r in page]
+        wanted: list[MirroredRow]
         if cursor.mode == "reindex":
             await self.vectors.delete(ids)
-            wanted = [r for r in page if r["live"]]
+            wanted = [r for r in page if r.live]
         elif cursor.mode == "sweep":
             present = {record.id for record in await self.vectors.get(ids)}
-            wanted = [r for r in page if r["id"] not in present]
+            wanted = [r for r in page if r.id not in present]
         else:
             wanted = page
         now = iso(self.clock.now())
         moved = PassCursor(cursor.mode, cursor.kind, ids[-1])
-        queue = [OutboxStore.enqueue_unless_pending(r["id"], r["namespace"], now, cursor.kind) for r in wanted]
+        queue = [OutboxStore.enqueue_unless_pending(r.id, r.namespace, now, cursor.kind) for r in wanted]
         await self.db.batch([*queue, self._place(moved)])
         return moved, len(wanted)
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from ..domain.episode import EPISODE_KIND, Episode
 from ..domain.memory import Memory, is_live
 from ..domain.search_text import embedding_text
+from ..domain.vector_state import MirroredRow
 from ..ports import Statement
 from ..store.episodes import EpisodeStore
 from ..store.memories import MemoryStore
@@ -34,13 +35,13 @@ class Embeddable:
 class MirroredKind(Protocol):
     kind: OutboxKind
 
-    async def live_ids(self, *, after: str, limit: int) -> list[dict[str, Any]]:
-        """Ids and namespaces of the rows the index should hold, in id order."""
+    async def live_ids(self, *, after: str, limit: int) -> list[MirroredRow]:
+        """The rows the index should hold, in id order."""
         ...
 
-    async def all_ids(self, *, after: str, limit: int) -> list[dict[str, Any]]:
-        """Every row's id and namespace (live or not), in id order, and whether it is
-        ``live``: a reindex removes every vector and queues the live rows."""
+    async def all_ids(self, *, after: str, limit: int) -> list[MirroredRow]:
+        """Every row (live or not), in id order, and whether it is ``live``: a reindex
+        removes every vector and queues the live rows."""
         ...
 
     async def count_live(self, *, after: str = "") -> int:
@@ -90,10 +91,10 @@ class MemoryRows:
     def __init__(self, store: MemoryStore) -> None:
         self.store = store
 
-    async def live_ids(self, *, after: str, limit: int) -> list[dict[str, Any]]:
+    async def live_ids(self, *, after: str, limit: int) -> list[MirroredRow]:
         return await self.store.live_ids(after=after, limit=limit)
 
-    async def all_ids(self, *, after: str, limit: int) -> list[dict[str, Any]]:
+    async def all_ids(self, *, after: str, limit: int) -> list[MirroredRow]:
         return await self.store.all_ids(after=after, limit=limit)
 
     async def count_live(self, *, after: str = "") -> int:
@@ -116,11 +117,11 @@ class EpisodeRows:
     def __init__(self, store: EpisodeStore) -> None:
         self.store = store
 
-    async def live_ids(self, *, after: str, limit: int) -> list[dict[str, Any]]:
+    async def live_ids(self, *, after: str, limit: int) -> list[MirroredRow]:
         return await self.store.live_ids(after=after, limit=limit)
 
-    async def all_ids(self, *, after: str, limit: int) -> list[dict[str, Any]]:
-        return [{**r, "live": True} for r in await self.store.live_ids(after=after, limit=limit)]
+    async def all_ids(self, *, after: str, limit: int) -> list[MirroredRow]:
+        return await self.store.live_ids(after=after, limit=limit)
 
     async def count_live(self, *, after: str = "") -> int:
         return await self.store.count(after=after)

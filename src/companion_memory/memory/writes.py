@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import Any
+from dataclasses import replace
 
 from ..clock import iso
 from ..domain.memory import Memory
+from ..domain.relation import Relation
 from ..domain.types import RELATIONS
 from ..errors import Conflict, InvalidInput, NotFound, SensitiveContent
 from ..ports import Clock, ConstraintError, Database, Statement
@@ -240,9 +241,7 @@ class MemoryWriter:
         result.old_status = "active"
         return result
 
-    async def relate(
-        self, source_id: str, target_id: str, relation: str, weight: float, actor: Actor
-    ) -> dict[str, Any]:
+    async def relate(self, source_id: str, target_id: str, relation: str, weight: float, actor: Actor) -> Relation:
         """A typed, weighted edge between two live memories of one namespace. Saying an
         existing edge again sets its weight, and its fade (nightly consolidation) starts over."""
         if relation not in RELATIONS or relation == "supersedes":
@@ -257,29 +256,31 @@ class MemoryWriter:
             raise InvalidInput("related memories must be in the same namespace", code="invalid_relation")
         existing = await self.store.relations(source.id)
         said = (source.id, target.id, relation)
-        known = next((e for e in existing if (e["source_id"], e["target_id"], e["relation"]) == said), None)
+        known = next((e for e in existing if (e.source_id, e.target_id, e.relation) == said), None)
         now = iso(self.clock.now())
         if known is not None:
             # Said again: the edge is as strong as it is now said to be, and fades from now.
             detail = {"target_id": target.id, "relation": relation, "refreshed": True}
             await self.db.batch(
                 [
-                    ConsolidationStore.set_weight(known["id"], weight, now),
+                    ConsolidationStore.set_weight(known.id, weight, now),
                     MemoryStore.event(source.namespace, source.id, "related", actor.name, detail, now),
                 ]
             )
-            return {**known, "weight": weight}
-        edge: dict[str, Any] = {
-            "id": self.new_id(),
-            "source_id": source.id,
-            "target_id": target.id,
-            "relation": relation,
-            "weight": weight,
-            "created_at": now,
-        }
+            return replace(known, weight=weight, weighed_at=now)
+        edge = Relation(
+            id=self.new_id(),
+            namespace=source.namespace,
+            source_id=source.id,
+            target_id=target.id,
+            relation=relation,
+            weight=weight,
+            created_at=now,
+            weighed_at=now,
+        )
         await self.db.batch(
             [
-                MemoryStore.add_relation(edge["id"], source.namespace, source.id, target.id, relation, weight, now),
+                MemoryStore.add_relation(edge.id, source.namespace, source.id, target.id, relation, weight, now),
                 MemoryStore.event(
                     source.namespace,
                     source.id,
@@ -294,8 +295,8 @@ class MemoryWriter:
 
     async def unrelate(self, memory_id: str, relation_id: str, actor: Actor) -> None:
         memory = await self._existing(memory_id)
-        edges = [e for e in await self.store.relations(memory.id) if e["id"] == relation_id]
-        if not edges or edges[0]["relation"] == "supersedes":
+        edges = [e for e in await self.store.relations(memory.id) if e.id == relation_id]
+        if not edges or edges[0].relation == "supersedes":
             raise NotFound(
                 f"relation {relation_id} of memory {memory_id} not found (version history cannot be removed)"
             )
@@ -304,9 +305,9 @@ class MemoryWriter:
             MemoryStore.remove_relation(relation_id),
             MemoryStore.event(memory.namespace, memory.id, "unrelated", actor.name, {"relation_id": relation_id}, now),
         ]
-        if edges[0]["relation"] == "contradicts":
+        if edges[0].relation == "contradicts":
             # No contradiction any more: both memories stand, and the question about them is closed.
-            statements.append(CandidateStore.both_stand(edges[0]["target_id"], edges[0]["source_id"], now))
+            statements.append(CandidateStore.both_stand(edges[0].target_id, edges[0].source_id, now))
         await self.db.batch(statements)
 
     # -- helpers ------------------------------------------------------------------

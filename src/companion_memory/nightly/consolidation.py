@@ -29,7 +29,6 @@ from ..ports import Clock, Database, InfrastructureError, Statement
 from ..store.consolidation import ConsolidationStore
 from ..store.memories import MemoryStore
 from ..store.outbox import OutboxStore
-from ..store.stored_values import readable
 
 log = logging.getLogger("companion_memory.consolidation")
 ACTOR = "consolidation"
@@ -271,30 +270,28 @@ class Consolidation:
         edge that falls under ``RELATION_DROP_BELOW`` is removed."""
         half_life = self.config.relation_half_life_days
         decayed = dropped = 0
-        after = ""
-        while edges := await self.store.decaying_relations(after, _EDGES_PER_PAGE):
-            after = edges[-1]["id"]
+        after: str | None = ""
+        while after is not None:
+            edges, after = await self.store.decaying_relations(after, _EDGES_PER_PAGE)
             statements: list[Statement] = []
-            for edge in readable("memory_relations", edges):
-                days = (now - parse_iso(edge["weighed_at"])).total_seconds() / 86_400
+            for edge in edges:
+                days = (now - parse_iso(edge.weighed_at)).total_seconds() / 86_400
                 if days <= 0:
                     continue
-                weight = float(edge["weight"]) * 0.5 ** (days / half_life)
+                weight = float(edge.weight) * 0.5 ** (days / half_life)
                 if weight >= self.config.relation_drop_below:
-                    statements.append(ConsolidationStore.set_weight(edge["id"], weight, at))
+                    statements.append(ConsolidationStore.set_weight(edge.id, weight, at))
                     decayed += 1
                     continue
                 detail = {
-                    "relation": {k: edge[k] for k in ("id", "source_id", "target_id", "relation", "weight")},
+                    "relation": {k: getattr(edge, k) for k in ("id", "source_id", "target_id", "relation", "weight")},
                     "decayed_to": round(weight, 4),
                     "reason": f"weight under {self.config.relation_drop_below} after {days:.0f} days "
                     f"(half-life {half_life:g} days)",
                 }
                 statements += [
-                    MemoryStore.remove_relation(edge["id"]),
-                    MemoryStore.event(
-                        edge["namespace"], edge["source_id"], "consolidation_edge_dropped", ACTOR, detail, at
-                    ),
+                    MemoryStore.remove_relation(edge.id),
+                    MemoryStore.event(edge.namespace, edge.source_id, "consolidation_edge_dropped", ACTOR, detail, at),
                 ]
                 dropped += 1
             if statements:

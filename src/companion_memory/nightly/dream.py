@@ -19,6 +19,7 @@ from typing import Any
 from ..clock import day_bounds, iso, local_date
 from ..domain.candidate import Candidate
 from ..domain.memory import Memory
+from ..domain.message import Message
 from ..domain.mood import Mood
 from ..domain.types import normalise_type
 from ..errors import ServiceError
@@ -186,7 +187,7 @@ class Dream:
                 )
                 mentions = await self.people.mention_statements(namespace, batch)
                 last = batch[-1]
-                position = (last["created_at"], last["id"])
+                position = (last.created_at, last.id)
                 now = iso(self.clock.now())
                 report["messages_read"] += len(batch)
                 report["counts"]["batches"] += 1
@@ -236,7 +237,7 @@ class Dream:
     async def _addition(
         self,
         namespace: str,
-        batch: list[dict[str, Any]],
+        batch: list[Message],
         memory: ExtractedMemory,
         day: date,
         report: dict[str, Any],
@@ -280,9 +281,7 @@ class Dream:
         )
         return row.replace(reason=reason)
 
-    def _mood(
-        self, namespace: str, batch: list[dict[str, Any]], mood: ExtractedMood, report: dict[str, Any]
-    ) -> Mood | None:
+    def _mood(self, namespace: str, batch: list[Message], mood: ExtractedMood, report: dict[str, Any]) -> Mood | None:
         """A timeline entry, felt when the first quoted message was said; None for a mood the
         vocabulary does not know, or one that fails the evidence or sensitive-data check."""
         label, whose = normalise_mood(mood.label), normalise_whose(mood.whose)
@@ -292,21 +291,21 @@ class Dream:
         reason = (mood.reason or mood.evidence[0]).strip()
         if not self._acceptable(batch, mood.evidence, reason, report):
             return None
-        said = next(m for m in batch if mood.evidence[0] in m["content"])
+        said = next(m for m in batch if mood.evidence[0] in m.content)
         return mood_row(
             namespace,
             whose,
             label,
             reason[:500],
             mood.intensity,
-            said["created_at"],
+            said.created_at,
             "dream",
-            said["id"],
+            said.id,
             iso(self.clock.now()),
         )
 
     async def _change(
-        self, namespace: str, batch: list[dict[str, Any]], change: ExtractedChange, kind: str, report: dict[str, Any]
+        self, namespace: str, batch: list[Message], change: ExtractedChange, kind: str, report: dict[str, Any]
     ) -> Candidate | None:
         target = await self.writer.store.get(change.target_id)
         if target is None or target.namespace != namespace or target.status != "active":
@@ -358,9 +357,9 @@ class Dream:
             reason="world fact: applied directly (superseded)",
         )
 
-    def _acceptable(self, batch: list[dict[str, Any]], quotes: list[str], content: str, report: dict[str, Any]) -> bool:
+    def _acceptable(self, batch: list[Message], quotes: list[str], content: str, report: dict[str, Any]) -> bool:
         """Every quote occurs verbatim in the batch, and the content holds no secret."""
-        if not all(any(q in m["content"] for m in batch) for q in quotes):
+        if not all(any(q in m.content for m in batch) for q in quotes):
             report["counts"]["rejected_no_evidence"] += 1
             return False
         if refused_classes(content, self.config.memory_sensitive_allow):

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import uuid
 from datetime import date
-from typing import Any
 
 from ..domain.candidate import Candidate
 from ..domain.memory import Evidence
+from ..domain.message import Message
 from ..domain.search_text import normalised
 from ..errors import InvalidInput
 from ..memory.plan_dates import parse_valid_to, resolve_when
@@ -57,7 +57,7 @@ def plan_end(memory: ExtractedMemory, day: date, time_zone: str) -> str | None:
 
 def candidate_row(
     namespace: str,
-    batch: list[dict[str, Any]],
+    batch: list[Message],
     kind: str,
     type_: str,
     content: str,
@@ -71,7 +71,7 @@ def candidate_row(
 ) -> Candidate:
     """A pending candidate; its evidence and sources are the messages of ``batch`` that
     hold its ``quotes`` (checked by the caller to occur there)."""
-    sources = [m["id"] for m in batch if any(q in m["content"] for q in quotes)]
+    sources = [m.id for m in batch if any(q in m.content for q in quotes)]
     return Candidate(
         id=str(uuid.uuid4()),
         namespace=namespace,
@@ -81,7 +81,7 @@ def candidate_row(
         fact_key=fact_key,
         importance=importance,
         confidence=confidence,
-        evidence=[Evidence(q, next(m["id"] for m in batch if q in m["content"])) for q in quotes],
+        evidence=[Evidence(q, next(m.id for m in batch if q in m.content)) for q in quotes],
         source_message_ids=sources,
         target_memory_id=target,
         valid_to=valid_to,

@@ -11,9 +11,9 @@ import json
 import re
 from collections.abc import Sequence
 from datetime import date
-from typing import Any
 
 from ..domain.memory import Memory
+from ..domain.message import Message
 from ..domain.mood import MOOD_LABELS
 from ..memory.model_call import JobModel
 from ..ports import ModelError, UpstreamError
@@ -52,11 +52,11 @@ Evidence quotes must be copied character for character from the messages. Never 
 tokens or ID numbers.""".replace("MOOD_LABELS", "|".join(MOOD_LABELS))
 
 
-def _prompt(messages: Sequence[dict[str, Any]], memories: Sequence[Memory], day: str) -> str:
+def _prompt(messages: Sequence[Message], memories: Sequence[Memory], day: str) -> str:
     lines = [f"Day: {day} ({date.fromisoformat(day).strftime('%A')})", "", "Memories you may update or delete:"]
     lines += [f"- {m.id} [{m.type}] {m.content}" for m in memories] or ["(none)"]
     lines += ["", "Messages:"]
-    lines += [f"[{m['role']}] {m['content']}" for m in messages]
+    lines += [f"[{m.role}] {m.content}" for m in messages]
     return "\n".join(lines)
 
 
@@ -74,7 +74,7 @@ class ModelExtractor:
         self.name = f"model:{model.model}"
         self.max_tokens = max_tokens
 
-    async def extract(self, messages: Sequence[dict[str, Any]], day: str, memories: Sequence[Memory]) -> Extraction:
+    async def extract(self, messages: Sequence[Message], day: str, memories: Sequence[Memory]) -> Extraction:
         body = {
             "messages": [
                 {"role": "system", "content": INSTRUCTIONS},

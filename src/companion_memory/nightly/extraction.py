@@ -13,6 +13,7 @@ from datetime import date
 from typing import Any, Protocol, TypeVar
 
 from ..domain.memory import Memory
+from ..domain.message import Message
 from ..memory.moods import moods_in
 from ..memory.people.extract import PersonFound, SamePerson, people_in, same_people_in
 from .statements import PLAN, REQUEST, RULE, statements_in
@@ -256,7 +257,7 @@ class _Reader:
 class Extractor(Protocol):
     name: str
 
-    async def extract(self, messages: Sequence[dict[str, Any]], day: str, memories: Sequence[Memory]) -> Extraction:
+    async def extract(self, messages: Sequence[Message], day: str, memories: Sequence[Memory]) -> Extraction:
         """``memories`` are live ones the extractor may propose to update or delete."""
         ...
 
@@ -273,8 +274,8 @@ def _kept_from(text: str, said_on: date) -> list[ExtractedMemory]:
     ]
 
 
-def _title(messages: Sequence[dict[str, Any]]) -> str:
-    first = next((m["content"] for m in messages if m["role"] == "user" and m["content"].strip()), "")
+def _title(messages: Sequence[Message]) -> str:
+    first = next((m.content for m in messages if m.role == "user" and m.content.strip()), "")
     return " ".join(first.split())[:TITLE_CHARS].rstrip() or "Quiet day"
 
 
@@ -282,13 +283,13 @@ def _title(messages: Sequence[dict[str, Any]]) -> str:
 _SPEAKERS = {"user": "owner", "assistant": "companion"}
 
 
-def stated_moods(message: Mapping[str, Any]) -> list[ExtractedMood]:
-    whose = _SPEAKERS.get(message["role"])
+def stated_moods(message: Message) -> list[ExtractedMood]:
+    whose = _SPEAKERS.get(message.role)
     if whose is None:
         return []
     return [
         ExtractedMood(whose=whose, label=m.label, evidence=[m.quote], intensity=m.intensity, reason=m.reason)
-        for m in moods_in(message["content"])
+        for m in moods_in(message.content)
     ]
 
 
@@ -300,18 +301,18 @@ class RequestExtractor:
 
     name = "requests"
 
-    async def extract(self, messages: Sequence[dict[str, Any]], day: str, memories: Sequence[Memory]) -> Extraction:
+    async def extract(self, messages: Sequence[Message], day: str, memories: Sequence[Memory]) -> Extraction:
         found: list[ExtractedMemory] = []
         people: list[PersonFound] = []
         same: list[SamePerson] = []
         moods = [mood for message in messages for mood in stated_moods(message)]
         for message in messages:
-            if message["role"] != "user":
+            if message.role != "user":
                 continue
-            found += _kept_from(message["content"], date.fromisoformat(day))
-            people += people_in(message["content"])
-            same += same_people_in(message["content"])
-        users = [" ".join(m["content"].split())[:60] for m in messages if m["role"] == "user" and m["content"].strip()]
+            found += _kept_from(message.content, date.fromisoformat(day))
+            people += people_in(message.content)
+            same += same_people_in(message.content)
+        users = [" ".join(m.content.split())[:60] for m in messages if m.role == "user" and m.content.strip()]
         summary = f"{len(messages)} messages." + (f" The user said: {' / '.join(users[:3])}" if users else "")
         return Extraction(
             title=_title(messages),

@@ -3,14 +3,14 @@ and the history events an undo reads back."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..domain.memory import Memory
 from ..domain.memory_event import MemoryEvent
+from ..domain.relation import Relation
 from ..ports import Database, Statement
 from .cursors import CursorStore
-from .memories import _SELECT, memories_from_rows
+from .memories import _SELECT, RELATION_SELECT, memories_from_rows
 from .sql import from_json, live_sql
+from .stored_values import readable
 
 # Version history is not an association that fades, and an open contradiction waits for
 # the owner's decision however old it is.
@@ -38,14 +38,15 @@ class ConsolidationStore:
         )
         return memories_from_rows(rows)
 
-    async def decaying_relations(self, after: str, limit: int) -> list[dict[str, Any]]:
-        """Edges that fade, in id order after ``after``, with when their weight was last set."""
-        return await self.db.all(
-            "SELECT id, namespace, source_id, target_id, relation, weight, created_at, "
-            "COALESCE(weighed_at, created_at) AS weighed_at FROM memory_relations "
-            "WHERE relation NOT IN (?, ?) AND id > ? ORDER BY id LIMIT ?",
+    async def decaying_relations(self, after: str, limit: int) -> tuple[list[Relation], str | None]:
+        """Edges that fade, in id order after ``after``, that can be read (one whose times
+        cannot is logged and left out), and the id to read on from (None after the last page)."""
+        rows = await self.db.all(
+            f"{RELATION_SELECT} WHERE relation NOT IN (?, ?) AND id > ? ORDER BY id LIMIT ?",
             (*_LASTING_RELATIONS, after, limit),
         )
+        last = rows[-1]["id"] if rows else None
+        return [Relation(**r) for r in readable("memory_relations", rows)], last
 
     @staticmethod
     def set_weight(relation_id: str, weight: float, at: str) -> Statement:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..domain.dream_run import DREAM_RUN_FIELDS, DreamRun
+from ..domain.message import Message
 from ..ports import Database, Statement
 from .cursors import CursorStore
 from .sql import to_json
@@ -26,13 +27,14 @@ class DreamStore:
 
     async def messages_after(
         self, namespace: str, since: str, until: str, after: tuple[str, str], limit: int
-    ) -> list[dict[str, Any]]:
+    ) -> list[Message]:
         created_at, id_ = after
-        return await self.db.all(
+        rows = await self.db.all(
             "SELECT id, role, content, created_at FROM messages WHERE namespace = ? AND created_at >= ? AND created_at < ? "
             "AND (created_at > ? OR (created_at = ? AND id > ?)) ORDER BY created_at, id LIMIT ?",
             (namespace, since, until, created_at, created_at, id_, limit),
         )
+        return [Message(**r) for r in rows]
 
     async def namespaces_with_messages(self, since: str, until: str) -> list[str]:
         rows = await self.db.all(

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..domain.episode import EPISODE_FIELDS, Episode
 from ..domain.search_text import search_document
+from ..domain.vector_state import MirroredRow
 from ..ports import Database, Statement
 from .sql import chunks, placeholders, read_stored_json, to_json
 
@@ -63,9 +64,10 @@ class EpisodeStore:
             )
         return statements
 
-    async def live_ids(self, *, after: str, limit: int) -> list[dict[str, Any]]:
-        """Ids and namespaces of every episode (all are in the vector index), in id order."""
-        return await self.db.all("SELECT id, namespace FROM episodes WHERE id > ? ORDER BY id LIMIT ?", (after, limit))
+    async def live_ids(self, *, after: str, limit: int) -> list[MirroredRow]:
+        """Every episode (all are in the vector index), in id order."""
+        rows = await self.db.all("SELECT id, namespace FROM episodes WHERE id > ? ORDER BY id LIMIT ?", (after, limit))
+        return [MirroredRow(**r) for r in rows]
 
     async def said_before(self, cutoff: str, limit: int) -> list[tuple[str, str]]:
         """Ids and namespaces of the episodes said before ``cutoff``, oldest first."""

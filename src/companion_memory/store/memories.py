@@ -6,8 +6,12 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from ..domain.contradictions import Comparable
 from ..domain.memory import MEMORY_FIELDS, Evidence, Memory
+from ..domain.memory_event import MemoryEvent
+from ..domain.relation import Relation
 from ..domain.search_text import search_document
+from ..domain.vector_state import MirroredRow
 from ..ports import Database, Statement
 from .pagination import decode_cursor, page_of
 from .shares import visible_in
@@ -24,6 +28,11 @@ _SELECT = "SELECT " + ", ".join(c for c in _COLUMNS if c != "search_text") + " F
 _INDEXED = f"{live_sql()} AND (plan_status IS NULL OR plan_status = 'active')"
 # Columns a service may change in place; id and namespace never change.
 _UPDATABLE = frozenset(_COLUMNS) - {"id", "namespace", "created_at", "search_text"}
+# An edge as ``Relation`` holds it: an edge never re-weighed was last set when it was drawn.
+RELATION_SELECT = (
+    "SELECT id, namespace, source_id, target_id, relation, weight, created_at, "
+    "COALESCE(weighed_at, created_at) AS weighed_at FROM memory_relations"
+)
 
 
 def _live_where(namespace: str | Sequence[str], types: Sequence[str], shared: bool) -> tuple[str, tuple[Any, ...]]:
@@ -114,7 +123,7 @@ class MemoryStore:
         ids: Sequence[str] = (),
         exclude_types: Sequence[str] = (),
         limit: int,
-    ) -> list[dict[str, Any]]:
+    ) -> list[Comparable]:
         """id, type, content, created_at and ``in_family`` of live memories to compare a text
         with, in one query: up to ``limit`` whose fact_key is ``family`` or starts with it
         and a dot (oldest first), those of ``ids``, and the best ``limit`` the full-text
@@ -151,7 +160,8 @@ class MemoryStore:
                 "ORDER BY bm25(memories_fts) LIMIT ?)"
             )
             params += [expression, namespace, *exclude_types, limit]
-        return await self.db.all(" UNION ALL ".join(parts), params) if parts else []
+        rows = await self.db.all(" UNION ALL ".join(parts), params) if parts else []
+        return [Comparable(**{**r, "in_family": bool(r["in_family"])}) for r in rows]
 
     async def page(
         self,
@@ -231,16 +241,17 @@ class MemoryStore:
         rows = await self.text.substrings(needles, where, params, limit=limit)
         return [(r["id"], float(r["rank"])) for r in rows]
 
-    async def neighbours(self, ids: Sequence[str]) -> list[dict[str, Any]]:
+    async def neighbours(self, ids: Sequence[str]) -> list[Relation]:
         """Relation edges touching these memories, except version history."""
-        edges: list[dict[str, Any]] = []
+        edges: list[Relation] = []
         for part in chunks(list(ids), 45):
             marks = placeholders(len(part))
-            edges += await self.db.all(
-                "SELECT source_id, target_id, relation, weight FROM memory_relations "
+            rows = await self.db.all(
+                f"{RELATION_SELECT} "
                 f"WHERE relation != 'supersedes' AND (source_id IN ({marks}) OR target_id IN ({marks}))",
                 (*part, *part),
             )
+            edges += (Relation(**r) for r in rows)
         return edges
 
     @staticmethod
@@ -254,18 +265,20 @@ class MemoryStore:
             for part in chunks(list(ids))
         ]
 
-    async def all_ids(self, *, after: str, limit: int) -> list[dict[str, Any]]:
-        """Every memory's id and namespace (any status), in id order, after ``after``, and
-        whether the vector index holds it (``live``: see ``is_indexed``)."""
-        return await self.db.all(
+    async def all_ids(self, *, after: str, limit: int) -> list[MirroredRow]:
+        """Every memory (any status), in id order, after ``after``, and whether the vector
+        index holds it (``live``: see ``is_indexed``)."""
+        rows = await self.db.all(
             f"SELECT id, namespace, ({_INDEXED}) AS live FROM memories WHERE id > ? ORDER BY id LIMIT ?", (after, limit)
         )
+        return [MirroredRow(id=r["id"], namespace=r["namespace"], live=bool(r["live"])) for r in rows]
 
-    async def live_ids(self, *, after: str, limit: int) -> list[dict[str, Any]]:
-        """Ids (and namespaces) of what the vector index holds (see ``is_indexed``), in id order, after ``after``."""
-        return await self.db.all(
+    async def live_ids(self, *, after: str, limit: int) -> list[MirroredRow]:
+        """What the vector index holds (see ``is_indexed``), in id order, after ``after``."""
+        rows = await self.db.all(
             f"SELECT id, namespace FROM memories WHERE {_INDEXED} AND id > ? ORDER BY id LIMIT ?", (after, limit)
         )
+        return [MirroredRow(**r) for r in rows]
 
     async def count_indexed(self, *, after: str = "") -> int:
         """How many memories past ``after`` the vector index holds (``live_ids``'s rows)."""
@@ -333,12 +346,11 @@ class MemoryStore:
     def remove_relation(relation_id: str) -> Statement:
         return Statement("DELETE FROM memory_relations WHERE id = ?", (relation_id,))
 
-    async def relations(self, memory_id: str) -> list[dict[str, Any]]:
-        return await self.db.all(
-            "SELECT id, source_id, target_id, relation, weight, created_at FROM memory_relations "
-            "WHERE source_id = ? OR target_id = ? ORDER BY created_at",
-            (memory_id, memory_id),
+    async def relations(self, memory_id: str) -> list[Relation]:
+        rows = await self.db.all(
+            f"{RELATION_SELECT} WHERE source_id = ? OR target_id = ? ORDER BY created_at", (memory_id, memory_id)
         )
+        return [Relation(**r) for r in rows]
 
     @staticmethod
     def event(namespace: str, memory_id: str, event: str, actor: str, detail: dict[str, Any], at: str) -> Statement:
@@ -347,9 +359,10 @@ class MemoryStore:
             (namespace, memory_id, event, actor, to_json(detail), at),
         )
 
-    async def events(self, memory_id: str) -> list[dict[str, Any]]:
+    async def events(self, memory_id: str) -> list[MemoryEvent]:
         rows = await self.db.all(
-            "SELECT id, event, actor, detail, created_at FROM memory_events WHERE memory_id = ? ORDER BY id",
+            "SELECT id, namespace, memory_id, event, actor, detail, created_at FROM memory_events "
+            "WHERE memory_id = ? ORDER BY id",
             (memory_id,),
         )
-        return [{**r, "detail": from_json(r["detail"], {})} for r in rows]
+        return [MemoryEvent(**{**r, "detail": from_json(r["detail"], {})}) for r in rows]

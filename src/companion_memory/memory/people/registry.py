@@ -4,11 +4,12 @@ make them familiar, and the merge that says two people are one."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ...clock import iso, parse_iso
 from ...domain.memory import Memory
+from ...domain.message import Message
 from ...domain.person import Person, mentioned
 from ...domain.search_text import mentions, query_terms
 from ...errors import Conflict, InvalidInput, NotFound
@@ -172,7 +173,7 @@ class People:
         counts = await self.store.memory_counts([p.id for p in shown])
         return [(p, counts.get(p.id, 0)) for p in shown]
 
-    async def mention_statements(self, namespace: str, messages: Sequence[Mapping[str, Any]]) -> list[Statement]:
+    async def mention_statements(self, namespace: str, messages: Sequence[Message]) -> list[Statement]:
         """Each message naming a person is a mention of them: their familiarity grows,
         decayed first to the last message that names them."""
         people = await self.store.active(namespace)
@@ -180,8 +181,8 @@ class People:
             return []
         said_at: dict[str, list[str]] = {}
         for message in messages:
-            for person in named_in(people, message["content"]):
-                said_at.setdefault(person.id, []).append(message["created_at"])
+            for person in named_in(people, message.content):
+                said_at.setdefault(person.id, []).append(message.created_at)
         statements = []
         half_life = self.config.people_familiarity_half_life_days
         for person in people:

@@ -6,8 +6,8 @@ SVG/Mermaid files (api/starmap_file.py) draw both alike."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
+from ...domain.star_map import StarEdge, StarGraph, StarNode
 from .registry import People
 
 # A circle of acquaintance is small: the star map shows at most this many people.
@@ -15,36 +15,36 @@ STAR_MAP_PEOPLE = 200
 ABOUT_WEIGHT = 0.5
 
 
-async def constellation(people: People, namespace: str, memory_ids: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+async def constellation(people: People, namespace: str, memory_ids: Iterable[str]) -> StarGraph:
     """The nodes of the namespace's people and their lines to the memories ``memory_ids``
     (those the map shows)."""
     shown_people = [people.shown(p) for p in await people.store.active(namespace, STAR_MAP_PEOPLE)]
     shown = set(memory_ids)
     nodes = [
-        {
-            "id": p.id,
-            "kind": "person",
-            "type": "person",
-            "content": f"{p.name} ({p.relation})" if p.relation else p.name,
-            "fact_key": None,
-            "importance": p.familiarity,
-            "confidence": 1.0,
-            "pinned": False,
-            "tags": p.aliases,
-            "recall_count": p.mentions,
-            "updated_at": p.updated_at,
-        }
+        StarNode(
+            id=p.id,
+            kind="person",
+            type="person",
+            content=f"{p.name} ({p.relation})" if p.relation else p.name,
+            fact_key=None,
+            importance=p.familiarity,
+            confidence=1.0,
+            pinned=False,
+            tags=p.aliases,
+            recall_count=p.mentions,
+            updated_at=p.updated_at,
+        )
         for p in shown_people
     ]
     edges = [
-        {
-            "id": f"about:{person_id}:{memory_id}",
-            "source_id": person_id,
-            "target_id": memory_id,
-            "relation": "about",
-            "weight": ABOUT_WEIGHT,
-        }
+        StarEdge(
+            id=f"about:{person_id}:{memory_id}",
+            source_id=person_id,
+            target_id=memory_id,
+            relation="about",
+            weight=ABOUT_WEIGHT,
+        )
         for person_id, memory_id in await people.store.links([p.id for p in shown_people])
         if memory_id in shown
     ]
-    return {"nodes": nodes, "edges": edges}
+    return StarGraph(nodes=nodes, edges=edges)

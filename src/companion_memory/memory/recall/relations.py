@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any
 
+from ...domain.relation import Relation
 from ...store.episodes import EpisodeStore
 from ...store.memories import MemoryStore
 from ..episode_recall import adjacent_to, as_memory
@@ -28,7 +28,7 @@ class Related:
         self.episodes = episodes
         self.asked = asked
         self.read: set[str] = set()
-        self.found: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self.found: dict[tuple[str, str, str], Relation] = {}
 
     async def expand(self, pool: list[Hit]) -> list[Hit]:
         """One hop along relation edges: a memory gains a weighted share of its best
@@ -52,9 +52,9 @@ class Related:
             self.episodes.adjacent(told),
         )
         for edge in edges:
-            for here, there in ((edge["source_id"], edge["target_id"]), (edge["target_id"], edge["source_id"])):
-                if here in by_id and edge["relation"] != "contradicts":
-                    lend(here, there, float(edge["weight"]))
+            for here, there in ((edge.source_id, edge.target_id), (edge.target_id, edge.source_id)):
+                if here in by_id and edge.relation != "contradicts":
+                    lend(here, there, float(edge.weight))
         for hit in pool:
             if hit.episode is not None:
                 hit.thread = [e for e in adjacent_to(hit.episode, around) if asked.admits(e)]
@@ -83,14 +83,14 @@ class Related:
         reach, types = self.asked.reach, self.asked.types
         by_id = {h.memory.id: h for h in pool}
         memory_ids = [i for i, h in by_id.items() if h.episode is None]
-        contradictions = [e for e in await self._touching(memory_ids) if e["relation"] == "contradicts"]
+        contradictions = [e for e in await self._touching(memory_ids) if e.relation == "contradicts"]
         if not contradictions:
             return pool
         rows = {h.memory.id: h.memory for h in pool}
-        ends = {e["source_id"] for e in contradictions} | {e["target_id"] for e in contradictions}
+        ends = {e.source_id for e in contradictions} | {e.target_id for e in contradictions}
         rows.update((m.id, m) for m in await self.memories.get_many([i for i in ends if i not in rows]))
         for edge in contradictions:
-            source, target = rows.get(edge["source_id"]), rows.get(edge["target_id"])
+            source, target = rows.get(edge.source_id), rows.get(edge.target_id)
             if source is None or target is None or not (reach.live(source) and reach.live(target)):
                 continue
             # The edge points from the newer claim; creation time decides for edges drawn by hand.
@@ -108,11 +108,11 @@ class Related:
                 hit.contradicted_claims.append(older.content)
         return sorted(by_id.values(), key=lambda h: h.score, reverse=True)
 
-    async def _touching(self, ids: Sequence[str]) -> list[dict[str, Any]]:
+    async def _touching(self, ids: Sequence[str]) -> list[Relation]:
         missing = [id_ for id_ in ids if id_ not in self.read]
         if missing:
             for edge in await self.memories.neighbours(missing):
-                self.found[(edge["source_id"], edge["target_id"], edge["relation"])] = edge
+                self.found[(edge.source_id, edge.target_id, edge.relation)] = edge
             self.read.update(missing)
         wanted = set(ids)
-        return [e for e in self.found.values() if e["source_id"] in wanted or e["target_id"] in wanted]
+        return [e for e in self.found.values() if e.source_id in wanted or e.target_id in wanted]
