@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 Role = Literal["user", "assistant"]
 
@@ -25,6 +25,8 @@ class ImportedMessage:
     source_id: str | None = None
     name: str | None = None
     estimated: bool = False
+    # What the export says of the message beyond its words (JSONL's ``metadata``).
+    metadata: dict[str, Any] | None = None
 
 
 def with_markers(markers: list[str], text: str) -> str:
