@@ -97,11 +97,17 @@ def _branch(mapping: dict[str, Any], current: Any, where: str, tally: Tally) -> 
 
 def _newest_leaf(mapping: dict[str, Any]) -> str | None:
     leaves = [
-        (float(_message(node).get("create_time") or 0) if isinstance(_message(node), dict) else 0.0, ident)
+        (_seconds(_message(node)), ident)
         for ident, node in mapping.items()
         if isinstance(node, dict) and not node.get("children")
     ]
     return max(leaves)[1] if leaves else None
+
+
+def _seconds(message: Any) -> float:
+    """A message's time for ordering leaves; none counts as the oldest."""
+    created = message.get("create_time") if isinstance(message, dict) else None
+    return float(created) if isinstance(created, int | float) and not isinstance(created, bool) else 0.0
 
 
 def _said(message: dict[str, Any], path: str, tally: Tally) -> tuple[Any, str] | None:
