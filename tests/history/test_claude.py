@@ -14,7 +14,9 @@ def test_the_text_blocks_of_the_branch_shown_are_read_with_their_markers() -> No
     assert summary.dropped == expected("claude/expected.json")["skipped"]["dropped_blocks"]
 
 
-def test_an_old_message_without_blocks_loses_the_tool_placeholders_of_its_text(tmp_path: Path) -> None:
+def test_an_old_message_loses_the_tool_placeholders_of_its_text_and_an_empty_conversation_is_counted(
+    tmp_path: Path,
+) -> None:
     fence = "```\nThis block is not supported on your current device yet.\n```"
     conversation = {
         "uuid": "c1",
@@ -30,9 +32,11 @@ def test_an_old_message_without_blocks_loses_the_tool_placeholders_of_its_text(t
             }
         ],
     }
+    empty = {"uuid": "c0", "name": "Nothing said", "created_at": "2024-01-01T00:00:00Z", "chat_messages": []}
     path = tmp_path / "conversations.json"
-    path.write_text(json.dumps([conversation]), encoding="utf-8")
-    messages, _ = read(claude.read, path)
+    path.write_text(json.dumps([empty, conversation]), encoding="utf-8")
+    messages, summary = read(claude.read, path)
+    assert (summary.conversations, summary.empty_conversations) == (1, 1)
     assert [(m.title, m.content, m.created_at, m.estimated) for m in messages] == [
         ("Bread", "[file: unnamed]\nLooking.\n\nFound it.", "2024-01-02T03:04:05.000Z", True)
     ]

@@ -41,6 +41,8 @@ def _conversation(conversation: dict[str, Any], where: str, tally: Tally) -> Ite
         (f"{where}.chat_messages[{index}]", obj(message, f"{where}.chat_messages[{index}]"))
         for index, message in enumerate(array(conversation.get("chat_messages"), f"{where}.chat_messages"))
     ]
+    if not messages:
+        tally.empty_conversations += 1
     shown = _branch(messages)
     tally.skip("off_branch", len(messages) - len(shown))
     dated: list[tuple[ImportedMessage, str | None]] = []

@@ -31,6 +31,8 @@ class Summary:
     skipped_by_reason: dict[str, int]
     # Parts or blocks dropped inside a kept message (thinking, tool calls, citations).
     dropped: dict[str, int]
+    # Conversations the export lists with no message in them at all.
+    empty_conversations: int
     first: str | None
     last: str | None
     warnings: tuple[str, ...]
@@ -45,6 +47,7 @@ class Tally:
     dropped: Counter[str] = field(default_factory=Counter)
     warnings: list[str] = field(default_factory=list)
     messages: int = 0
+    empty_conversations: int = 0
     first: str | None = None
     last: str | None = None
     _conversations: set[str] = field(default_factory=set)
@@ -76,6 +79,7 @@ class Tally:
             skipped=sum(self.skipped.values()),
             skipped_by_reason=dict(self.skipped),
             dropped=dict(self.dropped),
+            empty_conversations=self.empty_conversations,
             first=self.first,
             last=self.last,
             warnings=tuple(self.warnings),
