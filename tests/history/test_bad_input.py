@@ -97,3 +97,14 @@ def test_members_unpacking_past_the_cap_together_are_refused_while_read(tmp_path
         pytest.raises(UnreadableHistory, match=rf"-0001\.json: the zip unpacks to more than {cap} bytes"),
     ):
         list(read_history(file, path.name, limits=Limits(unpacked=cap, ratio=10_000)).messages())
+
+
+def test_an_error_inside_a_zip_names_the_zip_and_its_member(tmp_path: Path) -> None:
+    data = (DATA / "claude/conversations.json").read_bytes()
+    path = tmp_path / "export.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("users.json", b"[]")
+        archive.writestr("conversations.json", data[: len(data) // 2])
+    error = r"^export\.zip:conversations\.json\[0\] \(line \d+\): not valid JSON"
+    with path.open("rb") as file, pytest.raises(UnreadableHistory, match=error):
+        list(read_history(file, path.name).messages())

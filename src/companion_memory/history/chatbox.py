@@ -41,7 +41,7 @@ SESSION_KEY = "session:"
 def read(sources: Sequence[Source], tally: Tally, options: ReadOptions) -> Iterator[ImportedMessage]:
     for source in sources:
         with source.open() as file:
-            stream = JsonStream(file, source.base_name)
+            stream = JsonStream(file, source.name)
             listed: list[str] = []
             found: set[str] = set()
             for name, where in stream.members(stream.name):
@@ -55,7 +55,7 @@ def read(sources: Sequence[Source], tally: Tally, options: ReadOptions) -> Itera
                     listed = [str(obj(meta, where).get("id")) for meta in array(stream.value(where), where)]
             stream.end()
             for missing in [ident for ident in listed if ident not in found]:
-                tally.warn(f"{source.base_name}: session {missing} is listed but not in the backup")
+                tally.warn(f"{source.name}: session {missing} is listed but not in the backup")
 
 
 def _session(session: dict[str, Any], where: str, tally: Tally) -> Iterator[ImportedMessage]:

@@ -39,7 +39,7 @@ NOT_SAID = {
 def read(sources: Sequence[Source], tally: Tally, options: ReadOptions) -> Iterator[ImportedMessage]:
     for source in sources:
         with source.open() as file:
-            for where, conversation in records(JsonStream(file, source.base_name)):
+            for where, conversation in records(JsonStream(file, source.name)):
                 yield from _conversation(obj(conversation, where), where, tally)
 
 

@@ -50,7 +50,7 @@ def read(sources: Sequence[Source], tally: Tally, options: ReadOptions) -> Itera
     for source in sources:
         topics, blocks = _first_pass(source)
         with source.open() as file:
-            stream = JsonStream(file, source.base_name)
+            stream = JsonStream(file, source.name)
             for name, where in stream.members(stream.name):
                 if name == "indexedDB":
                     for table, path in stream.members(where):
@@ -64,7 +64,7 @@ def _first_pass(source: Source) -> tuple[dict[str, Topic], dict[str, Block]]:
     topics: dict[str, Topic] = {}
     blocks: dict[str, Block] = {}
     with source.open() as file:
-        stream = JsonStream(file, source.base_name)
+        stream = JsonStream(file, source.name)
         for name, where in stream.members(stream.name):
             if name == "version":
                 version = stream.value(where)

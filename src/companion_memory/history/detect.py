@@ -76,7 +76,7 @@ def sources_for(export: Export, format: str) -> tuple[Source, ...]:
 
 def _array(source: Source) -> Detected:
     with source.open() as file:
-        stream = JsonStream(file, source.base_name)
+        stream = JsonStream(file, source.name)
         for where, first in stream.items(stream.name):
             keys = first.keys() if isinstance(first, dict) else ()
             if "mapping" in keys or "current_node" in keys:
@@ -84,7 +84,7 @@ def _array(source: Source) -> Detected:
             if "chat_messages" in keys:
                 return Detected("claude", (source,), "a JSON array whose first element has chat_messages (Claude)")
             raise UnreadableHistory(f"{where}: not an export this importer knows: a JSON array of {_seen(first)}")
-    raise UnreadableHistory(f"{source.base_name}: an empty JSON array: nothing to import")
+    raise UnreadableHistory(f"{source.name}: an empty JSON array: nothing to import")
 
 
 def _object(source: Source, head: str) -> Detected:
@@ -97,7 +97,7 @@ def _object(source: Source, head: str) -> Detected:
         return Detected("jsonl", (source,), "JSONL: one message object a line")
     seen: list[str] = []
     with source.open() as file:
-        stream = JsonStream(file, source.base_name)
+        stream = JsonStream(file, source.name)
         for name, _ in stream.members(stream.name):
             if name in ("indexedDB", "localStorage"):
                 return Detected("cherry-studio", (source,), f"a JSON object with {name} (Cherry Studio data.json)")
@@ -108,9 +108,7 @@ def _object(source: Source, head: str) -> Detected:
             if name == "chat_messages":
                 return Detected("claude", (source,), "a JSON object with chat_messages (one Claude conversation)")
             seen.append(name)
-    raise UnreadableHistory(
-        f"{source.base_name}: not an export this importer knows: a JSON object with keys {_names(seen)}"
-    )
+    raise UnreadableHistory(f"{source.name}: not an export this importer knows: a JSON object with keys {_names(seen)}")
 
 
 def _zip(export: Export) -> Detected:

@@ -33,7 +33,7 @@ def read(sources: Sequence[Source], tally: Tally, options: ReadOptions) -> Itera
             number = 0
             while raw := file.readline(MAX_LINE + 1):
                 number += 1
-                where = f"{source.base_name}:{number}"
+                where = f"{source.name}:{number}"
                 if len(raw) > MAX_LINE:
                     raise UnreadableHistory(f"{where}: a line longer than {MAX_LINE} bytes")
                 line = _decoded(raw[3:] if number == 1 and raw.startswith(b"\xef\xbb\xbf") else raw, where)

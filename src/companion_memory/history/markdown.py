@@ -27,9 +27,9 @@ def read(sources: Sequence[Source], tally: Tally, options: ReadOptions) -> Itera
         with source.open() as file:
             raw = file.read(MAX_BYTES + 1)
         if len(raw) > MAX_BYTES:
-            raise UnreadableHistory(f"{source.base_name}: larger than {MAX_BYTES} bytes; not a day file")
-        markdown = _decoded(raw, source.base_name)
-        day = _day(source.base_name, markdown, options)
+            raise UnreadableHistory(f"{source.name}: larger than {MAX_BYTES} bytes; not a day file")
+        markdown = _decoded(raw, source.name)
+        day = _day(source, markdown, options)
         for entry in parse_daily(markdown):
             role: Role = "assistant" if entry.role == "assistant" else "user"
             yield ImportedMessage(
@@ -50,10 +50,11 @@ def _decoded(raw: bytes, name: str) -> str:
         raise UnreadableHistory(f"{name}:{line}: not UTF-8 text; save the file as UTF-8") from None
 
 
-def _day(name: str, markdown: str, options: ReadOptions) -> date:
+def _day(source: Source, markdown: str, options: ReadOptions) -> date:
     """The file's day: from a YYYY-MM-DD.md name, else a first ``# YYYY-MM-DD`` heading,
     else the one the importer was given."""
-    named = DAY_NAME.fullmatch(name)
+    name = source.name
+    named = DAY_NAME.fullmatch(source.base_name)
     first = next((line for line in markdown.splitlines() if line.strip()), "")
     heading = DAY_HEADING.fullmatch(first)
     found = named.group(1) if named else heading.group(1) if heading else None
