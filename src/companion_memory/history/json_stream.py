@@ -19,6 +19,9 @@ from ..errors import UnreadableHistory
 
 CHUNK = 1 << 16
 _SPACE = re.compile(r"[ \t\n\r]*")
+_NUMBER_GOES_ON = frozenset("0123456789.eE+-")
+# "-Infinity" less its last letter, "\\uXXXX" less its last digit: the longest cut tails.
+_LONGEST_CUT = 9
 
 
 class JsonStream:
@@ -99,10 +102,11 @@ class JsonStream:
                 if self._eof:
                     where = self._where(path, error.pos)
                     raise UnreadableHistory(f"{where}: not valid JSON ({error.msg}); is the file cut short?") from None
+                if not _maybe_cut(error, len(self._buffer)):
+                    raise UnreadableHistory(f"{self._where(path, error.pos)}: not valid JSON ({error.msg})") from None
             else:
-                # A number at the buffer's end may go on in the next chunk: only a
-                # following character (or the end of the file) closes it.
-                if self._eof or _SPACE.match(self._buffer, end).end() < len(self._buffer):  # type: ignore[union-attr]
+                # Only a number can look whole and go on in the next chunk ("-1" of "-1.5e3").
+                if self._eof or not _cut_number(value, self._buffer, end):
                     self._at = end
                     return value
             self._fill(max(self._chunk, len(self._buffer) - self._at))
@@ -150,6 +154,20 @@ class JsonStream:
         found = self.peek()
         if found:
             raise UnreadableHistory(f"{self._where(self.name, self._at)}: unexpected {found!r} after the JSON document")
+
+
+def _maybe_cut(error: json.JSONDecodeError, held: int) -> bool:
+    """Whether more text may mend the error: it is at the buffer's end (a cut literal or
+    escape is at most ``_LONGEST_CUT`` characters back), or a string runs past it. Any
+    other error is in the file, and reading on would only fill memory."""
+    return error.pos >= held - _LONGEST_CUT or error.msg.startswith("Unterminated string")
+
+
+def _cut_number(value: Any, buffer: str, end: int) -> bool:
+    """Whether ``value``, decoded up to ``end``, may be a number the buffer's end cut."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return end == len(buffer) or buffer[end] in _NUMBER_GOES_ON
 
 
 def records(stream: JsonStream) -> Iterator[tuple[str, Any]]:
