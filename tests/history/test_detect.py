@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import io
+import json
 import zipfile
 from pathlib import Path
 
@@ -91,3 +92,10 @@ def test_a_format_given_is_used_and_a_zip_of_another_is_refused(tmp_path: Path) 
         read_history(file, "backup.zip", format="chatgpt")
     with pytest.raises(UnreadableHistory, match=r"^unknown format 'csv'"):
         read_history(io.BytesIO(b"[]"), "x.csv", format="csv")
+
+
+def test_jsonl_whose_first_line_is_longer_than_the_head_is_still_jsonl() -> None:
+    line = {"conversation_id": "c", "role": "user", "content": "long " * 20_000, "created_at": 1_700_000_000}
+    data = (json.dumps(line) + "\n" + json.dumps(line | {"content": "short"}) + "\n").encode()
+    run = read_history(io.BytesIO(data), "h.jsonl")
+    assert (run.format, [len(m.content) for m in run.messages()]) == ("jsonl", [100_000, 5])

@@ -108,6 +108,8 @@ def _object(source: Source, head: str) -> Detected:
             if name == "chat_messages":
                 return Detected("claude", (source,), "a JSON object with chat_messages (one Claude conversation)")
             seen.append(name)
+    if all(name in seen for name in JSONL_KEYS):  # a first line longer than the head
+        return Detected("jsonl", (source,), "JSONL: one message object a line")
     raise UnreadableHistory(f"{source.name}: not an export this importer knows: a JSON object with keys {_names(seen)}")
 
 
