@@ -49,6 +49,14 @@ class InvalidInput(ServiceError):
     code = "invalid_request"
 
 
+class UnreadableHistory(InvalidInput):
+    """A chat-history export that cannot be imported as it is: another format, broken
+    JSON, not UTF-8, a zip bomb. The message names the file and where in it (a line, or
+    a JSON path such as ``conversations.json[12].mapping.abc.message.create_time``)."""
+
+    code = "unreadable_history"
+
+
 class NotFound(ServiceError):
     code = "not_found"
 

@@ -1,4 +1,4 @@
-"""The domain, the stores and the services (``memory/``, ``nightly/``, ``gateway/``,
+"""The domain, the stores and the services (``memory/``, ``history/``, ``nightly/``, ``gateway/``,
 ``oauth/``) run without any web or validation framework: everything they import,
 followed through the package, is the standard library, our own pure modules, or the pure
 packages Pyodide ships (snowballstemmer, tzdata)."""
@@ -13,7 +13,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "companion_memory"
 FRAMEWORKS = ("pydantic", "pydantic_core", "fastapi", "starlette", "httpx")
-CORE = ("domain", "store", "memory", "nightly", "gateway", "oauth")
+CORE = ("domain", "store", "memory", "history", "nightly", "gateway", "oauth")
 
 
 def module_path(name: str) -> Path:

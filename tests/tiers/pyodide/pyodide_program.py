@@ -351,6 +351,26 @@ async def check_episodes(db: Any, settings: dict[str, Any]) -> None:
     ok("episode path: message and episode in one batch on D1, private cut, secret masked, embedded, forgotten")
 
 
+def check_history() -> None:
+    import io
+    import zipfile
+    from pathlib import Path
+
+    from companion_memory.history.reading import read_history
+
+    imports = Path("/repo/tests/data/imports")
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as packed:
+        packed.writestr("conversations.json", (imports / "chatgpt/conversations.json").read_bytes())
+        packed.writestr("chat.html", "<html></html>")
+    run = read_history(archive, "export.zip")
+    assert (run.format, len(list(run.messages()))) == ("chatgpt", 10), run.format
+    with (imports / "cherry-studio/data.json").open("rb") as file:
+        run = read_history(file, "data.json")
+        assert (run.format, len(list(run.messages()))) == ("cherry-studio", 6), run.format
+    ok("history import: a ChatGPT export zip and a Cherry Studio backup read as streams")
+
+
 async def main() -> None:
     import cf_env
 
@@ -368,4 +388,5 @@ async def main() -> None:
     queue_retries = await check_queue(db, cf_env.TASKS, settings)
     await check_write_and_recall(db, settings)
     await check_episodes(db, settings)
+    check_history()
     await queue_retries

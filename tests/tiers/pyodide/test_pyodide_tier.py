@@ -33,6 +33,7 @@ CHECKS = (
     "ok recall path",
     "ok episode recall",
     "ok episode path",
+    "ok history import",
 )
 
 

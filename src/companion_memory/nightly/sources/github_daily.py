@@ -14,66 +14,16 @@ the dream catches up on).
 from __future__ import annotations
 
 import hashlib
-import re
-from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import date, timedelta
 from typing import Any
 from urllib.parse import quote
 
-from ...clock import iso, local_date, zone
+from ...clock import iso, local_date
 from ...memory.config import MemoryConfig
 from ...memory.ingest import IncomingMessage, MessageIngestor
 from ...ports import Clock, Database, HttpClient, HttpUnanswered
 from ...store.cursors import CursorStore
-
-MAX_ENTRY_CHARS = 4000
-SOURCE = "github-daily"
-TURN = re.compile(r"^\s*[-*]\s+(\d{1,2}:\d{2})\s+\[turn\]\s+u:\s*(.+?)\s+⇢\s+a:\s*(.+?)\s*$")
-CHECKPOINT = re.compile(r"^##\s+checkpoint\b.*$", re.IGNORECASE | re.MULTILINE)
-HEADING = re.compile(r"^#{2,3}\s+.*$", re.MULTILINE)
-CLOCK_TIME = re.compile(r"\b(\d{1,2}):(\d{2})\b")
-
-
-@dataclass(frozen=True)
-class DailyEntry:
-    role: str
-    content: str
-    at: str  # HH:MM, local
-    # "turn" or "checkpoint": what the line was, kept in the message's metadata.
-    kind: str
-
-
-def _section(block: str, title: str) -> str:
-    """The text under ``### <title>`` up to the next heading."""
-    for match in re.finditer(r"^###\s+(.+?)\s*$", block, re.MULTILINE):
-        if match.group(1).strip().lower() == title.lower():
-            rest = block[match.end() :]
-            following = HEADING.search(rest)
-            return (rest[: following.start()] if following else rest).strip()
-    return ""
-
-
-def parse_daily(markdown: str) -> list[DailyEntry]:
-    """The turns and checkpoint summaries of one day file, in file order."""
-    entries: list[DailyEntry] = []
-    for line in markdown.splitlines():
-        if match := TURN.match(line):
-            at, user, assistant = match.groups()
-            entries.append(DailyEntry("user", user[:MAX_ENTRY_CHARS], at.zfill(5), "turn"))
-            entries.append(DailyEntry("assistant", assistant[:MAX_ENTRY_CHARS], at.zfill(5), "turn"))
-    starts = [m.start() for m in CHECKPOINT.finditer(markdown)]
-    for start, end in zip(starts, [*starts[1:], len(markdown)], strict=False):
-        block = markdown[start:end]
-        heading, _, body = block.partition("\n")
-        summary = _section(body, "writer 摘要")
-        if not summary:
-            continue
-        open_ends = _section(body, "未收尾")
-        content = summary + (f"\n\n未收尾:\n{open_ends}" if open_ends else "")
-        stamp = CLOCK_TIME.search(heading)
-        at = f"{int(stamp.group(1)):02d}:{stamp.group(2)}" if stamp else "23:59"
-        entries.append(DailyEntry("user", content[:MAX_ENTRY_CHARS], at, "checkpoint"))
-    return entries
+from .day_file import SOURCE, DailyEntry, entry_id, entry_time, parse_daily
 
 
 class GithubDaily:
@@ -153,22 +103,16 @@ class GithubDaily:
         return "ok", {"entries": len(entries), "new_messages": sum(not o.duplicate for o in outcomes)}
 
     def _messages(self, repo: str, day: date, entries: list[DailyEntry]) -> list[IncomingMessage]:
-        local = zone(self.config.dream_time_zone)
-        messages = []
-        for entry in entries:
-            hour, minute = (int(part) for part in entry.at.split(":"))
-            at = datetime.combine(day, time(min(hour, 23), min(minute, 59)), tzinfo=local)
-            line = f"{repo}\x00{day}\x00{entry.kind}\x00{entry.at}\x00{entry.role}\x00{entry.content}"
-            messages.append(
-                IncomingMessage(
-                    role=entry.role,
-                    content=entry.content,
-                    id=f"{SOURCE}:{hashlib.sha256(line.encode('utf-8')).hexdigest()[:32]}",
-                    created_at=iso(at),
-                    metadata={"source": SOURCE, "kind": entry.kind, "repo": repo, "date": day.isoformat()},
-                )
+        return [
+            IncomingMessage(
+                role=entry.role,
+                content=entry.content,
+                id=entry_id(repo, day, entry),
+                created_at=entry_time(day, entry, self.config.dream_time_zone),
+                metadata={"source": SOURCE, "kind": entry.kind, "repo": repo, "date": day.isoformat()},
             )
-        return messages
+            for entry in entries
+        ]
 
     @staticmethod
     def _cursor(repo: str, day: date) -> str:
