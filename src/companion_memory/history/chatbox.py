@@ -13,7 +13,7 @@ from .options import ReadOptions
 from .shape import array, key, obj, text
 from .source import Source
 from .tally import Tally
-from .times import epoch_millis, fill_times
+from .times import epoch_millis, fill_times, undated
 
 SOURCE = "chatbox"
 # The demo sessions a new install seeds (Chatbox's own list of them): their preset
@@ -114,14 +114,7 @@ def _messages(
         if not content:
             tally.skip("error" if message.get("error") or message.get("errorCode") else "empty")
             continue
-        imported = ImportedMessage(
-            conversation_id=conversation_id,
-            title=title,
-            role=role,
-            content=content,
-            created_at="",
-            source_id=f"{SOURCE}:{key(message.get('id'), f'{path}.id')}",
-        )
+        imported = undated(conversation_id, title, role, content, f"{SOURCE}:{key(message.get('id'), f'{path}.id')}")
         dated.append((imported, None if stamp is None else epoch_millis(stamp, f"{path}.timestamp")))
     yield from fill_times(dated, None, tally)
 

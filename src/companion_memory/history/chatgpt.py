@@ -14,7 +14,7 @@ from .options import ReadOptions
 from .shape import array, key, obj, text
 from .source import Source
 from .tally import Tally
-from .times import epoch_seconds, fill_times
+from .times import epoch_seconds, fill_times, undated
 
 SOURCE = "chatgpt"
 # Web-search answers carry inline markers in private-use characters:
@@ -64,13 +64,8 @@ def _conversation(conversation: dict[str, Any], where: str, tally: Tally) -> Ite
             continue
         role, content = kept
         created = message.get("create_time")
-        imported = ImportedMessage(
-            conversation_id=conversation_id,
-            title=title,
-            role=role,
-            content=content,
-            created_at="",
-            source_id=f"{SOURCE}:{key(message.get('id') or node, f'{path}.id')}",
+        imported = undated(
+            conversation_id, title, role, content, f"{SOURCE}:{key(message.get('id') or node, f'{path}.id')}"
         )
         dated.append((imported, None if created is None else epoch_seconds(created, f"{path}.create_time")))
     yield from fill_times(dated, start, tally)

@@ -22,7 +22,7 @@ from .options import ReadOptions
 from .shape import array, key, obj, text
 from .source import Source
 from .tally import Tally
-from .times import fill_times, stored_time
+from .times import fill_times, stored_time, undated
 
 SOURCE = "cherry-studio"
 PERSIST_KEY = "persist:cherry-studio"
@@ -156,13 +156,8 @@ def _topic(
         for kind in dropped:
             tally.drop(kind)
         created = message.get("createdAt")
-        imported = ImportedMessage(
-            conversation_id=f"{SOURCE}:{ident}",
-            title=known.title,
-            role=role,
-            content=content,
-            created_at="",
-            source_id=f"{SOURCE}:{key(message.get('id'), f'{path}.id')}",
+        imported = undated(
+            f"{SOURCE}:{ident}", known.title, role, content, f"{SOURCE}:{key(message.get('id'), f'{path}.id')}"
         )
         dated.append((imported, None if created is None else stored_time(created, f"{path}.createdAt")))
     yield from fill_times(dated, known.created_at, tally)

@@ -13,7 +13,7 @@ from .options import ReadOptions
 from .shape import array, key, obj, text
 from .source import Source
 from .tally import Tally
-from .times import fill_times, stored_time
+from .times import fill_times, stored_time, undated
 
 SOURCE = "claude"
 ROOT_PARENT = "00000000-0000-4000-8000-000000000000"
@@ -56,13 +56,8 @@ def _conversation(conversation: dict[str, Any], where: str, tally: Tally) -> Ite
             tally.skip("empty")
             continue
         created = message.get("created_at")
-        imported = ImportedMessage(
-            conversation_id=conversation_id,
-            title=title,
-            role=role,
-            content=content,
-            created_at="",
-            source_id=f"{SOURCE}:{key(message.get('uuid'), f'{path}.uuid')}",
+        imported = undated(
+            conversation_id, title, role, content, f"{SOURCE}:{key(message.get('uuid'), f'{path}.uuid')}"
         )
         dated.append((imported, None if created is None else stored_time(created, f"{path}.created_at")))
     yield from fill_times(dated, start, tally)

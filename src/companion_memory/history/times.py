@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 from ..clock import TIME_RANGE, iso, read_time, shown
 from ..errors import InvalidInput, UnreadableHistory
-from .message import ImportedMessage
+from .message import ImportedMessage, Role
 from .tally import Tally
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -44,6 +44,11 @@ def epoch_millis(value: object, where: str) -> str:
     except OverflowError:
         raise UnreadableHistory(f"{where}: {shown(value)} is outside the times kept, {TIME_RANGE}") from None
     return stored_time(iso(moment), where)
+
+
+def undated(conversation_id: str, title: str | None, role: Role, content: str, source_id: str) -> ImportedMessage:
+    """A message as a reader makes it, its time left for ``fill_times`` to set."""
+    return ImportedMessage(conversation_id, title, role, content, created_at="", source_id=source_id)
 
 
 def fill_times(
