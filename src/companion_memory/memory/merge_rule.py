@@ -27,11 +27,12 @@ from typing import Any
 from ..clock import iso
 from ..domain.layers import on_write
 from ..domain.memory import Evidence, Memory
+from ..domain.mood import MOOD_LABELS
 from ..domain.types import normalise_type
 from ..errors import InvalidInput
 from .config import MemoryConfig
 from .drafts import MemoryDraft
-from .moods import EMOTION_TAG_PREFIX, MOOD_LABELS, emotion_tags
+from .moods import EMOTION_TAG_PREFIX, emotion_tags
 from .plan_dates import parse_valid_to, valid_for
 
 # The event, and the answer's action, of a write that changes a memory in place.
