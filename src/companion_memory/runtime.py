@@ -17,6 +17,7 @@ from .memory.conversation_search import ConversationSearch
 from .memory.doctor import Doctor
 from .memory.episode_forget import EpisodeForgetter
 from .memory.ingest import MessageIngestor
+from .memory.memories import MemoryWriter
 from .memory.model_call import JobModel
 from .memory.moods import Moods
 from .memory.people.proposals import PersonProposals
@@ -29,7 +30,6 @@ from .memory.snapshot import Snapshots
 from .memory.tasks import TaskRunner
 from .memory.todos import Todos
 from .memory.vector_mirror import VectorMirror
-from .memory.writes import MemoryWriter
 from .nightly.consolidation import Consolidation
 from .nightly.dream import Dream
 from .nightly.dream_model import ModelExtractor

@@ -26,8 +26,8 @@ from ..ports import Clock, Database, InfrastructureError
 from ..store.candidates import CandidateStore
 from .config import MemoryConfig
 from .drafts import Actor, MemoryDraft, WriteResult
+from .memories import MemoryWriter
 from .vector_mirror import VectorMirror
-from .writes import MemoryWriter
 
 # Applies a claimed candidate: what was done, the write it made, and notes for the answer.
 Apply = Callable[[Candidate, Actor], Awaitable[tuple[str, WriteResult | None, list[str]]]]

@@ -1,5 +1,5 @@
 """What a write says and what it answers: the draft of a memory, who writes it, and the
-result. Every write path (memory/writes.py) takes the first two and answers the third."""
+result. Every write path (memory/memories.py) takes the first two and answers the third."""
 
 from __future__ import annotations
 

@@ -17,9 +17,9 @@ from ..errors import InvalidInput
 from ..ports import Clock, Database
 from ..store.memories import MemoryStore
 from .config import MemoryConfig
+from .memories import closing
 from .plan_dates import has_passed, plan_status
 from .vector_mirror import VectorMirror
-from .writes import closing
 
 # Plans are few; an owner with more open plans than this sees the soonest ones.
 PLANS_READ = 500

@@ -23,8 +23,8 @@ from ..domain.memory import Memory, is_live
 from ..errors import Conflict, NotFound
 from ..memory.config import MemoryConfig
 from ..memory.drafts import Actor, MemoryDraft
+from ..memory.memories import MemoryWriter
 from ..memory.vector_mirror import VectorMirror
-from ..memory.writes import MemoryWriter
 from ..ports import Clock, Database, InfrastructureError, Statement
 from ..store.consolidation import ConsolidationStore
 from ..store.memories import MemoryStore

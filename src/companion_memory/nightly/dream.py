@@ -26,6 +26,7 @@ from ..errors import ServiceError
 from ..memory.config import MemoryConfig
 from ..memory.contradictions import question
 from ..memory.drafts import Actor, MemoryDraft
+from ..memory.memories import MemoryWriter
 from ..memory.model_call import JobModel
 from ..memory.moods import normalise_mood, normalise_whose
 from ..memory.people.proposals import PersonProposals
@@ -33,7 +34,6 @@ from ..memory.people.registry import People
 from ..memory.plan_dates import has_passed
 from ..memory.sensitive import refused_classes
 from ..memory.vector_mirror import VectorMirror
-from ..memory.writes import MemoryWriter
 from ..ports import Clock, Database, InfrastructureError
 from ..store.candidates import CandidateStore
 from ..store.dream import DreamStore

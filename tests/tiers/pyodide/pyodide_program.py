@@ -276,9 +276,9 @@ def memory_config(settings: dict[str, Any]) -> Any:
 async def check_write_and_recall(db: Any, settings: dict[str, Any]) -> None:
     from companion_memory.clock import FixedClock
     from companion_memory.memory.drafts import Actor, MemoryDraft
+    from companion_memory.memory.memories import MemoryWriter
     from companion_memory.memory.recall.pipeline import Recall
     from companion_memory.memory.vector_mirror import VectorMirror
-    from companion_memory.memory.writes import MemoryWriter
     from tests.fakes.embedder import HashEmbedder
 
     config = memory_config(settings)
