@@ -437,6 +437,31 @@ async def test_two_chats_are_embedded_at_once_by_two_engine_threads() -> None:
     assert sorted(query_calls(engine)) == [["q 1"], ["q 2"]]
 
 
+async def test_the_steps_of_one_long_call_run_on_every_passage_thread_at_once() -> None:
+    """A reindex or an import is one call of many texts: each free passage thread takes
+    its next step, so it has every core (the lane and two passage threads here)."""
+
+    class Pairing(SlowEngine):
+        """Each passage step waits for another one to run beside it."""
+
+        def __init__(self) -> None:
+            super().__init__(seconds=0)
+            self.pair = threading.Barrier(2, timeout=5)
+            self.threads: set[str] = set()
+
+        def encode(self, texts: Sequence[str], is_query: bool = False) -> Any:
+            self.threads.add(threading.current_thread().name)
+            self.pair.wait()
+            return np.array([[0.0, float(t.split()[-1])] for t in texts])
+
+    engine = Pairing()
+    embedder = BundledEmbedder(engine, Settings(EMBEDDER_THREADS=3))
+    texts = [f"memory {i}" for i in range(6)]
+    vectors = await asyncio.wait_for(embedder.embed(texts, kind="passage"), 10)
+    assert vectors == [[0.0, float(i)] for i in range(6)]  # each text its own vector, in order
+    assert engine.threads == {"embedder-1", "embedder-2"}
+
+
 async def test_a_cancelled_call_stops_using_the_engine() -> None:
     engine = SlowEngine()
     embedder = BundledEmbedder(engine, ONE_THREAD)

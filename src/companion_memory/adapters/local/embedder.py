@@ -28,10 +28,12 @@ texts of unlike lengths pays for its padding.
 
 Three more keep recall quick when many chats arrive at once:
 
-- ``EMBEDDER_THREADS`` engine threads (one per core by default) take work from that
-  queue side by side, each call on its own thread and one core (``e5_onnx``: one
-  onnxruntime thread a call, never spinning): so concurrent chats gain a second call
-  running at once rather than waiting at a thread team's barriers.
+- ``EMBEDDER_THREADS`` engine threads (by default one per core, plus the query lane)
+  take work from that queue side by side, each call on its own thread and one core
+  (``e5_onnx``: one onnxruntime thread a call, never spinning): so concurrent chats gain
+  a second call running at once rather than waiting at a thread team's barriers. The
+  steps of one passage call run on every free thread at once: a reindex or an import
+  has every core.
 - Queries share engine calls. When a thread takes a query, it takes with it the
   queries waiting behind it, and those that arrive within ``EMBEDDER_BATCH_WINDOW_MS``,
   up to ``QUERY_BATCH_TOKENS``, and runs them as one padded batch; the bound is small, so
@@ -117,8 +119,10 @@ class _Job:
         self.future: Future[list[list[float]]] = Future()
         self.cuts: list[tuple[Any, int]] = []
         self._left = len(texts)
-        self._waiting: list[int] = []  # cut, not yet embedded
-        # A query's thread may look at its tokens from the other queue meanwhile.
+        self._waiting: list[int] = []  # cut, not yet taken by a step
+        # A query's thread may look at its tokens from the other queue meanwhile, and
+        # several threads may run steps of one call at once: each takes its bucket and
+        # hands in its vectors under this lock.
         self._cutting = threading.Lock()
 
     def _cut(self, engine: Engine, end: int) -> None:
@@ -133,19 +137,24 @@ class _Job:
         self._cut(engine, len(self.texts))
         return sum(count for _, count in self.cuts)
 
-    def step(self, engine: Engine) -> bool:
-        """Embed the next bucket of texts; says whether the job is done."""
+    def take(self, engine: Engine) -> tuple[list[int], bool]:
+        """The next bucket of texts to embed, and whether texts are left for another step."""
         self._cut(engine, min(len(self.texts), len(self.cuts) + LOOKAHEAD - len(self._waiting)))
-        self._waiting.sort(key=lambda index: self.cuts[index][1], reverse=True)
-        longest = self.cuts[self._waiting[0]][1]
-        size = max(1, min(PASSAGE_BATCH, STEP_TOKENS // longest, len(self._waiting)))
-        batch, self._waiting = self._waiting[:size], self._waiting[size:]
-        for index, vector in zip(
-            batch, engine.encode([self.cuts[i][0] for i in batch], self.is_query).tolist(), strict=True
-        ):
-            self.vectors[index] = vector
-        self._left -= len(batch)
-        return not self._left
+        with self._cutting:
+            self._waiting.sort(key=lambda index: self.cuts[index][1], reverse=True)
+            longest = self.cuts[self._waiting[0]][1]
+            size = max(1, min(PASSAGE_BATCH, STEP_TOKENS // longest, len(self._waiting)))
+            batch, self._waiting = self._waiting[:size], self._waiting[size:]
+            return batch, bool(self._waiting) or len(self.cuts) < len(self.texts)
+
+    def embed(self, engine: Engine, batch: list[int]) -> bool:
+        """Embed a bucket ``take`` gave; says whether that was the job's last."""
+        vectors = engine.encode([self.cuts[i][0] for i in batch], self.is_query).tolist()
+        with self._cutting:
+            for index, vector in zip(batch, vectors, strict=True):
+                self.vectors[index] = vector
+            self._left -= len(batch)
+            return not self._left
 
 
 def _settle(future: Future[Any], result: Any = None, error: BaseException | None = None) -> None:
@@ -236,8 +245,8 @@ def _work(engine: Engine, line: _Line, jobs: Jobs, window: float) -> None:
         if offer is None:
             return
         job = offer.job
-        if job.future.cancelled() or not offer.take():
-            continue
+        if job.future.done() or not offer.take():
+            continue  # given up, or failed in another thread's step
         batch = [job]
         try:
             if job.is_query and job.tokens(engine) < QUERY_BATCH_TOKENS:
@@ -245,16 +254,19 @@ def _work(engine: Engine, line: _Line, jobs: Jobs, window: float) -> None:
                 if len(batch) > 1:
                     _embed_together(engine, batch)
                     continue
-            done = job.step(engine)
+            texts, more = job.take(engine)
+            if more:
+                # Back in line behind the work of its own priority that came meanwhile, at
+                # once: a free thread takes the call's next step while this one runs, so a
+                # long call (a reindex, an import) has every passage thread.
+                line.put(priority, job)
+            done = job.embed(engine, texts)
         except BaseException as error:  # noqa: BLE001 - whatever it is, the callers must hear of it, not wait forever
             for failed in batch:
                 _settle(failed.future, error=error)
             continue
         if done:
             _settle(job.future, job.vectors)
-        else:
-            # Back in line behind the work of its own priority that came meanwhile.
-            line.put(priority, job)
 
 
 class BundledEmbedder:
