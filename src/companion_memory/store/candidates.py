@@ -10,9 +10,7 @@ from ..ports import Database, Statement
 from .pagination import decode_cursor, page_of
 from .sql import chunks, from_json, placeholders, to_json
 
-# Also the columns an export carries (store/snapshot.py).
-CANDIDATE_COLUMNS = CANDIDATE_FIELDS
-_SELECT = f"SELECT {', '.join(CANDIDATE_COLUMNS)} FROM memory_candidates"
+_SELECT = f"SELECT {', '.join(CANDIDATE_FIELDS)} FROM memory_candidates"
 
 
 def _candidate(row: dict[str, Any]) -> Candidate:
@@ -40,8 +38,8 @@ class CandidateStore:
     @staticmethod
     def insert(candidate: Candidate) -> Statement:
         return Statement(
-            f"INSERT INTO memory_candidates ({', '.join(CANDIDATE_COLUMNS)}) VALUES ({placeholders(len(CANDIDATE_COLUMNS))})",
-            tuple(_stored(candidate, c) for c in CANDIDATE_COLUMNS),
+            f"INSERT INTO memory_candidates ({', '.join(CANDIDATE_FIELDS)}) VALUES ({placeholders(len(CANDIDATE_FIELDS))})",
+            tuple(_stored(candidate, c) for c in CANDIDATE_FIELDS),
         )
 
     async def get(self, candidate_id: str) -> Candidate | None:

@@ -6,11 +6,10 @@ import uuid
 
 from ..domain.mood import MOOD_FIELDS, Mood
 from ..ports import Database, Statement
+from .sql import placeholders
 from .stored_values import readable
 
-# Also the columns an export carries (store/snapshot.py).
-MOOD_COLUMNS = MOOD_FIELDS
-_SELECT = f"SELECT {', '.join(MOOD_COLUMNS)} FROM moods"
+_SELECT = f"SELECT {', '.join(MOOD_FIELDS)} FROM moods"
 
 
 def mood_row(
@@ -46,9 +45,9 @@ class MoodStore:
     def insert(mood: Mood) -> Statement:
         """A mood read again from the same message (a dream run again) is not written twice."""
         return Statement(
-            f"INSERT INTO moods ({', '.join(MOOD_COLUMNS)}) VALUES ({', '.join('?' * len(MOOD_COLUMNS))}) "
+            f"INSERT INTO moods ({', '.join(MOOD_FIELDS)}) VALUES ({placeholders(len(MOOD_FIELDS))}) "
             "ON CONFLICT (namespace, whose, label, source_message_id) WHERE source_message_id IS NOT NULL DO NOTHING",
-            tuple(getattr(mood, c) for c in MOOD_COLUMNS),
+            tuple(getattr(mood, c) for c in MOOD_FIELDS),
         )
 
     async def add(self, mood: Mood) -> Mood:

@@ -9,8 +9,7 @@ from ..domain.share import SHARE_FIELDS, Share, ShareEvent
 from ..ports import Database, SqlValue, Statement
 from .sql import live_sql, placeholders
 
-SHARE_COLUMNS = SHARE_FIELDS
-_SELECT = f"SELECT {', '.join(SHARE_COLUMNS)} FROM memory_shares"
+_SELECT = f"SELECT {', '.join(SHARE_FIELDS)} FROM memory_shares"
 OPEN_STATUSES = ("proposed", "approved")
 
 
@@ -44,8 +43,8 @@ class ShareStore:
     @staticmethod
     def insert(share: Share) -> Statement:
         return Statement(
-            f"INSERT INTO memory_shares ({', '.join(SHARE_COLUMNS)}) VALUES ({placeholders(len(SHARE_COLUMNS))})",
-            tuple(getattr(share, c) for c in SHARE_COLUMNS),
+            f"INSERT INTO memory_shares ({', '.join(SHARE_FIELDS)}) VALUES ({placeholders(len(SHARE_FIELDS))})",
+            tuple(getattr(share, c) for c in SHARE_FIELDS),
         )
 
     @staticmethod
@@ -98,7 +97,7 @@ class ShareStore:
         """The approved shares into these namespaces whose memory is live, the newest
         approval first; a share whose memory has died is never read here."""
         rows = await self.db.all(
-            f"SELECT {', '.join(f's.{c} AS {c}' for c in SHARE_COLUMNS)} "
+            f"SELECT {', '.join(f's.{c} AS {c}' for c in SHARE_FIELDS)} "
             "FROM memory_shares s JOIN memories m ON m.id = s.memory_id "
             f"WHERE s.status = 'approved' AND s.target_namespace IN ({placeholders(len(namespaces))}) "
             f"AND {live_sql('m')} ORDER BY s.decided_at DESC LIMIT ?",

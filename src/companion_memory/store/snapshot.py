@@ -6,17 +6,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..domain.candidate import CANDIDATE_FIELDS
 from ..domain.episode import EPISODE_FIELDS, said_by
 from ..domain.memory import MEMORY_FIELDS
+from ..domain.mood import MOOD_FIELDS
 from ..domain.person import PERSON_FIELDS, PROPOSAL_FIELDS
 from ..domain.search_text import search_document
+from ..domain.todo import TODO_FIELDS
 from ..ports import ConstraintError, Database, Statement
-from .candidates import CANDIDATE_COLUMNS
-from .moods import MOOD_COLUMNS
 from .sql import placeholders, read_stored_json, to_json
 from .stored_values import TABLES_BY_NAME as STORED_TABLES
 from .stored_values import row_problem
-from .todos import TODO_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ TABLES = (
     TableSpec(
         "memory_candidates",
         ("id",),
-        CANDIDATE_COLUMNS,
+        CANDIDATE_FIELDS,
         ("evidence", "source_message_ids"),
     ),
     TableSpec("precious", ("id",), ("id", "namespace", "content", "note", "source", "created_at")),
@@ -80,8 +80,8 @@ TABLES = (
         ),
     ),
     TableSpec("monthly_log", ("id",), ("id", "namespace", "month", "title", "summary", "created_at", "updated_at")),
-    TableSpec("todos", ("id",), TODO_COLUMNS),
-    TableSpec("moods", ("id",), MOOD_COLUMNS),
+    TableSpec("todos", ("id",), TODO_FIELDS),
+    TableSpec("moods", ("id",), MOOD_FIELDS),
     # Which memories are about whom is not exported: the nightly job links them again.
     TableSpec("people", ("id",), PERSON_FIELDS, ("aliases",)),
     TableSpec("person_proposals", ("id",), PROPOSAL_FIELDS, ("aliases", "evidence")),

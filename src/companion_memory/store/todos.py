@@ -9,9 +9,7 @@ from ..ports import Database
 from .sql import placeholders
 from .stored_values import readable
 
-# Also the columns an export carries (store/snapshot.py).
-TODO_COLUMNS = TODO_FIELDS
-_SELECT = f"SELECT {', '.join(TODO_COLUMNS)} FROM todos"
+_SELECT = f"SELECT {', '.join(TODO_FIELDS)} FROM todos"
 
 
 class TodoStore:
@@ -33,8 +31,8 @@ class TodoStore:
             updated_at=at,
         )
         await self.db.run(
-            f"INSERT INTO todos ({', '.join(TODO_COLUMNS)}) VALUES ({placeholders(len(TODO_COLUMNS))})",
-            tuple(getattr(todo, c) for c in TODO_COLUMNS),
+            f"INSERT INTO todos ({', '.join(TODO_FIELDS)}) VALUES ({placeholders(len(TODO_FIELDS))})",
+            tuple(getattr(todo, c) for c in TODO_FIELDS),
         )
         return todo
 
