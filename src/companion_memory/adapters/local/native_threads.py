@@ -30,8 +30,9 @@ def embedder_threads(settings: Settings) -> int:
     """How many engine calls run at once: ``EMBEDDER_THREADS``, else one per core, plus
     the query lane where there are two cores or more. On 2 cores, one thread held 16 chats
     at about 28 req/s (its core full) while the other core sat half idle; and with the
-    lane one of the two, passages had one core: 68 a second against 116 with a passage
-    thread per core (their lower priority leaves a query the core it needs)."""
+    lane one of the two, passages had one core: 64 a second through the embedder against
+    113 with a passage thread per core (bench/embedder_speed.py; their lower priority
+    leaves a query the core it needs)."""
     if settings.EMBEDDER_THREADS:
         return settings.EMBEDDER_THREADS
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
