@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, BinaryIO, Literal, Protocol
 
 # The errors the ports raise (see each port's docstring), re-exported for the adapters.
 from .domain.usage import ChatUsage as ChatUsage
@@ -290,6 +290,29 @@ class BackupStore(Protocol):
 
     async def save(self, name: str, text: str) -> str:
         """Keep ``text`` under ``name``; answers where it went (a path)."""
+        ...
+
+
+class UploadStore(Protocol):
+    """The bytes of a file uploaded in parts, kept until the job that reads them ends:
+    a file in the local data directory, or rows of the database on the Worker, which has
+    no file system and reads an upload back into memory (hence ``max_bytes``)."""
+
+    max_bytes: int
+
+    async def put(self, upload: str, start: int, data: bytes) -> None:
+        """Keep ``data`` at byte ``start`` of the upload; the same part again replaces it."""
+        ...
+
+    async def open(self, upload: str) -> BinaryIO:
+        """The upload as a seekable binary file, its parts in order; the caller closes it."""
+        ...
+
+    async def remove(self, upload: str) -> None: ...
+
+    async def open_local(self, path: str) -> BinaryIO:
+        """A file of this machine that a job names instead of an upload (the CLI's);
+        ``OSError`` where there is none (the Worker)."""
         ...
 
 

@@ -16,6 +16,7 @@ from .memory.config import MemoryConfig
 from .memory.conversation_search import ConversationSearch
 from .memory.doctor import Doctor
 from .memory.episode_forget import EpisodeForgetter
+from .memory.history_imports import HistoryImports
 from .memory.ingest import MessageIngestor
 from .memory.memories import MemoryWriter
 from .memory.model_call import JobModel
@@ -51,10 +52,12 @@ from .ports import (
     HttpClient,
     Reranker,
     TaskQueue,
+    UploadStore,
     UpstreamError,
     VectorIndex,
 )
 from .settings import Settings
+from .store.history_imports import DatabaseUploads
 
 
 @dataclass
@@ -84,6 +87,9 @@ class Runtime:
     # client cannot set it: cf-connecting-ip on the Worker. None: the socket's peer (or,
     # behind TRUSTED_PROXIES, what they forwarded).
     client_address_header: str | None = None
+    # Where an uploaded history export waits for its import: None keeps its parts in the
+    # database (the Worker's way; the local server's keeps a file).
+    uploads: UploadStore | None = None
 
     @property
     def config(self) -> MemoryConfig:
@@ -98,6 +104,17 @@ class Runtime:
     @cached_property
     def mirror(self) -> VectorMirror:
         return VectorMirror(self.db, self.vectors, self.embedder, self.clock, self.queue)
+
+    @cached_property
+    def history_imports(self) -> HistoryImports:
+        return HistoryImports(
+            self.db,
+            self.clock,
+            self.ingestor,
+            self.uploads or DatabaseUploads(self.db),
+            self.queue,
+            self.settings.DREAM_TIME_ZONE,
+        )
 
     @cached_property
     def writer(self) -> MemoryWriter:
@@ -235,7 +252,7 @@ class Runtime:
 
     @cached_property
     def tasks(self) -> TaskRunner:
-        return TaskRunner(self.mirror, self.retention, self.queue)
+        return TaskRunner(self.mirror, self.retention, self.history_imports, self.queue)
 
     @cached_property
     def consolidation(self) -> Consolidation:

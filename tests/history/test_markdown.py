@@ -7,8 +7,8 @@ import pytest
 
 from companion_memory.errors import UnreadableHistory
 from companion_memory.history import markdown
+from companion_memory.history.day_file import entry_id, parse_daily
 from companion_memory.history.options import ReadOptions
-from companion_memory.nightly.sources.day_file import entry_id, parse_daily
 from tests.history.fixtures import DATA, expected, expected_messages, read, shown
 
 SINGAPORE = ReadOptions(time_zone="Asia/Singapore")

@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
+from companion_memory.clock import FixedClock
 from companion_memory.errors import InvalidInput
 from companion_memory.memory.drafts import Actor, MemoryDraft
 from companion_memory.ports import Embedder, EmbeddingKind
@@ -245,21 +246,37 @@ async def episode_ids(runtime: Runtime) -> list[str]:
     return [e["id"] for e in await episodes(runtime)]
 
 
-async def test_retention_keeps_messages_and_episodes_apart(client: httpx.AsyncClient, runtime: Runtime) -> None:
+async def test_retention_keeps_messages_and_episodes_apart(
+    client: httpx.AsyncClient, runtime: Runtime, clock: FixedClock
+) -> None:
     """MESSAGES_RETENTION_DAYS (7) is what the dream may read; EPISODE_RETENTION_DAYS
-    (365) what recall finds. A message that goes leaves its episode, and the reverse."""
+    (365) what recall finds. A message that goes leaves its episode, and the reverse. Both
+    count from when what was said reached the memory too: a year-old message stored today
+    (an import's) is kept as long as one said today."""
     old = await ingest(client, [{"role": "user", "content": "I moved to Lisbon", "created_at": "2025-11-01T10:00:00Z"}])
     week = await ingest(
         client, [{"role": "user", "content": "I started pottery", "created_at": "2026-11-20T10:00:00Z"}]
     )
     await runtime.mirror.drain()
-    [gone] = [m["id"] for m in old["messages"]]
-    [kept] = [m["id"] for m in week["messages"]]
+    [lisbon] = [m["id"] for m in old["messages"]]
+    [pottery] = [m["id"] for m in week["messages"]]
     report = await runtime.retention.run(force=True)
-    assert (report["messages"], report["episodes_expired"]) == (2, 1)
+    assert (report["messages"], report["episodes_expired"]) == (0, 0)
+
+    clock.advance(days=8)
+    report = await runtime.retention.run(force=True)
+    assert (report["messages"], report["episodes_expired"]) == (2, 0)
     assert await runtime.db.all("SELECT id FROM messages") == []
-    assert await episode_ids(runtime) == [kept]
-    assert await runtime.vectors.get([gone]) == [] and len(await runtime.vectors.get([kept])) == 1
+    assert sorted(await episode_ids(runtime)) == sorted([lisbon, pottery])
+
+    later = await ingest(client, [{"role": "user", "content": "I bought a kiln"}])
+    [kiln] = [m["id"] for m in later["messages"]]
+    clock.advance(days=360)
+    report = await runtime.retention.run(force=True)
+    assert report["episodes_expired"] == 2
+    await runtime.mirror.drain()
+    assert await episode_ids(runtime) == [kiln]
+    assert await runtime.vectors.get([lisbon]) == [] and len(await runtime.vectors.get([kiln])) == 1
 
 
 async def test_retention_gives_older_messages_their_episodes(runtime: Runtime) -> None:

@@ -9,7 +9,7 @@ import httpx
 import pytest
 import respx
 
-from companion_memory.nightly.sources.day_file import parse_daily
+from companion_memory.history.day_file import parse_daily
 from companion_memory.runtime import Runtime
 
 API = "https://api.github.com/repos/me/vault/contents/archive/daily"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import UnreadableHistory
-from ..nightly.sources.day_file import CHECKPOINT, TURN
+from .day_file import CHECKPOINT, TURN
 from .json_stream import JsonStream
 from .source import Export, Source
 

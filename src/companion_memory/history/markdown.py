@@ -10,7 +10,7 @@ from datetime import date
 
 from ..clock import parse_day
 from ..errors import UnreadableHistory
-from ..nightly.sources.day_file import SOURCE, entry_id, entry_time, parse_daily
+from .day_file import SOURCE, entry_id, entry_time, parse_daily
 from .message import ImportedMessage, Role
 from .options import ReadOptions
 from .source import Source

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..clock import TimeError, parse_day
 from ..settings import Settings
+from . import import_history
 from .cli_commands import COMMANDS
 
 DATA_DIR_VARIABLE = "COMPANION_MEMORY_DATA_DIR"
@@ -121,6 +122,13 @@ def _parser() -> argparse.ArgumentParser:
     import_.add_argument("file", type=Path)
     import_.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
 
+    history = commands.add_parser(
+        "import-history",
+        help="import a chat export (ChatGPT, Claude, Chatbox, Cherry Studio, JSONL, Markdown) with its dates",
+    )
+    import_history.add_arguments(history)
+    history.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
+
     hooks = commands.add_parser("hooks", help="coding-agent hooks: recall before each prompt, write the session back")
     actions = hooks.add_subparsers(dest="action", required=True)
     for action, what in (
@@ -175,6 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     except ServiceError as error:  # what the API would answer with a 4xx
         print(f"companion-memory {args.command}: {error.message}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # what was written stays written: every step commits as it goes
+        print(f"\ncompanion-memory {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 def _hooks(args: argparse.Namespace) -> int:

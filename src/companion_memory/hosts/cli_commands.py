@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..settings import Settings
+from . import import_history
+from .vector_fill import fill_index
 
 if TYPE_CHECKING:  # the CLI starts without importing the whole runtime
     from ..application.doctor import HealthReportAnswer
@@ -66,13 +68,13 @@ async def _import(settings: Settings, data_dir: Path, args: argparse.Namespace) 
     print("imported " + ", ".join(f"{n} {table}" for table, n in report.imported.items()))
     for table, n in report.refused.items():
         print(f"refused {n} {table} rows that clash with existing ones", file=sys.stderr)
-    await _fill_index(runtime)
+    await fill_index(runtime)
     return 0
 
 
 async def _reindex(settings: Settings, data_dir: Path, _: argparse.Namespace) -> int:
     runtime = await _runtime(settings, data_dir)
-    return 0 if await _fill_index(runtime, restart=True) else 1
+    return 0 if await fill_index(runtime, restart=True) else 1
 
 
 async def _cleanup(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
@@ -154,7 +156,7 @@ async def _doctor(settings: Settings, data_dir: Path, args: argparse.Namespace) 
     repaired = await doctor.repair(runtime, SYSTEM, doctor.RepairRequest())
     after = repaired.report
     if any(check.name == "backlog" and check.value for check in after.checks):
-        await _fill_index(runtime)  # nothing else drains the queue while the server is down
+        await fill_index(runtime)  # nothing else drains the queue while the server is down
         after = await doctor.report(runtime, SYSTEM, Nothing())
     if args.json:
         print(repaired.model_copy(update={"report": after}).model_dump_json(indent=1))
@@ -200,27 +202,6 @@ async def _starmap(settings: Settings, data_dir: Path, args: argparse.Namespace)
     return 0
 
 
-async def _fill_index(runtime: Runtime, *, restart: bool = False) -> bool:
-    """Catch the vector index up with the database (or, with ``restart``, rebuild it)
-    batch by batch, with a progress line; says whether everything got indexed."""
-    from ..application import health
-    from ..application.principal import SYSTEM
-
-    batch = health.MAX_BATCH
-    progress = await health.vector_reindex(runtime, SYSTEM, health.ReindexRequest(restart=restart, batch=batch))
-    if progress.queued is not None:
-        print(f"rebuilding the vector index with {runtime.embedder.model}: {progress.queued} memories", file=sys.stderr)
-    of = f"/{progress.queued}" if progress.queued else ""
-    embedded = progress.indexed_now
-    while not progress.done and (progress.indexed_now or progress.rebuilding):
-        print(f"\rindexing vectors: {embedded}{of}", end="", file=sys.stderr, flush=True)
-        progress = await health.vector_reindex(runtime, SYSTEM, health.ReindexRequest(batch=batch))
-        embedded += progress.indexed_now
-    left = progress.pending
-    print(f"\rindexed {embedded} vectors" + (f", {left} left to retry" if left else ""), file=sys.stderr)
-    return progress.done
-
-
 async def _runtime(settings: Settings, data_dir: Path) -> Runtime:
     from ..adapters.local.runtime import build_local_runtime
 
@@ -238,4 +219,5 @@ COMMANDS = {
     "nightly": _nightly,
     "doctor": _doctor,
     "starmap": _starmap,
+    "import-history": import_history.run,
 }

@@ -23,9 +23,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..clock import iso, read_time
@@ -121,35 +121,8 @@ class MessageIngestor:
     ) -> list[IngestOutcome]:
         moment = self.clock.now()
         now = iso(moment)
-        # What is private is not stored, nor is it part of a message's identity.
-        messages = [dataclasses.replace(m, content=strip_private(m.content)) for m in messages]
-        rows: list[MessageRow] = []
-        hashes = _ranked_hashes(messages, conversation_id)
-        for index, (message, hashed) in enumerate(zip(messages, hashes, strict=True)):
-            # Undated turns of one request are a millisecond apart, so that they read back in
-            # the order they were sent (ids are random: at one instant their order was too).
-            created_at = (
-                read_time(message.created_at, f"messages[{index}].created_at")
-                if message.created_at
-                else iso(moment + timedelta(milliseconds=index))
-            )
-            rows.append(
-                MessageRow(
-                    id=str(uuid.uuid4()),
-                    namespace=namespace,
-                    conversation_id=conversation_id,
-                    role=message.role,
-                    content=message.content,
-                    client_hash=hashed,
-                    source=source,
-                    model=message.model,
-                    metadata=to_json(message.metadata, what=f"messages[{index}].metadata")
-                    if message.metadata
-                    else None,
-                    created_at=created_at,
-                    stored_at=now,
-                )
-            )
+        messages, rows = _rows(namespace, messages, conversation_id, source, moment)
+        hashes = [row.client_hash for row in rows]
         # Within one request, a message sent twice (the same id) is a duplicate of its first occurrence.
         first_of: dict[str, MessageRow] = {}
         for row in rows:
@@ -161,10 +134,7 @@ class MessageIngestor:
         retired = MessageStore.retire(namespace, list(undated), stored_before=iso(moment - RETRY_WINDOW))
         names = {row.id: message.name for row, message in zip(rows, messages, strict=True)}
         episodes = {row.id: episode for row in unique if (episode := episode_of(row, names[row.id]))}
-        statements: list[Statement] = [*retired]
-        statements += [MessageStore.insert_if_new(row) for row in unique]
-        statements += EpisodeStore.insert_for_messages(list(episodes.values()))
-        statements += OutboxStore.enqueue_stored_episodes(list(episodes), now)
+        statements = [*retired, *_writes(unique, episodes, now)]
         results = (await self.db.batch(statements))[len(retired) : len(retired) + len(unique)] if unique else []
         inserted = {row.client_hash for row, result in zip(unique, results, strict=True) if result.changes}
         await self._embed_later(
@@ -182,6 +152,53 @@ class MessageIngestor:
                 outcomes.append(IngestOutcome(id=existing[row.client_hash], duplicate=True))
         return outcomes
 
+    async def ingest_dated(
+        self,
+        namespace: str,
+        conversations: Sequence[tuple[str | None, Sequence[IncomingMessage]]],
+        *,
+        source: str,
+        progress: Callable[[int, int], Statement],
+    ) -> int:
+        """Messages that each say when they were said (an import's), conversation by
+        conversation, stored in one batch with ``progress(new, duplicates)``: the
+        caller's record of how far it got, so that the two are written together or not at
+        all. What is a duplicate is read before the batch (the batch's inserts still skip
+        one that came in between). Answers how many were new."""
+        now = iso(self.clock.now())
+        new, names, duplicates = await self._new_rows(namespace, conversations, source)
+        episodes = {row.id: episode for row in new if (episode := episode_of(row, names[row.id]))}
+        await self.db.batch([*_writes(new, episodes, now), progress(len(new), duplicates)])
+        await self._embed_later(list(episodes.values()), {}, {})
+        return len(new)
+
+    async def count_new(
+        self, namespace: str, conversations: Sequence[tuple[str | None, Sequence[IncomingMessage]]]
+    ) -> tuple[int, int]:
+        """What ``ingest_dated`` would store, writing nothing: (new, duplicates)."""
+        new, _, duplicates = await self._new_rows(namespace, conversations, "dry-run")
+        return len(new), duplicates
+
+    async def _new_rows(
+        self, namespace: str, conversations: Sequence[tuple[str | None, Sequence[IncomingMessage]]], source: str
+    ) -> tuple[list[MessageRow], dict[str, str | None], int]:
+        """The rows of these dated messages not stored yet (a message twice among them
+        once), who said each, and how many of them are duplicates."""
+        moment = self.clock.now()
+        rows: list[MessageRow] = []
+        names: dict[str, str | None] = {}
+        for conversation_id, said in conversations:
+            assert all(m.created_at for m in said), "dated messages only"
+            kept, group = _rows(namespace, list(said), conversation_id, source, moment)
+            rows += group
+            names.update((row.id, message.name) for row, message in zip(group, kept, strict=True))
+        first_of: dict[str, MessageRow] = {}
+        for row in rows:
+            first_of.setdefault(row.client_hash, row)
+        existing = await self.store.ids_by_hash(namespace, list(first_of))
+        new = [row for hashed, row in first_of.items() if hashed not in existing]
+        return new, names, len(rows) - len(new)
+
     async def _embed_later(
         self, stored: list[Episode], vectors: dict[str, Sequence[float]], said: dict[str, str]
     ) -> None:
@@ -196,3 +213,51 @@ class MessageIngestor:
         }
         if await self.mirror.place(given) < len(stored):
             await self.mirror.schedule_retry()
+
+
+def _writes(rows: list[MessageRow], episodes: dict[str, Episode], at: str) -> list[Statement]:
+    """Each new message, its episode, and its episode's place in the vector outbox."""
+    return [
+        *(MessageStore.insert_if_new(row) for row in rows),
+        *EpisodeStore.insert_for_messages(list(episodes.values())),
+        *OutboxStore.enqueue_stored_episodes(list(episodes), at),
+    ]
+
+
+def _rows(
+    namespace: str,
+    messages: list[IncomingMessage],
+    conversation_id: str | None,
+    source: str,
+    moment: datetime,
+) -> tuple[list[IncomingMessage], list[MessageRow]]:
+    """The messages as they will be stored (what is private cut out: it is never
+    stored, nor part of a message's identity), and their rows."""
+    now = iso(moment)
+    messages = [dataclasses.replace(m, content=strip_private(m.content)) for m in messages]
+    rows: list[MessageRow] = []
+    hashes = _ranked_hashes(messages, conversation_id)
+    for index, (message, hashed) in enumerate(zip(messages, hashes, strict=True)):
+        # Undated turns of one request are a millisecond apart, so that they read back in
+        # the order they were sent (ids are random: at one instant their order was too).
+        created_at = (
+            read_time(message.created_at, f"messages[{index}].created_at")
+            if message.created_at
+            else iso(moment + timedelta(milliseconds=index))
+        )
+        rows.append(
+            MessageRow(
+                id=str(uuid.uuid4()),
+                namespace=namespace,
+                conversation_id=conversation_id,
+                role=message.role,
+                content=message.content,
+                client_hash=hashed,
+                source=source,
+                model=message.model,
+                metadata=to_json(message.metadata, what=f"messages[{index}].metadata") if message.metadata else None,
+                created_at=created_at,
+                stored_at=now,
+            )
+        )
+    return messages, rows

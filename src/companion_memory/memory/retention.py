@@ -7,6 +7,11 @@ vector before its row, through the vector outbox, so a failing index keeps the r
 it can follow. Raw messages (MESSAGES_RETENTION_DAYS) and episodes are kept apart: a
 message that goes leaves its episode, an episode that goes leaves its message.
 
+Both count from when they reached the memory as much as from when they were said: a
+message is kept MESSAGES_RETENTION_DAYS after it was stored (so that the dream can read
+an imported year), an episode until both its saying and its storing are older than
+EPISODE_RETENTION_DAYS (so that imported history is kept that long from its import).
+
 Retention also gives an episode to each message stored before episodes were, within
 the episodes' retention (the two agree, so what expires is not made again).
 """
@@ -60,7 +65,7 @@ class Retention:
 
         results = await self.db.batch(
             [
-                RetentionStore.delete_older("messages", "created_at", before(self.config.messages_retention_days)),
+                RetentionStore.delete_older("messages", "stored_at", before(self.config.messages_retention_days)),
                 RetentionStore.delete_older("usage_logs", "created_at", before(LOG_DAYS)),
                 RetentionStore.delete_older("memory_events", "created_at", before(LOG_DAYS)),
                 RetentionStore.delete_older("idempotency_keys", "created_at", before(IDEMPOTENCY_DAYS)),
@@ -102,9 +107,9 @@ class Retention:
         }
 
     async def _expire_episodes(self, cutoff: str, at: str) -> int:
-        """Queue the episodes said before ``cutoff`` to go, vector first (the 'delete' op
-        keeps their messages); returns how many."""
-        rows = await self.episodes.said_before(cutoff, PER_RUN)
+        """Queue the episodes said and stored before ``cutoff`` to go, vector first (the
+        'delete' op keeps their messages); returns how many."""
+        rows = await self.episodes.kept_since_before(cutoff, PER_RUN)
         for start in range(0, len(rows), _BATCH):
             await self.db.batch(
                 [

@@ -9,6 +9,7 @@ the database (the vector outbox, the memories), the task only says "go on".
 - ``reindex``: rebuild the vector index from the database, then drain.
 - ``vector_pass``: a few pages of the pass over every row under way (memory/vector_passes.py).
 - ``retention``: run retention; a backlog larger than one run continues in a new task.
+- ``history_import``: the next step of a history import (memory/history_imports.py).
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
+from ..domain.history_import import RUNNABLE
 from ..ports import QueueMessage, TaskQueue
+from .history_imports import HistoryImports
 from .retention import PER_RUN, Retention
 from .vector_mirror import VectorMirror
 from .vector_passes import PASS_TASK
@@ -55,12 +58,19 @@ class RetentionTask:
     force: bool = False
 
 
-Task = MirrorTask | ReindexTask | PassTask | RetentionTask
+@dataclass(frozen=True)
+class ImportTask:
+    id: str
+    task: Literal["history_import"] = "history_import"
+
+
+Task = MirrorTask | ReindexTask | PassTask | RetentionTask | ImportTask
 _KINDS: dict[str, type[Task]] = {
     "vector_mirror": MirrorTask,
     "reindex": ReindexTask,
     "vector_pass": PassTask,
     "retention": RetentionTask,
+    "history_import": ImportTask,
 }
 
 
@@ -73,13 +83,17 @@ def parse_task(body: Any) -> Task:
     kind = _KINDS.get(name) if isinstance(name, str) else None
     if kind is None:
         raise ValueError(f"unknown task {name!r}; known: {', '.join(_KINDS)}")
-    flags = {}
-    for flag in (f.name for f in fields(kind) if f.name != "task"):
-        if flag in body:
-            if not isinstance(body[flag], bool):
-                raise ValueError(f"{flag} must be true or false")
-            flags[flag] = body[flag]
-    return kind(**flags)
+    given: dict[str, Any] = {}
+    for field in (f for f in fields(kind) if f.name != "task"):
+        # Every member is a flag (false unless given) or a required string.
+        if field.type == "bool":
+            if field.name in body and not isinstance(body[field.name], bool):
+                raise ValueError(f"{field.name} must be true or false")
+        elif not isinstance(body.get(field.name), str):
+            raise ValueError(f"{field.name} must be a string")
+        if field.name in body:
+            given[field.name] = body[field.name]
+    return kind(**given)
 
 
 def retry_delay(attempts: int) -> int:
@@ -88,9 +102,12 @@ def retry_delay(attempts: int) -> int:
 
 
 class TaskRunner:
-    def __init__(self, mirror: VectorMirror, retention: Retention, queue: TaskQueue | None) -> None:
+    def __init__(
+        self, mirror: VectorMirror, retention: Retention, imports: HistoryImports, queue: TaskQueue | None
+    ) -> None:
         self.mirror = mirror
         self.retention = retention
+        self.imports = imports
         self.queue = queue
 
     async def handle(self, messages: Sequence[QueueMessage]) -> None:
@@ -118,6 +135,11 @@ class TaskRunner:
         if isinstance(task, ReindexTask):
             queued = await self.mirror.rebuild(restart=task.restart)
             return {"queued": queued, **await self._drain()}
+        if isinstance(task, ImportTask):
+            job = await self.imports.step(task.id)
+            if job.status in RUNNABLE:
+                await self.imports.queue_step(task.id)
+            return {"import": job.id, "status": job.status, "position": job.position}
         if isinstance(task, PassTask):
             step = await self.mirror.passes.step()
             if step.queued:

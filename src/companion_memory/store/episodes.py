@@ -69,10 +69,12 @@ class EpisodeStore:
         rows = await self.db.all("SELECT id, namespace FROM episodes WHERE id > ? ORDER BY id LIMIT ?", (after, limit))
         return [MirroredRow(**r) for r in rows]
 
-    async def said_before(self, cutoff: str, limit: int) -> list[tuple[str, str]]:
-        """Ids and namespaces of the episodes said before ``cutoff``, oldest first."""
+    async def kept_since_before(self, cutoff: str, limit: int) -> list[tuple[str, str]]:
+        """Ids and namespaces of the episodes both said and stored before ``cutoff`` (an
+        imported one counts from its import), the first stored first."""
         rows = await self.db.all(
-            "SELECT id, namespace FROM episodes WHERE created_at < ? ORDER BY created_at, id LIMIT ?", (cutoff, limit)
+            "SELECT id, namespace FROM episodes WHERE stored_at < ? AND created_at < ? ORDER BY stored_at, id LIMIT ?",
+            (cutoff, cutoff, limit),
         )
         return [(row["id"], row["namespace"]) for row in rows]
 

@@ -63,13 +63,13 @@ class MessageStore:
         return found
 
     async def without_episode(self, *, since: str, limit: int) -> list[MessageRow]:
-        """Messages said since ``since`` that have words but no episode (stored before
-        episodes were), oldest first."""
+        """Messages said or stored since ``since`` (the episodes' retention keeps those)
+        that have words but no episode (stored before episodes were), oldest first."""
         rows = await self.db.all(
-            f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages m WHERE created_at >= ? "
+            f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages m WHERE (created_at >= ? OR stored_at >= ?) "
             "AND trim(content, ' ' || char(9) || char(10) || char(13)) != '' "
             "AND NOT EXISTS (SELECT 1 FROM episodes e WHERE e.id = m.id) ORDER BY created_at, id LIMIT ?",
-            (since, limit),
+            (since, since, limit),
         )
         return [MessageRow(**r) for r in rows]
 

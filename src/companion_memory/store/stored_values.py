@@ -139,6 +139,15 @@ TABLES = (
     ),
     StoredTable("person_memories", _times("created_at"), key=None),
     StoredTable("person_proposals", _times("created_at", optional=("reviewed_at",))),
+    StoredTable(
+        "history_imports",
+        (
+            *_times("created_at", "updated_at", optional=("since_at", "until_at", "finished_at")),
+            *_counts("size", "received", "position", "stored", "duplicates", "outside"),
+            StoredColumn("total", "count", False),
+            StoredColumn("dry_run", "flag"),
+        ),
+    ),
     StoredTable("oauth_clients", _times("created_at", optional=("fetched_at",)), key="client_id"),
     StoredTable("oauth_requests", _times("created_at", "expires_at")),
     StoredTable("oauth_grants", _times("created_at", optional=("last_used_at", "revoked_at"))),

@@ -215,8 +215,11 @@ async def check_queue(db: Any, binding: Any, settings: dict[str, Any]) -> Awaita
     from companion_memory.adapters.cloudflare.queue import CloudflareQueue
     from companion_memory.clock import FixedClock
     from companion_memory.memory import tasks
+    from companion_memory.memory.history_imports import HistoryImports
+    from companion_memory.memory.ingest import MessageIngestor
     from companion_memory.memory.retention import Retention
     from companion_memory.memory.vector_mirror import VectorMirror
+    from companion_memory.store.history_imports import DatabaseUploads
     from tests.fakes.embedder import HashEmbedder
 
     options = json.loads(cf_env.QUEUE_CONSUMER)
@@ -224,7 +227,8 @@ async def check_queue(db: Any, binding: Any, settings: dict[str, Any]) -> Awaita
     queue = CloudflareQueue(binding)
     clock = FixedClock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
     mirror = VectorMirror(db, MemoryIndex(384), HashEmbedder(dimensions=384, model="test-words"), clock, queue)
-    runner = tasks.TaskRunner(mirror, Retention(db, mirror, clock, memory_config(settings)), queue)
+    imports = HistoryImports(db, clock, MessageIngestor(db, clock, mirror), DatabaseUploads(db), queue, "UTC")
+    runner = tasks.TaskRunner(mirror, Retention(db, mirror, clock, memory_config(settings)), imports, queue)
     consumer = QueueConsumer(runner, options["deadLetterQueue"])
     cf_env.on_queue(create_proxy(consumer))
 

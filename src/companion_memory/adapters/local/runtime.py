@@ -19,12 +19,15 @@ from .embedder import BundledEmbedder, model_dir
 from .public_http import public_http_client
 from .sqlite import SqliteDatabase
 from .task_queue import LocalTaskQueue
+from .uploads import FileUploads
 from .vector_index import LocalVectorIndex
 
 DATABASE_FILE = "companion-memory.sqlite3"
 # Where `companion-memory doctor --repair` (and POST /v1/health/repair) keep their export first.
 BACKUPS_DIR = "backups"
 VECTORS_FILE = "vectors.sqlite3"
+# Where a history export uploaded to the server waits until its import has ended.
+UPLOADS_DIR = "uploads"
 
 
 async def build_local_runtime(
@@ -60,5 +63,6 @@ async def build_local_runtime(
         reranker=remote_reranker(settings, http),
         queue=queue,
         backups=FileBackups(data_dir / BACKUPS_DIR),
+        uploads=FileUploads(data_dir / UPLOADS_DIR),
         public_http=public_http_client(),
     )

@@ -19,11 +19,11 @@ from typing import Any
 from urllib.parse import quote
 
 from ...clock import iso, local_date
+from ...history.day_file import SOURCE, DailyEntry, entry_id, entry_time, parse_daily
 from ...memory.config import MemoryConfig
 from ...memory.ingest import IncomingMessage, MessageIngestor
 from ...ports import Clock, Database, HttpClient, HttpUnanswered
 from ...store.cursors import CursorStore
-from .day_file import SOURCE, DailyEntry, entry_id, entry_time, parse_daily
 
 
 class GithubDaily:

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, time
 
-from ...clock import iso, zone
+from ..clock import iso, zone
 
 MAX_ENTRY_CHARS = 4000
 SOURCE = "github-daily"

@@ -1,0 +1,175 @@
+"""``companion-memory import-history FILE``: a chat export imported into the local data
+dir, or, with ``--url``, uploaded in parts to a running server (a Worker's too), with a
+progress line and the summary at the end. Running it again after a crash goes on with
+the same job (locally) or stores nothing twice (anywhere)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..settings import Settings
+
+if TYPE_CHECKING:
+    from ..application.history_imports import ImportJob
+
+# How often the remote form asks how far its import got.
+POLL_SECONDS = 1.0
+
+
+def add_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument("file", type=Path, help="the export: a .json, .jsonl, .md, or the app's .zip")
+    command.add_argument(
+        "--format",
+        default="auto",
+        choices=("auto", "chatgpt", "claude", "chatbox", "cherry-studio", "jsonl", "markdown"),
+        help="which app's export it is (default: detect it, and say why)",
+    )
+    command.add_argument("--namespace", default="default", help="where the messages go (default: default)")
+    command.add_argument("--since", metavar="YYYY-MM-DD", help="only what was said from this day on")
+    command.add_argument("--until", metavar="YYYY-MM-DD", help="only what was said up to this day, included")
+    command.add_argument("--dry-run", action="store_true", help="read and count; store nothing")
+    command.add_argument(
+        "--url",
+        help="import into the server at this address (the key from $COMPANION_MEMORY_KEY) instead of the data dir",
+    )
+
+
+async def run(settings: Settings, data_dir: Path, args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from ..application.history_imports import ImportStart
+
+    try:
+        size = args.file.stat().st_size
+    except OSError as error:
+        print(f"cannot read {args.file}: {error.strerror or error}", file=sys.stderr)
+        return 2
+    fields = {"since": args.since, "until": args.until, "namespace": args.namespace}
+    try:
+        start = ImportStart.model_validate(
+            {"name": args.file.name, "size": size, "format": args.format, "dry_run": args.dry_run, **fields}
+        )
+    except ValidationError as error:
+        problems = "; ".join(f"--{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+        print(f"companion-memory import-history: {problems}", file=sys.stderr)
+        return 2
+    if args.url:
+        return _ended(await _remote(args.url, args.file, start))
+    return await _local(settings, data_dir, args.file, start)
+
+
+def _ended(job: ImportJob) -> int:
+    print(file=sys.stderr)
+    print(describe(job), flush=True)
+    return 0 if job.status == "done" else 1
+
+
+async def _local(settings: Settings, data_dir: Path, file: Path, start: Any) -> int:
+    """Imported here, then embedded here too (the server may not be running): Ctrl-C
+    while embedding leaves the rest to the server's background work."""
+    from ..adapters.local.runtime import build_local_runtime
+    from ..application.history_imports import answer, request_of
+    from .vector_fill import fill_index
+
+    runtime = await build_local_runtime(settings, data_dir)
+    imports = runtime.history_imports
+    job = await imports.begin(request_of(runtime, start, path=str(file.resolve())))
+    if job.position:
+        print(f"going on with the import begun at {job.created_at}", file=sys.stderr)
+    ended = await imports.run(job.id, lambda step: _progress(step.status, step.position, step.total, step.name))
+    code = _ended(await answer(runtime, ended))
+    if ended.stored and not ended.dry_run:
+        print("embedding the new episodes (Ctrl-C leaves the rest to the server) …", file=sys.stderr)
+        await fill_index(runtime)
+    return code
+
+
+async def _remote(url: str, file: Path, start: Any) -> ImportJob:
+    import httpx
+
+    from ..application.history_imports import ImportJob
+
+    headers = {"Authorization": f"Bearer {os.environ.get('COMPANION_MEMORY_KEY', '')}"}
+    async with httpx.AsyncClient(base_url=url.rstrip("/"), headers=headers, timeout=120) as client:
+
+        async def call(method: str, path: str, **kwargs: Any) -> ImportJob:
+            response = await client.request(method, path, **kwargs)
+            if response.status_code >= 400:
+                raise SystemExit(f"companion-memory import-history: {url}{path}: {_error(response)}")
+            return ImportJob.model_validate(response.json())
+
+        job = await call("POST", "/v1/imports", json=start.model_dump(mode="json"))
+        with file.open("rb") as source:
+            while job.status == "uploading":
+                source.seek(job.received)
+                part = source.read(job.part_bytes)
+                job = await call("PUT", f"/v1/imports/{job.id}/parts/{job.received}", content=part)
+                _progress("uploading", job.received, job.size, job.name, unit="bytes")
+        while job.status not in ("done", "failed"):
+            await asyncio.sleep(POLL_SECONDS)
+            job = await call("GET", f"/v1/imports/{job.id}")
+            _progress(job.status, job.position, job.total, job.name)
+        return job
+
+
+def _error(response: Any) -> str:
+    try:
+        return str(response.json()["error"]["message"])
+    except (ValueError, KeyError, TypeError):
+        return f"HTTP {response.status_code}"
+
+
+_last_shown = 0.0
+
+
+def _progress(status: str, done: int, total: int | None, name: str, *, unit: str = "messages") -> None:
+    """One line, rewritten in place, at most a few times a second."""
+    global _last_shown
+    now = time.monotonic()
+    if now - _last_shown < 0.2 and status == "storing":
+        return
+    _last_shown = now
+    if status == "checking" or (status == "storing" and not total):
+        line = f"checking {name} …"
+    elif total:
+        width = 30
+        filled = width * done // total
+        line = f"{status} [{'#' * filled}{'.' * (width - filled)}] {done:,}/{total:,} {unit} ({100 * done // total}%)"
+    else:
+        line = f"{status} {name} …"
+    print(f"\r{line:<80}", end="", file=sys.stderr, flush=True)
+
+
+def describe(job: ImportJob) -> str:
+    """The summary: what the file held, what was stored, and what was not, and why."""
+    lines = [f"{job.name}: {job.detected or job.format} ({job.reason or 'not read'}) into {job.namespace}"]
+    if job.error:
+        lines.append(f"failed: {job.error}")
+        if not job.stored:
+            lines.append("nothing of it was stored")
+        return "\n".join(lines)
+    summary = job.summary
+    if summary is not None:
+        lines.append(
+            f"{summary.conversations:,} conversations, {summary.messages:,} messages"
+            + (f", from {summary.first[:10]} to {summary.last[:10]}" if summary.first and summary.last else "")
+        )
+        if summary.skipped:
+            reasons = ", ".join(f"{n:,} {reason}" for reason, n in sorted(summary.skipped_by_reason.items()))
+            lines.append(f"skipped {summary.skipped:,} messages ({reasons})")
+        if summary.empty_conversations:
+            lines.append(f"{summary.empty_conversations:,} conversations without a message")
+        lines += [f"warning: {warning}" for warning in summary.warnings]
+    verb = "would store" if job.dry_run else "stored"
+    lines.append(f"{verb} {job.stored:,}, {job.duplicates:,} duplicates (stored before)")
+    if job.outside:
+        lines.append(f"{job.outside:,} outside --since/--until")
+    if job.embedding_left and not job.dry_run:
+        lines.append(f"{job.embedding_left:,} episodes still to embed: the server embeds them in the background")
+    return "\n".join(lines)
