@@ -30,6 +30,7 @@ from .memory.snapshot import Snapshots
 from .memory.tasks import TaskRunner
 from .memory.todos import Todos
 from .memory.vector_mirror import VectorMirror
+from .nightly.backfill import Backfill
 from .nightly.consolidation import Consolidation
 from .nightly.dream import Dream
 from .nightly.dream_model import ModelExtractor
@@ -232,6 +233,10 @@ class Runtime:
             ModelExtractor(self.dream_model, self.settings.DREAM_MAX_TOKENS) if self.dream_model else RequestExtractor()
         )
         return Dream(self.db, self.writer, self.mirror, self.clock, self.config, extractor, self.dream_model)
+
+    @cached_property
+    def backfill(self) -> Backfill:
+        return Backfill(self.dream)
 
     @cached_property
     def tasks(self) -> TaskRunner:

@@ -99,13 +99,13 @@ class Dream:
             past = yesterday - timedelta(days=back)
             since, until = day_bounds(past, self.config.dream_time_zone)
             for namespace in await self.store.namespaces_with_messages(since, until):
-                position = await self.store.cursor(self._cursor_name(namespace, past))
+                position = await self.store.cursor(self.cursor_name(namespace, past))
                 if await self.store.messages_after(namespace, since, until, position, 1):
                     found.append((namespace, past))
         return found
 
     @staticmethod
-    def _cursor_name(namespace: str, day: date) -> str:
+    def cursor_name(namespace: str, day: date) -> str:
         return f"dream:{namespace}:{day.isoformat()}"
 
     async def run(
@@ -123,7 +123,7 @@ class Dream:
         none is proposed twice."""
         proposed = set() if proposed is None else proposed
         since, until = day_bounds(day, self.config.dream_time_zone)
-        cursor_name = self._cursor_name(namespace, day)
+        cursor_name = self.cursor_name(namespace, day)
         position = await self.store.cursor(cursor_name)
         report: dict[str, Any] = {
             "id": str(uuid.uuid4()),

@@ -36,6 +36,25 @@ class DreamStore:
         )
         return [Message(**r) for r in rows]
 
+    async def unread_count(self, namespace: str, since: str, until: str, after: tuple[str, str]) -> int:
+        created_at, id_ = after
+        row = await self.db.first(
+            "SELECT COUNT(*) AS n FROM messages WHERE namespace = ? AND created_at >= ? AND created_at < ? "
+            "AND (created_at > ? OR (created_at = ? AND id > ?))",
+            (namespace, since, until, created_at, created_at, id_),
+        )
+        return int(row["n"]) if row else 0
+
+    async def days_with_messages(self, since: str, until: str, namespace: str | None) -> list[tuple[str, str]]:
+        """(namespace, UTC day) of the messages between ``since`` and ``until``, in one
+        namespace or in all."""
+        rows = await self.db.all(
+            "SELECT DISTINCT namespace, substr(created_at, 1, 10) AS day FROM messages "
+            "WHERE created_at >= ? AND created_at < ? AND (? IS NULL OR namespace = ?)",
+            (since, until, namespace, namespace),
+        )
+        return [(r["namespace"], r["day"]) for r in rows]
+
     async def namespaces_with_messages(self, since: str, until: str) -> list[str]:
         rows = await self.db.all(
             "SELECT DISTINCT namespace FROM messages WHERE created_at >= ? AND created_at < ? ORDER BY namespace",
