@@ -225,7 +225,7 @@ class Runtime:
     @cached_property
     def rollups(self) -> Rollups:
         summarizer = ModelSummaries(self.dream_model) if self.dream_model else JoinedSummaries()
-        return Rollups(self.db, self.clock, self.config, summarizer)
+        return Rollups(self.db, self.clock, self.config, summarizer, self.dream)
 
     @cached_property
     def dream(self) -> Dream:

@@ -99,10 +99,15 @@ class Dream:
             past = yesterday - timedelta(days=back)
             since, until = day_bounds(past, self.config.dream_time_zone)
             for namespace in await self.store.namespaces_with_messages(since, until):
-                position = await self.store.cursor(self.cursor_name(namespace, past))
-                if await self.store.messages_after(namespace, since, until, position, 1):
+                if await self.has_unread(namespace, past):
                     found.append((namespace, past))
         return found
+
+    async def has_unread(self, namespace: str, day: date) -> bool:
+        """Whether the namespace's day holds messages the dream has not read yet."""
+        since, until = day_bounds(day, self.config.dream_time_zone)
+        position = await self.store.cursor(self.cursor_name(namespace, day))
+        return bool(await self.store.messages_after(namespace, since, until, position, 1))
 
     @staticmethod
     def cursor_name(namespace: str, day: date) -> str:
