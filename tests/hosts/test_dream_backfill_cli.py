@@ -122,8 +122,8 @@ def test_the_budget_stops_the_run_and_the_same_command_continues(
 
 def test_a_budget_smaller_than_the_first_day_says_so(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = dream(data_dir, capsys, "--budget-tokens", "10", "--yes")
-    assert code == 0 and "the first 0 days fit" in out
-    assert "default 2023-04-03 alone takes about " in out and "raise --budget-tokens" in out
+    assert code == 1 and "budget 10 tokens: no day fits; default 2023-04-03 alone takes about " in out
+    assert "(raise --budget-tokens to dream it)" in out
     assert written(data_dir, "dream_runs") == 0
 
 

@@ -161,8 +161,10 @@ async def _backfill(settings: Settings, data_dir: Path, args: argparse.Namespace
     if args.dry_run:
         for day in planned:
             print(f"would dream {day.namespace} {day.date}: {day.messages} messages, about {day.tokens:,} tokens")
-    if args.dry_run or not planned:
+    if args.dry_run or not estimate.days:
         return 0
+    if not planned:
+        return 1  # the budget is too small for the first day: this would stop here every time
     if not args.yes:
         if not sys.stdin.isatty():
             print("companion-memory dream: stdin is not a terminal; add --yes to dream these days", file=sys.stderr)
@@ -216,19 +218,19 @@ def _estimate_text(estimate: BackfillEstimate) -> str:
             f"DREAM_MODEL {estimate.dream_model} is not configured: the embedded extractor dreams them and no "
             "model is called (the tokens are what DREAM_MODEL would read)"
         )
-    if estimate.budget_tokens is not None:
-        planned, left = estimate.planned, estimate.left
+    planned, left, budget = estimate.planned, estimate.left, estimate.budget_tokens
+    if budget is not None and not planned.days:
+        first = days[0]
         lines.append(
-            f"budget {estimate.budget_tokens:,} tokens: the first {_days(planned.days)} fit "
+            f"budget {budget:,} tokens: no day fits; {first.namespace} {first.date} alone takes about "
+            f"{first.tokens:,} tokens (raise --budget-tokens to dream it)"
+        )
+    elif budget is not None:
+        lines.append(
+            f"budget {budget:,} tokens: the first {_days(planned.days)} fit "
             f"({planned.messages:,} messages, about {planned.tokens:,} tokens)"
             + (f"; {_days(left.days)} and {left.messages:,} messages are left" if left.days else "")
         )
-        if not planned.days:
-            first = days[0]
-            lines.append(
-                f"{first.namespace} {first.date} alone takes about {first.tokens:,} tokens: "
-                "raise --budget-tokens to dream it"
-            )
     return "\n".join(lines)
 
 
