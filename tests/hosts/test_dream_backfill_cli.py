@@ -18,6 +18,8 @@ from companion_memory.settings import Settings
 from tests.conftest import OWNER_KEY, all_keys_settings
 from tests.fakes.embedder import HashEmbedder
 from tests.nightly.test_backfill import imported
+from tests.nightly.test_dream_model import answer
+from tests.upstreams import RecordingUpstream
 
 EMBEDDER = HashEmbedder(dimensions=384, model="test-words")
 
@@ -105,7 +107,7 @@ def test_the_budget_stops_the_run_and_the_same_command_continues(
     # Week 14 waits for its last day, 2023-04-06, which the budget left for the next run.
     assert "rolled up: 0 weekly and 0 monthly entries written" in lines
     assert lines[-2:] == [
-        "to continue where this stopped:",
+        "stopped at the budget: 3 days and 4 messages are left; to continue:",
         f"    companion-memory dream --backfill --budget-tokens 2000 --data-dir {data_dir} --yes",
     ]
 
@@ -113,7 +115,7 @@ def test_the_budget_stops_the_run_and_the_same_command_continues(
     assert code == 0 and out.startswith("backfill: 3 days with messages not dreamt yet, 2023-04-06 to 2023-05-17")
     assert "rolled up: 2 weekly and 1 monthly entries written" in out  # weeks 14 and 15, and April
     code, out, _ = dream(data_dir, capsys, "--yes")
-    assert code == 0 and "default 2023-05-17: 1 messages" in out and "to continue" not in out
+    assert code == 0 and "default 2023-05-17: 1 messages" in out and "stopped" not in out
     assert "rolled up: 1 weekly and 0 monthly entries written" in out  # May's lone week waits for company
     code, out, _ = dream(data_dir, capsys, "--yes")
     assert (code, out) == (0, "no past day has messages not dreamt yet; nothing to dream\n")
@@ -134,3 +136,27 @@ def test_the_backfill_options_go_with_backfill(data_dir: Path, capsys: pytest.Ca
     assert "--since and --until" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         cli.main(["dream", "--backfill", "--budget-tokens", "0"])
+
+
+def test_with_dream_model_a_failed_day_stops_the_run(
+    data_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, upstream: RecordingUpstream
+) -> None:
+    monkeypatch.setenv("CHAT_BASE_URL", upstream.url + "/v1")
+    monkeypatch.setenv("DREAM_MODEL", "dreamer")
+    upstream.reply_text = '{"title": "cut off", "add": [{"content": "Likes t'
+    code, out, _ = dream(data_dir, capsys, "--yes")
+    lines = out.splitlines()
+    assert code == 1, out
+    assert (
+        lines[1] == "DREAM_MODEL dreamer reads them; each batch's answer takes at most 8,000 tokens (DREAM_MAX_TOKENS)"
+    )
+    assert lines[2].startswith("default 2023-04-03: 0 messages, 0 batches, 0 candidates created; failed (")
+    assert lines[-2:] == [
+        "stopped: default 2023-04-03 failed, and it and the days after it wait; to retry:",
+        f"    companion-memory dream --backfill --data-dir {data_dir} --yes",
+    ]
+    upstream.reply_text = answer()
+    code, out, _ = dream(data_dir, capsys, "--yes")
+    assert code == 0 and out.count("; succeeded") == 5
+    # The failed batch's two tries, a batch a day, then three weeks and a month summarised.
+    assert len(upstream.requests) == 2 + 5 + 4

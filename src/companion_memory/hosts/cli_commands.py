@@ -190,8 +190,12 @@ async def _backfill(settings: Settings, data_dir: Path, args: argparse.Namespace
             f"    {_backfill_again(args)}"
         )
         return 1
-    if estimate.left.days:
-        print(f"to continue where this stopped:\n    {_backfill_again(args)}")
+    left = estimate.left
+    if left.days:
+        print(
+            f"stopped at the budget: {_days(left.days)} and {left.messages:,} messages are left; to continue:\n"
+            f"    {_backfill_again(args)}"
+        )
     return 0
 
 
