@@ -50,7 +50,7 @@ class Rollups:
                 week = f"{year}-W{number:02d}"
                 if not await self.logs.weekly_exists(namespace, week):
                     days = await self.logs.dailies_between(namespace, monday.isoformat(), sunday.isoformat())
-                    if days and not await self._dreaming(namespace, monday):
+                    if days and not await self._unread_in_week(namespace, monday):
                         await self.db.batch(
                             [
                                 LogStore.insert_weekly(
@@ -69,7 +69,7 @@ class Rollups:
                 sunday -= timedelta(days=7)
         return written
 
-    async def _dreaming(self, namespace: str, monday: date) -> bool:
+    async def _unread_in_week(self, namespace: str, monday: date) -> bool:
         """Whether a day of the week starting on ``monday`` has messages not dreamt yet."""
         for offset in range(7):
             if await self.dream.has_unread(namespace, monday + timedelta(days=offset)):
