@@ -10,6 +10,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field, JsonValue
 
+from ..domain.counts import MAX_COUNT
 from ..domain.scopes import MEMORY_READ, OWNER
 from ..nightly.backfill import DayEstimate
 from ..runtime import Runtime
@@ -160,7 +161,11 @@ class BackfillRange(Input):
     namespace: Annotated[Namespace | None, Field(description="One namespace; without it, every namespace.")] = None
     budget_tokens: Annotated[
         int | None,
-        Field(ge=1, description="Plan the days, oldest first, up to the one whose tokens would pass this many."),
+        Field(
+            ge=1,
+            le=MAX_COUNT,
+            description="Plan the days, oldest first, up to the one whose tokens would pass this many.",
+        ),
     ] = None
 
 
