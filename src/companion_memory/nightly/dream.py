@@ -75,8 +75,9 @@ class Dream:
         """Dream every namespace that has messages on ``day``. Without a day: every local
         day up to yesterday, within MESSAGES_RETENTION_DAYS, that holds messages the dream
         has not read, oldest first; so a missed night, or messages that arrive late (the
-        GitHub daily pull, an import), are caught up, and a second run finds nothing new.
-        At most DREAM_MAX_RUNS batches in all: what is left waits for the next run."""
+        GitHub daily pull, a recent import), are caught up, and a second run finds nothing new.
+        At most DREAM_MAX_RUNS batches in all: what is left waits for the next run. Older
+        days are dreamt on demand (nightly/backfill.py)."""
         budget = self.config.dream_max_runs
         reports = []
         proposed: set[tuple[str, str]] = set()
