@@ -31,6 +31,7 @@ from .memory.snapshot import Snapshots
 from .memory.tasks import TaskRunner
 from .memory.todos import Todos
 from .memory.vector_mirror import VectorMirror
+from .nightly.backfill import Backfill
 from .nightly.consolidation import Consolidation
 from .nightly.dream import Dream
 from .nightly.dream_model import ModelExtractor
@@ -241,7 +242,7 @@ class Runtime:
     @cached_property
     def rollups(self) -> Rollups:
         summarizer = ModelSummaries(self.dream_model) if self.dream_model else JoinedSummaries()
-        return Rollups(self.db, self.clock, self.config, summarizer)
+        return Rollups(self.db, self.clock, self.config, summarizer, self.dream)
 
     @cached_property
     def dream(self) -> Dream:
@@ -249,6 +250,10 @@ class Runtime:
             ModelExtractor(self.dream_model, self.settings.DREAM_MAX_TOKENS) if self.dream_model else RequestExtractor()
         )
         return Dream(self.db, self.writer, self.mirror, self.clock, self.config, extractor, self.dream_model)
+
+    @cached_property
+    def backfill(self) -> Backfill:
+        return Backfill(self.dream)
 
     @cached_property
     def tasks(self) -> TaskRunner:

@@ -3,12 +3,16 @@ job it is the first step of."""
 
 from __future__ import annotations
 
+import datetime
 import json
+from collections.abc import Sequence
 from typing import Annotated
 
 from pydantic import BaseModel, Field, JsonValue
 
+from ..domain.counts import MAX_COUNT
 from ..domain.scopes import MEMORY_READ, OWNER
+from ..nightly.backfill import DayEstimate
 from ..runtime import Runtime
 from .fields import Day, Namespace, ShortText
 from .principal import Principal
@@ -147,6 +151,91 @@ async def dream(runtime: Runtime, _: Principal, run: DreamRun) -> DreamAnswer:
     reports = await runtime.dream.night(run.date, dry_run=run.dry_run)
     day = run.date or runtime.dream.yesterday()
     return DreamAnswer.model_validate({"date": day.isoformat(), "runs": reports})
+
+
+class BackfillRange(Input):
+    since: Annotated[Day | None, Field(description="The first day; without it, the first day with messages.")] = None
+    until: Annotated[
+        Day | None, Field(description="The last day; without it (or after it), yesterday in DREAM_TIME_ZONE.")
+    ] = None
+    namespace: Annotated[Namespace | None, Field(description="One namespace; without it, every namespace.")] = None
+    budget_tokens: Annotated[
+        int | None,
+        Field(
+            ge=1,
+            le=MAX_COUNT,
+            description="Plan the days, oldest first, up to the one whose tokens would pass this many.",
+        ),
+    ] = None
+
+
+class BackfillDay(BaseModel):
+    namespace: str
+    date: datetime.date
+    messages: int = Field(description="Messages not dreamt yet.")
+    batches: int = Field(description="Calls to DREAM_MODEL: DREAM_MAX_MESSAGES messages each.")
+    tokens: int = Field(description="About how many tokens DREAM_MODEL reads: the messages and the prompt.")
+
+
+class BackfillTotals(BaseModel):
+    days: int
+    messages: int
+    batches: int
+    tokens: int
+
+    @classmethod
+    def of(cls, days: Sequence[DayEstimate]) -> BackfillTotals:
+        return cls(
+            days=len(days),
+            messages=sum(d.messages for d in days),
+            batches=sum(d.batches for d in days),
+            tokens=sum(d.tokens for d in days),
+        )
+
+
+class BackfillEstimate(Output):
+    dream_model: str = Field(description="DREAM_MODEL, as configured.")
+    calls_model: bool = Field(description="DREAM_MODEL is configured; without it the embedded extractor dreams.")
+    max_output_tokens: int = Field(description="DREAM_MAX_TOKENS: the most a batch's answer may take.")
+    budget_tokens: int | None
+    days: list[BackfillDay] = Field(description="Every day with messages not dreamt yet, oldest first.")
+    total: BackfillTotals
+    planned: BackfillTotals = Field(description="The days, from the oldest, that fit the budget.")
+    left: BackfillTotals = Field(description="The days after them, for the next run.")
+
+
+class BackfillDayRun(Input):
+    namespace: Namespace = "default"
+    date: Day
+
+
+@use_case("dream.backfill_estimate", OWNER)
+async def backfill_estimate(runtime: Runtime, _: Principal, scope: BackfillRange) -> BackfillEstimate:
+    """What dreaming past days would take: every day up to yesterday with messages not
+    dreamt yet (imported history too, which the nightly run does not reach), their
+    messages, batches and tokens, and how many fit ``budget_tokens``. Writes nothing."""
+    estimate = await runtime.backfill.estimate(scope.since, scope.until, scope.namespace, scope.budget_tokens)
+    return BackfillEstimate(
+        dream_model=runtime.settings.DREAM_MODEL,
+        calls_model=runtime.dream_model is not None,
+        max_output_tokens=runtime.settings.DREAM_MAX_TOKENS,
+        budget_tokens=scope.budget_tokens,
+        days=[
+            BackfillDay(namespace=d.namespace, date=d.day, messages=d.messages, batches=d.batches, tokens=d.tokens)
+            for d in estimate.days
+        ],
+        total=BackfillTotals.of(estimate.days),
+        planned=BackfillTotals.of(estimate.planned_days),
+        left=BackfillTotals.of(estimate.left_days),
+    )
+
+
+@use_case("dream.backfill_day", OWNER)
+async def backfill_day(runtime: Runtime, _: Principal, run: BackfillDayRun) -> DreamAnswer:
+    """Dream one namespace's past day whole: every message not dreamt yet, whatever
+    DREAM_MAX_RUNS says (the backfill's budget bounds it instead)."""
+    report = await runtime.backfill.dream_day(run.namespace, run.date)
+    return DreamAnswer.model_validate({"date": run.date.isoformat(), "runs": [report]})
 
 
 @use_case("dream.status", MEMORY_READ)

@@ -89,6 +89,21 @@ def _parser() -> argparse.ArgumentParser:
         help="YYYY-MM-DD (default: every recent day, up to yesterday in DREAM_TIME_ZONE, with messages not dreamt yet)",
     )
     dream.add_argument("--dry-run", action="store_true", help="show what would be written; write nothing")
+    dream.add_argument(
+        "--backfill",
+        action="store_true",
+        help="dream every past day with messages not dreamt yet, however old (imported history): an estimate "
+        "first, then the days oldest first, then the rollups",
+    )
+    dream.add_argument("--since", type=_day, help="--backfill: the first day (default: the first with messages)")
+    dream.add_argument("--until", type=_day, help="--backfill: the last day (default: yesterday)")
+    dream.add_argument(
+        "--budget-tokens",
+        type=_positive,
+        help="--backfill: stop before the day that would pass this many estimated tokens (run again to continue)",
+    )
+    dream.add_argument("--namespace", help="--backfill: one namespace (default: all)")
+    dream.add_argument("--yes", action="store_true", help="--backfill: do not ask before dreaming")
     dream.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
 
     rollup = commands.add_parser("rollup", help="roll diary days into weeks and weeks into months now")
@@ -163,6 +178,12 @@ def _day(text: str) -> date:
         return parse_day(text)
     except TimeError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return int(text)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -75,8 +75,9 @@ class Dream:
         """Dream every namespace that has messages on ``day``. Without a day: every local
         day up to yesterday, within MESSAGES_RETENTION_DAYS, that holds messages the dream
         has not read, oldest first; so a missed night, or messages that arrive late (the
-        GitHub daily pull, an import), are caught up, and a second run finds nothing new.
-        At most DREAM_MAX_RUNS batches in all: what is left waits for the next run."""
+        GitHub daily pull, a recent import), are caught up, and a second run finds nothing new.
+        At most DREAM_MAX_RUNS batches in all: what is left waits for the next run. Older
+        days are dreamt on demand (nightly/backfill.py)."""
         budget = self.config.dream_max_runs
         reports = []
         proposed: set[tuple[str, str]] = set()
@@ -99,13 +100,18 @@ class Dream:
             past = yesterday - timedelta(days=back)
             since, until = day_bounds(past, self.config.dream_time_zone)
             for namespace in await self.store.namespaces_with_messages(since, until):
-                position = await self.store.cursor(self._cursor_name(namespace, past))
-                if await self.store.messages_after(namespace, since, until, position, 1):
+                if await self.has_unread(namespace, past):
                     found.append((namespace, past))
         return found
 
+    async def has_unread(self, namespace: str, day: date) -> bool:
+        """Whether the namespace's day holds messages the dream has not read yet."""
+        since, until = day_bounds(day, self.config.dream_time_zone)
+        position = await self.store.cursor(self.cursor_name(namespace, day))
+        return bool(await self.store.messages_after(namespace, since, until, position, 1))
+
     @staticmethod
-    def _cursor_name(namespace: str, day: date) -> str:
+    def cursor_name(namespace: str, day: date) -> str:
         return f"dream:{namespace}:{day.isoformat()}"
 
     async def run(
@@ -123,7 +129,7 @@ class Dream:
         none is proposed twice."""
         proposed = set() if proposed is None else proposed
         since, until = day_bounds(day, self.config.dream_time_zone)
-        cursor_name = self._cursor_name(namespace, day)
+        cursor_name = self.cursor_name(namespace, day)
         position = await self.store.cursor(cursor_name)
         report: dict[str, Any] = {
             "id": str(uuid.uuid4()),

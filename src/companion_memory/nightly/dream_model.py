@@ -15,6 +15,7 @@ from datetime import date
 from ..domain.memory import Memory
 from ..domain.message import Message
 from ..domain.mood import MOOD_LABELS
+from ..domain.tokens import text_tokens
 from ..memory.model_call import JobModel
 from ..ports import ModelError, UpstreamError
 from .extraction import Extraction, read_extraction
@@ -58,6 +59,12 @@ def _prompt(messages: Sequence[Message], memories: Sequence[Memory], day: str) -
     lines += ["", "Messages:"]
     lines += [f"[{m.role}] {m.content}" for m in messages]
     return "\n".join(lines)
+
+
+def prompt_tokens(messages: Sequence[Message], memories: Sequence[Memory], day: str) -> int:
+    """About how many tokens the model reads for one batch (domain/tokens.py): the
+    instructions, the memories it is shown and the messages, as ``extract`` sends them."""
+    return text_tokens(INSTRUCTIONS) + text_tokens(_prompt(messages, memories, day))
 
 
 def parse(text: str) -> Extraction:

@@ -1,7 +1,9 @@
 """Rollups: days into ISO weeks, weeks into months.
 
 Weekly: every ISO week that ended more than 7 days ago and has diary days but no weekly
-entry gets one; the days stay. Monthly: weeks that ended more than 35 days ago go into
+entry gets one, once the dream has read all of its messages (an entry is written once: a
+week with days still to dream, as a backfill stopped by its budget leaves, waits for
+them); the days stay. Monthly: weeks that ended more than 35 days ago go into
 the month of their Thursday, once the month has two of them or already has an entry; a
 lone week waits. Rolled weeks are kept and marked, so nothing is ever rolled twice.
 Summaries come from the ``Summarizer`` (DREAM_MODEL, or the entries joined).
@@ -17,6 +19,7 @@ from ..domain.diary import WeekSummary
 from ..memory.config import MemoryConfig
 from ..ports import Clock, Database
 from ..store.logs import LogStore
+from .dream import Dream
 from .summaries import Summarizer
 
 WEEK_GRACE_DAYS = 7
@@ -24,11 +27,12 @@ MONTH_AFTER_DAYS = 35
 
 
 class Rollups:
-    def __init__(self, db: Database, clock: Clock, config: MemoryConfig, summarizer: Summarizer) -> None:
+    def __init__(self, db: Database, clock: Clock, config: MemoryConfig, summarizer: Summarizer, dream: Dream) -> None:
         self.db = db
         self.clock = clock
         self.config = config
         self.summarizer = summarizer
+        self.dream = dream
         self.logs = LogStore(db)
 
     def _today(self) -> date:
@@ -46,7 +50,7 @@ class Rollups:
                 week = f"{year}-W{number:02d}"
                 if not await self.logs.weekly_exists(namespace, week):
                     days = await self.logs.dailies_between(namespace, monday.isoformat(), sunday.isoformat())
-                    if days:
+                    if days and not await self._unread_in_week(namespace, monday):
                         await self.db.batch(
                             [
                                 LogStore.insert_weekly(
@@ -64,6 +68,13 @@ class Rollups:
                         written += 1
                 sunday -= timedelta(days=7)
         return written
+
+    async def _unread_in_week(self, namespace: str, monday: date) -> bool:
+        """Whether a day of the week starting on ``monday`` has messages not dreamt yet."""
+        for offset in range(7):
+            if await self.dream.has_unread(namespace, monday + timedelta(days=offset)):
+                return True
+        return False
 
     async def monthly(self) -> int:
         cutoff = (self._today() - timedelta(days=MONTH_AFTER_DAYS)).isoformat()

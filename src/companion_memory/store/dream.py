@@ -10,6 +10,12 @@ from ..ports import Database, Statement
 from .cursors import CursorStore
 from .sql import to_json
 
+# A namespace's messages between two times, after a cursor's (created_at, id).
+_AFTER = (
+    "FROM messages WHERE namespace = ? AND created_at >= ? AND created_at < ? "
+    "AND (created_at > ? OR (created_at = ? AND id > ?))"
+)
+
 
 class DreamStore:
     def __init__(self, db: Database) -> None:
@@ -30,11 +36,27 @@ class DreamStore:
     ) -> list[Message]:
         created_at, id_ = after
         rows = await self.db.all(
-            "SELECT id, role, content, created_at FROM messages WHERE namespace = ? AND created_at >= ? AND created_at < ? "
-            "AND (created_at > ? OR (created_at = ? AND id > ?)) ORDER BY created_at, id LIMIT ?",
+            f"SELECT id, role, content, created_at {_AFTER} ORDER BY created_at, id LIMIT ?",
             (namespace, since, until, created_at, created_at, id_, limit),
         )
         return [Message(**r) for r in rows]
+
+    async def unread_count(self, namespace: str, since: str, until: str, after: tuple[str, str]) -> int:
+        created_at, id_ = after
+        row = await self.db.first(
+            f"SELECT COUNT(*) AS n {_AFTER}", (namespace, since, until, created_at, created_at, id_)
+        )
+        return int(row["n"]) if row else 0
+
+    async def days_with_messages(self, since: str, until: str, namespace: str | None) -> list[tuple[str, str]]:
+        """(namespace, UTC day) of the messages between ``since`` and ``until``, in one
+        namespace or in all."""
+        rows = await self.db.all(
+            "SELECT DISTINCT namespace, substr(created_at, 1, 10) AS day FROM messages "
+            "WHERE created_at >= ? AND created_at < ? AND (? IS NULL OR namespace = ?)",
+            (since, until, namespace, namespace),
+        )
+        return [(r["namespace"], r["day"]) for r in rows]
 
     async def namespaces_with_messages(self, since: str, until: str) -> list[str]:
         rows = await self.db.all(
