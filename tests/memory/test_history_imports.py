@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from companion_memory.adapters.local.uploads import FileUploads
+from companion_memory.clock import FixedClock
 from companion_memory.errors import Conflict, InvalidInput
 from companion_memory.memory.history_imports import PART_BYTES, HistoryImports, ImportRequest
 from companion_memory.runtime import Runtime
@@ -209,3 +210,24 @@ async def test_an_upload_is_refused_when_it_is_too_big_or_empty(runtime: Runtime
     job = await imports.begin(ImportRequest(namespace="imported", name="a.jsonl", size=10))
     with pytest.raises(InvalidInput):
         await imports.receive(job.id, 0, b"x" * (PART_BYTES + 1))
+
+
+async def test_the_night_gives_up_an_abandoned_upload_and_queues_a_stalled_job(
+    runtime: Runtime, clock: FixedClock
+) -> None:
+    imports = runtime.history_imports
+    data = (DATA / "history.jsonl").read_bytes()
+    abandoned = await imports.begin(ImportRequest(namespace="imported", name="history.jsonl", size=len(data)))
+    await imports.receive(abandoned.id, 0, data[:100])
+    stalled = await imports.begin(ImportRequest(namespace="imported", name="history.jsonl", size=len(data)))
+    await imports.receive(stalled.id, 0, data)
+    clock.advance(hours=2)
+    assert await imports.tidy() == {"abandoned": 0, "requeued": 1}
+    clock.advance(days=1)
+    assert await imports.tidy() == {"abandoned": 1, "requeued": 1}
+    gone = await imports.get(abandoned.id)
+    assert (
+        gone.status == "failed" and gone.error == f"history.jsonl: the upload stopped at byte 100 of {len(data)}; start it again"
+    )
+    with pytest.raises(FileNotFoundError):
+        await imports.uploads.open(abandoned.id)
