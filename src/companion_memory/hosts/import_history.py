@@ -102,7 +102,10 @@ async def _remote(url: str, file: Path, start: Any) -> ImportJob:
     async with httpx.AsyncClient(base_url=url.rstrip("/"), headers=headers, timeout=120) as client:
 
         async def call(method: str, path: str, **kwargs: Any) -> ImportJob:
-            response = await client.request(method, path, **kwargs)
+            try:
+                response = await client.request(method, path, **kwargs)
+            except httpx.HTTPError as error:
+                raise SystemExit(f"companion-memory import-history: cannot reach {url}: {error}") from None
             if response.status_code >= 400:
                 raise SystemExit(f"companion-memory import-history: {url}{path}: {_error(response)}")
             return ImportJob.model_validate(response.json())
