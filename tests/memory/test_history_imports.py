@@ -227,7 +227,8 @@ async def test_the_night_gives_up_an_abandoned_upload_and_queues_a_stalled_job(
     assert await imports.tidy() == {"abandoned": 1, "requeued": 1}
     gone = await imports.get(abandoned.id)
     assert (
-        gone.status == "failed" and gone.error == f"history.jsonl: the upload stopped at byte 100 of {len(data)}; start it again"
+        gone.status == "failed"
+        and gone.error == f"history.jsonl: the upload stopped at byte 100 of {len(data)}; start it again"
     )
     with pytest.raises(FileNotFoundError):
         await imports.uploads.open(abandoned.id)

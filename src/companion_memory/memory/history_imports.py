@@ -252,7 +252,7 @@ class HistoryImports:
         outside = len(batch) - len(inside)
         after = position + len(batch)
         conversations = [
-            (conversation_id, [_incoming(m) for m in said])
+            (conversation_id, [as_incoming(m) for m in said])
             for conversation_id, said in groupby(inside, key=lambda m: m.conversation_id)
         ]
 
@@ -327,7 +327,7 @@ def _inside(message: ImportedMessage, job: HistoryImport) -> bool:
     )
 
 
-def _incoming(message: ImportedMessage) -> IncomingMessage:
+def as_incoming(message: ImportedMessage) -> IncomingMessage:
     """As ingest takes it: the conversation's title (and whether the time was guessed)
     kept beside what the export said of the message."""
     extra: dict[str, object] = {"title": message.title} if message.title else {}
