@@ -115,6 +115,9 @@ OUTCOMES: dict[tuple[str, str], set[int]] = {
     ("POST", "/v1/shares/{share_id}/approve"): {404, 409},
     ("POST", "/v1/shares/{share_id}/reject"): {404, 409},
     ("POST", "/v1/shares/{share_id}/revoke"): {404, 409},
+    ("GET", "/v1/imports/{import_id}"): {404},
+    # A part ahead of the upload, or an import no longer waiting for parts: 409.
+    ("PUT", "/v1/imports/{import_id}/parts/{start}"): {404, 409},
     # Already done or abandoned: 409.
     ("POST", "/v1/todos/{todo_id}/done"): {404, 409},
     ("POST", "/v1/todos/{todo_id}/abandon"): {404, 409},
