@@ -1,4 +1,4 @@
-// More: people, precious words, glossary, the diary, and maintenance, one section at a time.
+// More: people, precious words, glossary, the diary, maintenance and importing a chat history, one section at a time.
 import { append, h } from "../dom.js";
 import { t } from "../i18n.js";
 import { pageHeader, segmented } from "../ui.js";
@@ -9,6 +9,7 @@ const SECTIONS = [
   ["glossary", () => import("./glossary.js")],
   ["diary", () => import("./diary.js")],
   ["maintenance", () => import("./maintenance.js")],
+  ["import", () => import("./imports.js")],
 ];
 
 export async function render(container, route) {
