@@ -189,8 +189,8 @@ function recentItem(job, follow) {
         h("span", { class: "import-name", translate: "no" }, job.name),
         h("span", { class: "chip chip-status", dataset: { status: job.status } }, s(`statuses.${job.status}`)),
         h("span", { class: "chip chip-namespace", translate: "no" }, job.namespace)),
-      h("div", { class: "item-meta" }, when(job.created_at),
-        job.summary ? s("recentCounts", { messages: job.summary.messages, stored: job.stored, duplicates: job.duplicates }) : null)));
+      h("div", { class: "item-meta" }, h("span", {}, when(job.created_at)),
+        job.summary ? h("span", {}, s("recentCounts", { messages: job.summary.messages, stored: job.stored, duplicates: job.duplicates })) : null)));
 }
 
 export function render(container) {
