@@ -1,8 +1,9 @@
 """More → Import history in headless Chromium against the real local server (its task
 queue running, so an import goes on by itself as it does for a user), at a phone and a
 desktop size: a ChatGPT export through the picker and its summary, the same file again
-stored as duplicates, a broken file's error, a file of several parts, and the page in
-Chinese with every word from the catalogs.
+stored as duplicates, a broken file's error, a file of several parts (going on after a
+lost answer and after a conflict), and the page in Chinese with every word from the
+catalogs.
 
 Screenshots go to test-artifacts/screenshots/."""
 
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 from bench.history_files import write_jsonl
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, Route, expect
 
 from companion_memory.memory.history_imports import PART_BYTES
 from companion_memory.ports import Embedder
@@ -184,6 +185,45 @@ def test_the_import_page_in_chinese_every_word_from_the_catalogs(browser: Browse
         panel.settle()
         assert panel.untranslated() == [] and panel.accessibility_violations() == []
         panel.shoot("zh-import-done")
+    finally:
+        panel.close()
+    assert panel.errors == [], panel.errors
+
+
+def test_an_upload_goes_on_after_a_lost_answer_and_from_where_the_server_says_after_a_conflict(
+    browser: Browser, server: LiveServer, tmp_path: Path
+) -> None:
+    history = tmp_path / "history.jsonl"
+    write_jsonl(history, 4_000)
+    assert PART_BYTES < history.stat().st_size < 2 * PART_BYTES
+    panel = Panel(browser, server.url, "desktop")
+    try:
+        panel.sign_in()
+        page = panel.go("more/import")
+        expect(page.locator("#import-list")).to_contain_text("No imports yet.")
+        parts: list[str] = []
+        answers = iter(["lost", "conflict"])
+
+        def second_part(route: Route) -> None:
+            start = route.request.url.rsplit("/", 1)[1]
+            parts.append(start)
+            if start == str(PART_BYTES) and (answer := next(answers, None)):
+                if answer == "lost":
+                    route.abort()
+                else:  # the server holds less than the page thought: it says from where to go on
+                    error = {"message": "part ahead of the upload", "code": "conflict", "details": {"received": 0}}
+                    route.fulfill(status=409, json={"error": error})
+                return
+            route.continue_()
+
+        page.route("**/v1/imports/*/parts/*", second_part)
+        import_file(page, history)
+        job_shown(page, "done")
+        assert parts == ["0", str(PART_BYTES), str(PART_BYTES), "0", str(PART_BYTES)]
+        expect(page.locator("#import-upload-progress")).to_have_attribute("aria-valuenow", "100")
+        lines = len(history.read_text(encoding="utf-8").splitlines())
+        assert counts(page)["stored"] == f"{lines:,}"
+        expect(page.locator("#import-problem")).to_be_empty()
     finally:
         panel.close()
     assert panel.errors == [], panel.errors
