@@ -20,6 +20,8 @@ export async function render(container, route) {
     segmented(SECTIONS.map(([id]) => [id, t(`more.sections.${id}`)]), current[0], (id) => (location.hash = `#/more/${id}`), t("more.sectionsLabel")),
     body,
   );
+  // On a phone the last sections are past the edge: the chosen one is scrolled into sight.
+  container.querySelector('.segment[aria-selected="true"]').scrollIntoView({ block: "nearest", inline: "nearest" });
   const module = await current[1]();
   return module.render(body, route);
 }
