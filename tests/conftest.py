@@ -321,6 +321,7 @@ NIGHTLY_STEPS = (
     "github_daily",
     "weekly_rollup",
     "monthly_rollup",
+    "imports",
     "vector_mirror",
 )
 

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from companion_memory.history.message import ImportedMessage
 from companion_memory.history.options import ReadOptions
 from companion_memory.history.reading import read_history
-from companion_memory.memory.ingest import IncomingMessage
+from companion_memory.memory.history_imports import as_incoming
 from companion_memory.runtime import Runtime
 from tests.history.fixtures import DATA, expected
 
@@ -33,21 +32,10 @@ async def ingest(runtime: Runtime, path: Path) -> list[bool]:
     fresh: list[bool] = []
     for conversation_id, said in groupby(messages, key=lambda m: m.conversation_id):
         outcomes = await runtime.ingestor.ingest(
-            "imported", [incoming(m) for m in said], conversation_id=conversation_id, source="import"
+            "imported", [as_incoming(m) for m in said], conversation_id=conversation_id, source="import"
         )
         fresh += [not outcome.duplicate for outcome in outcomes]
     return fresh
-
-
-def incoming(message: ImportedMessage) -> IncomingMessage:
-    return IncomingMessage(
-        role=message.role,
-        content=message.content,
-        id=message.source_id,
-        created_at=message.created_at,
-        name=message.name,
-        metadata=message.metadata,
-    )
 
 
 @pytest.mark.parametrize("db", ["sqlite"], indirect=True)

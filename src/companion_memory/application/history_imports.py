@@ -10,6 +10,7 @@ from pydantic import ConfigDict, Field, SkipValidation
 from pydantic.json_schema import SkipJsonSchema
 
 from ..clock import day_bounds
+from ..domain.counts import MAX_COUNT
 from ..domain.history_import import HistoryImport
 from ..domain.scopes import OWNER
 from ..memory.history_imports import PART_BYTES, ImportRequest
@@ -31,7 +32,15 @@ class ImportStart(Input):
             "errors name it, and a Markdown day file takes its day from it.",
         ),
     ]
-    size: Annotated[int, Field(ge=1, description="The file's size in bytes: the upload is whole when it has them all.")]
+    size: Annotated[
+        int,
+        Field(
+            ge=1,
+            le=MAX_COUNT,
+            description="The file's size in bytes (the upload is whole when it has them all); at most 2 GiB "
+            "less a byte, as every count kept: a larger export goes in as the app's zip.",
+        ),
+    ]
     format: Annotated[Format, Field(description="Which export it is; auto detects it and says why.")] = "auto"
     namespace: Namespace = "default"
     since: Annotated[Day | None, Field(description="Store only what was said from this day on (DREAM_TIME_ZONE).")] = (
@@ -46,7 +55,7 @@ class ImportPart(Input):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
     id: Id
-    start: Annotated[int, Field(ge=0)]
+    start: Annotated[int, Field(ge=0, le=MAX_COUNT)]
     # The request's body as it came: bytes are not a JSON value.
     data: SkipJsonSchema[SkipValidation[bytes]]
 

@@ -35,6 +35,9 @@ def add_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--until", metavar="YYYY-MM-DD", help="only what was said up to this day, included")
     command.add_argument("--dry-run", action="store_true", help="read and count; store nothing")
     command.add_argument(
+        "--no-embed", action="store_true", help="leave the embedding to the server instead of waiting for it here"
+    )
+    command.add_argument(
         "--url",
         help="import into the server at this address (the key from $COMPANION_MEMORY_KEY) instead of the data dir",
     )
@@ -61,7 +64,7 @@ async def run(settings: Settings, data_dir: Path, args: argparse.Namespace) -> i
         return 2
     if args.url:
         return _ended(await _remote(args.url, args.file, start))
-    return await _local(settings, data_dir, args.file, start)
+    return await _local(settings, data_dir, args.file, start, embed=not args.no_embed)
 
 
 def _ended(job: ImportJob) -> int:
@@ -70,7 +73,7 @@ def _ended(job: ImportJob) -> int:
     return 0 if job.status == "done" else 1
 
 
-async def _local(settings: Settings, data_dir: Path, file: Path, start: Any) -> int:
+async def _local(settings: Settings, data_dir: Path, file: Path, start: Any, *, embed: bool) -> int:
     """Imported here, then embedded here too (the server may not be running): Ctrl-C
     while embedding leaves the rest to the server's background work."""
     from ..adapters.local.runtime import build_local_runtime
@@ -84,7 +87,7 @@ async def _local(settings: Settings, data_dir: Path, file: Path, start: Any) -> 
         print(f"going on with the import begun at {job.created_at}", file=sys.stderr)
     ended = await imports.run(job.id, lambda step: _progress(step.status, step.position, step.total, step.name))
     code = _ended(await answer(runtime, ended))
-    if ended.stored and not ended.dry_run:
+    if embed and ended.stored and not ended.dry_run:
         print("embedding the new episodes (Ctrl-C leaves the rest to the server) …", file=sys.stderr)
         await fill_index(runtime)
     return code
@@ -99,7 +102,10 @@ async def _remote(url: str, file: Path, start: Any) -> ImportJob:
     async with httpx.AsyncClient(base_url=url.rstrip("/"), headers=headers, timeout=120) as client:
 
         async def call(method: str, path: str, **kwargs: Any) -> ImportJob:
-            response = await client.request(method, path, **kwargs)
+            try:
+                response = await client.request(method, path, **kwargs)
+            except httpx.HTTPError as error:
+                raise SystemExit(f"companion-memory import-history: cannot reach {url}: {error}") from None
             if response.status_code >= 400:
                 raise SystemExit(f"companion-memory import-history: {url}{path}: {_error(response)}")
             return ImportJob.model_validate(response.json())

@@ -21,6 +21,7 @@ import logging
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from itertools import groupby, islice
 from typing import BinaryIO
 
@@ -42,6 +43,11 @@ BATCH = 500
 STEP = 10_000
 # An upload arrives in parts of at most this many bytes: the request-body limit of the API.
 PART_BYTES = 1024 * 1024
+# An upload with no part for this long was given up: its parts go.
+UPLOAD_ABANDONED = timedelta(days=1)
+# A job that has not moved for this long lost its queue message (set aside after its
+# retries, or lost with a crash): the night queues its next step again.
+STALLED = timedelta(hours=1)
 IMPORT_TASK = "history_import"
 
 
@@ -183,6 +189,21 @@ class HistoryImports:
         except OSError as error:
             return await self._end(job, "failed", error=f"{job.name}: cannot be read ({error.strerror or error})")
 
+    async def tidy(self) -> dict[str, int]:
+        """The night's look at imports: an upload given up fails and its parts go; a job
+        that stopped moving is queued again."""
+        now = self.clock.now()
+        abandoned = stalled = 0
+        for job in await self.store.unended():
+            if job.status == "uploading" and job.updated_at < iso(now - UPLOAD_ABANDONED):
+                error = f"{job.name}: the upload stopped at byte {job.received} of {job.size}; start it again"
+                await self._end(job, "failed", error=error)
+                abandoned += 1
+            elif job.status in RUNNABLE and job.path is None and job.updated_at < iso(now - STALLED):
+                await self.queue_step(job.id)
+                stalled += 1
+        return {"abandoned": abandoned, "requeued": stalled}
+
     async def run(self, id_: str, progress: Callable[[HistoryImport], None] = lambda _: None) -> HistoryImport:
         """Every step of the job, one after another (the CLI's way)."""
         job = await self.get(id_)
@@ -231,7 +252,7 @@ class HistoryImports:
         outside = len(batch) - len(inside)
         after = position + len(batch)
         conversations = [
-            (conversation_id, [_incoming(m) for m in said])
+            (conversation_id, [as_incoming(m) for m in said])
             for conversation_id, said in groupby(inside, key=lambda m: m.conversation_id)
         ]
 
@@ -272,7 +293,9 @@ class HistoryImports:
         self._close(job.id)
         now = self._now()
         await self.store.update(
-            job.id, {"status": status, "error": error, "updated_at": now, "finished_at": now}, status=RUNNABLE
+            job.id,
+            {"status": status, "error": error, "updated_at": now, "finished_at": now},
+            status=("uploading", *RUNNABLE),
         )
         if job.path is None:
             await self.uploads.remove(job.id)
@@ -304,7 +327,7 @@ def _inside(message: ImportedMessage, job: HistoryImport) -> bool:
     )
 
 
-def _incoming(message: ImportedMessage) -> IncomingMessage:
+def as_incoming(message: ImportedMessage) -> IncomingMessage:
     """As ingest takes it: the conversation's title (and whether the time was guessed)
     kept beside what the export said of the message."""
     extra: dict[str, object] = {"title": message.title} if message.title else {}

@@ -114,6 +114,7 @@ class Nightly:
             ("github_daily", github.pull),
             ("weekly_rollup", rollups.weekly),
             ("monthly_rollup", rollups.monthly),
+            ("imports", tasks.imports.tidy),
             ("vector_mirror", lambda: tasks.run(MirrorTask())),
         )
 

@@ -32,6 +32,12 @@ class HistoryImportStore:
         )
         return [HistoryImport(**row) for row in rows]
 
+    async def unended(self) -> list[HistoryImport]:
+        rows = await self.db.all(
+            f"SELECT {_COLUMNS} FROM history_imports WHERE status NOT IN ('done', 'failed') ORDER BY created_at"
+        )
+        return [HistoryImport(**row) for row in rows]
+
     async def unfinished_from(self, path: str, size: int) -> HistoryImport | None:
         """The newest job of this local file (at this size) that has not ended."""
         row = await self.db.first(
