@@ -2,8 +2,8 @@
 queue running, so an import goes on by itself as it does for a user), at a phone and a
 desktop size: a ChatGPT export through the picker and its summary, the same file again
 stored as duplicates, a broken file's error, a file of several parts (going on after a
-lost answer and after a conflict), and the page in Chinese with every word from the
-catalogs.
+lost answer and after a conflict), a dry run from a day on, and the page in Chinese with
+every word from the catalogs.
 
 Screenshots go to test-artifacts/screenshots/."""
 
@@ -224,6 +224,36 @@ def test_an_upload_goes_on_after_a_lost_answer_and_from_where_the_server_says_af
         lines = len(history.read_text(encoding="utf-8").splitlines())
         assert counts(page)["stored"] == f"{lines:,}"
         expect(page.locator("#import-problem")).to_be_empty()
+    finally:
+        panel.close()
+    assert panel.errors == [], panel.errors
+
+
+def test_a_dry_run_from_a_day_on_counts_what_it_would_store_and_stores_nothing(
+    browser: Browser, server: LiveServer
+) -> None:
+    panel = Panel(browser, server.url, "desktop")
+    try:
+        panel.sign_in()
+        page = panel.go("more/import")
+        # The first conversation was on 14 March 2025 (4 messages), the second on the 15th (6).
+        page.fill("input[name=since]", "2025-03-15")
+        page.check("input[name=dryRun]")
+        import_file(page, CHATGPT)
+        job_shown(page, "done")
+        expect(page.locator("#import-line")).to_have_text(
+            "Dry run done: 6 messages would be stored; nothing was written."
+        )
+        expect(page.locator("#import-summary")).to_contain_text("Would be stored")
+        shown = counts(page)
+        assert (shown["stored"], shown["outside"], shown["messages"]) == ("6", "4", "10"), shown
+        expect(page.locator("#import-embedding")).to_be_hidden()
+
+        # Nothing was written: the file imported for real stores every message.
+        page.fill("input[name=since]", "")
+        page.uncheck("input[name=dryRun]")
+        import_file(page, CHATGPT)
+        expect(page.locator("#import-line")).to_have_text("Done: 10 messages stored.")
     finally:
         panel.close()
     assert panel.errors == [], panel.errors
