@@ -3,10 +3,12 @@ import { loadConfig, namespace, serverUrl } from "./config.js";
 import { t } from "./i18n.js";
 
 export class ApiError extends Error {
-  constructor(status, message, code) {
+  constructor(status, message, code, details) {
     super(message);
     this.status = status;
     this.code = code;
+    // What the server added to say how to go on (an upload's received bytes on a 409).
+    this.details = details || {};
   }
 }
 
@@ -33,12 +35,14 @@ export async function request(method, path, { query, body, keepalive = false } =
     throw error;
   }
   const headers = { Authorization: `Bearer ${apiKey}`, Accept: "application/json" };
-  if (body !== undefined) headers["Content-Type"] = "application/json";
+  // A Blob (a slice of a file being uploaded) goes as its bytes; anything else as JSON.
+  const raw = body instanceof Blob;
+  if (body !== undefined) headers["Content-Type"] = raw ? "application/octet-stream" : "application/json";
   let response;
   try {
     response = await fetch(url(path, query), {
       method, headers, keepalive, credentials: "omit", cache: "no-store",
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: body === undefined || raw ? body : JSON.stringify(body),
     });
   } catch (cause) {
     throw new ApiError(0, t("api.unreachable", { server: serverUrl(), reason: cause.message || t("api.networkError") }), "network");
@@ -52,7 +56,7 @@ export async function request(method, path, { query, body, keepalive = false } =
   }
   if (!response.ok) {
     const detail = data && data.error ? data.error : {};
-    const error = new ApiError(response.status, detail.message || `${response.status} ${response.statusText}`, detail.code || "http_error");
+    const error = new ApiError(response.status, detail.message || `${response.status} ${response.statusText}`, detail.code || "http_error", detail.details);
     if (response.status === 401) listeners.forEach((l) => l(error));
     throw error;
   }
@@ -63,6 +67,7 @@ export const api = {
   get: (path, query) => request("GET", path, { query }),
   post: (path, body, query) => request("POST", path, { body: body === undefined ? {} : body, query }),
   patch: (path, body) => request("PATCH", path, { body }),
+  put: (path, body) => request("PUT", path, { body }),
   delete: (path, query, options = {}) => request("DELETE", path, { query, ...options }),
 };
 

@@ -185,6 +185,19 @@ export function segmented(options, current, onChange, label) {
   return group;
 }
 
+/** A progress bar; ``show(done, total, finished)`` moves it (an empty total shows it full). */
+export function progressBar(id, label) {
+  const fill = h("div", { class: "progress-fill" });
+  const bar = h("div", { class: "progress", role: "progressbar", "aria-valuemin": 0, "aria-valuemax": 100, "aria-valuenow": 0, "aria-label": label, id }, fill);
+  const show = (done, total, finished = false) => {
+    const value = total ? Math.min(100, Math.round((done / total) * 100)) : 100;
+    fill.style.width = `${value}%`;
+    bar.setAttribute("aria-valuenow", String(value));
+    bar.dataset.done = String(finished);
+  };
+  return [bar, show];
+}
+
 /** Disable a button while ``work`` runs. */
 export async function busy(buttonElement, work) {
   buttonElement.disabled = true;

@@ -6,7 +6,7 @@ import { refreshPendingBadge } from "../badge.js";
 import { append, clear, h } from "../dom.js";
 import { label, longDate, when } from "../format.js";
 import { num, t, tOr } from "../i18n.js";
-import { busy, button, errorBox, field, loadInto, safely, saveFile, toast } from "../ui.js";
+import { busy, button, errorBox, field, loadInto, progressBar, safely, saveFile, toast } from "../ui.js";
 
 const REINDEX_BATCH = 20;
 
@@ -108,17 +108,10 @@ function healthCard() {
 }
 
 function reindexCard(afterwards) {
-  const fill = h("div", { class: "progress-fill" });
-  const bar = h("div", { class: "progress", role: "progressbar", "aria-valuemin": 0, "aria-valuemax": 100, "aria-valuenow": 0, "aria-label": t("maintenance.reindexProgress"), id: "reindex-progress" }, fill);
+  const [bar, show] = progressBar("reindex-progress", t("maintenance.reindexProgress"));
   const note = h("p", { class: "small muted", id: "reindex-label", role: "status" }, t("maintenance.reindexHint"));
   const start = button(t("maintenance.rebuild"), { kind: "primary", iconName: "refresh", id: "reindex-start" });
   bar.hidden = true;
-  const show = (done, total, finished) => {
-    const value = total ? Math.round((done / total) * 100) : 100;
-    fill.style.width = `${value}%`;
-    bar.setAttribute("aria-valuenow", String(value));
-    bar.dataset.done = String(finished);
-  };
   start.addEventListener("click", () => busy(start, async () => {
     bar.hidden = false;
     show(0, 1, false);

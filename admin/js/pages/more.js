@@ -1,4 +1,4 @@
-// More: people, precious words, glossary, the diary, and maintenance, one section at a time.
+// More: people, precious words, glossary, the diary, maintenance and importing a chat history, one section at a time.
 import { append, h } from "../dom.js";
 import { t } from "../i18n.js";
 import { pageHeader, segmented } from "../ui.js";
@@ -9,6 +9,7 @@ const SECTIONS = [
   ["glossary", () => import("./glossary.js")],
   ["diary", () => import("./diary.js")],
   ["maintenance", () => import("./maintenance.js")],
+  ["import", () => import("./imports.js")],
 ];
 
 export async function render(container, route) {
@@ -19,6 +20,8 @@ export async function render(container, route) {
     segmented(SECTIONS.map(([id]) => [id, t(`more.sections.${id}`)]), current[0], (id) => (location.hash = `#/more/${id}`), t("more.sectionsLabel")),
     body,
   );
+  // On a phone the last sections are past the edge: the chosen one is scrolled into sight.
+  container.querySelector('.segment[aria-selected="true"]').scrollIntoView({ block: "nearest", inline: "nearest" });
   const module = await current[1]();
   return module.render(body, route);
 }

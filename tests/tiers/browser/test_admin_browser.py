@@ -674,6 +674,7 @@ def test_every_tab_at_phone_and_desktop_size_in_both_languages_and_themes(panel:
             ("more/precious", "more", "#precious-list .item"),
             ("more/diary", "more-diary", "#diary-list .diary-entry"),
             ("more/maintenance", "more-maintenance", "#vector-status"),
+            ("more/import", "more-import", "#import-list > li"),
             ("settings", "settings", "input[name=apiKey]"),
             ("starmap", "starmap", "#starmap .map-node"),
         ]:
@@ -810,6 +811,7 @@ def walk_every_tab_and_dialog(panel: Panel) -> None:
         ("more/glossary", "#glossary-list .item"),
         ("more/diary", "#diary-list .diary-entry"),
         ("more/maintenance", "#vector-status"),
+        ("more/import", "#import-list > li"),
         ("settings", "input[name=apiKey]"),
     ]:
         panel.go(route)
