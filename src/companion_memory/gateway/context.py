@@ -6,7 +6,8 @@ under a token budget (CONTEXT_BUDGET_TOKENS; tokens as domain/tokens.py counts t
   ones (who the user is, what they forbade, what is pinned).
 - **What we are doing**: open plans, the soonest end first, then her own open todos in
   the order they come next.
-- **Impressions**: yesterday, the newest week, the newest month.
+- **Impressions**: yesterday, the newest week, the newest month; in a chat turn, also the
+  older weeks its hits are from (gateway/weeks.py).
 - **Shared with me**: memories shared into this namespace from another.
 
 Each section has a cap, its share of the budget (``SECTIONS``), so one long section
@@ -40,7 +41,8 @@ from ..memory.todos import Todos, todo_text
 from ..ports import Clock, Database
 from ..store.memories import MemoryStore
 from ..store.shares import ShareStore
-from .ladder import Ladder
+from .ladder import Ladder, clip
+from .weeks import WeekBlocks
 
 # (name, title, share of the budget)
 SECTIONS: tuple[tuple[str, str, float], ...] = (
@@ -157,8 +159,7 @@ def episode_line(number: int, episode: Episode, thread: Sequence[Episode], time_
 
 
 def _cut(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return clip(" ".join(text.split()), limit)
 
 
 def memory_line(memory: Memory, time_zone: str) -> str:
@@ -168,6 +169,11 @@ def memory_line(memory: Memory, time_zone: str) -> str:
 def _label(memory: Memory, origin: str, time_zone: str) -> str:
     until = f", until {memory.valid_to}" if memory.valid_to else ""
     return f"[{memory.type}, {stored_day(memory.updated_at, time_zone)}{until}{origin}]"
+
+
+def hit_day(hit: Hit, time_zone: str) -> str:
+    """The day a hit's line shows: when an episode was said, when a memory was last written."""
+    return stored_day(hit.episode.created_at if hit.episode is not None else hit.memory.updated_at, time_zone)
 
 
 def stored_day(stamp: str, time_zone: str) -> str:
@@ -192,7 +198,15 @@ def glossary_lines(entries: Sequence[Term]) -> list[str]:
 
 class ContextAssembler:
     def __init__(
-        self, db: Database, clock: Clock, budget: int, time_zone: str, plans: Plans, todos: Todos, ladder: Ladder
+        self,
+        db: Database,
+        clock: Clock,
+        budget: int,
+        time_zone: str,
+        plans: Plans,
+        todos: Todos,
+        ladder: Ladder,
+        weeks: WeekBlocks,
     ) -> None:
         self.db = db
         self.clock = clock
@@ -201,6 +215,7 @@ class ContextAssembler:
         self.plans = plans
         self.todos = todos
         self.ladder = ladder
+        self.weeks = weeks
         self.memories = MemoryStore(db)
 
     async def for_turn(self, namespace: str, result: RecallResult, standing: Standing | None = None) -> Assembled:
@@ -210,11 +225,15 @@ class ContextAssembler:
         shared = [h for h in result.hits if h.share_id]
         shown = frozenset(h.memory.id for h in result.hits)
         remember: list[str | Line] = [hit_line(n, h, self.time_zone, shown) for n, h in enumerate(own, start=1)]
+        standing = standing if standing is not None else await self.standing(namespace)
+        # After the ladder: its lines come first when the section is short of room.
+        weeks = await self.weeks.for_hits(namespace, [(n, hit_day(h, self.time_zone)) for n, h in enumerate(own, 1)])
         return assemble(
             {
                 "remember": [*remember, *glossary_lines(result.glossary_hits)],
                 "shared": [hit_line(n, h, self.time_zone) for n, h in enumerate(shared, start=1)],
-                **(standing if standing is not None else await self.standing(namespace)),
+                **standing,
+                "impressions": [*standing["impressions"], *weeks],
             },
             self.budget,
         )
