@@ -189,7 +189,9 @@ class Runtime:
 
     @cached_property
     def boot(self) -> Boot:
-        return Boot(self.db, self.clock, self.config, self.plans, self.ladder, self.context, self.moods, self.todos)
+        return Boot(
+            self.db, self.clock, self.config, self.plans, self.ladder, self.context, self.moods, self.todos, self.people
+        )
 
     @cached_property
     def folding(self) -> Folding:

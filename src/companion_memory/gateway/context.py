@@ -3,7 +3,8 @@ under a token budget (CONTEXT_BUDGET_TOKENS; tokens as domain/tokens.py counts t
 
 - **What I remember**: in a chat turn, the memories recalled for the message (most
   relevant first) and the glossary terms it used; in the boot package, the permanent
-  ones (who the user is, what they forbade, what is pinned).
+  ones (who the user is, what they forbade, what is pinned), then the people in the
+  user's life, each with a familiarity word.
 - **What we are doing**: open plans, the soonest end first, then her own open todos in
   the order they come next.
 - **Impressions**: yesterday, the newest week, the newest month; in a chat turn, also the
@@ -34,6 +35,7 @@ from ..clock import local_date, parse_iso
 from ..domain.episode import Episode
 from ..domain.glossary import Term
 from ..domain.memory import Memory
+from ..domain.person import Person, familiarity_word
 from ..domain.tokens import text_tokens
 from ..memory.plans import Plans
 from ..memory.recall.hits import Hit, RecallResult
@@ -185,6 +187,19 @@ def stored_day(stamp: str, time_zone: str) -> str:
         return stamp[:10]
 
 
+def people_lines(people: Sequence[Person]) -> list[str]:
+    """``- Ana (sister; also 安娜): close``, the most familiar first."""
+    if not people:
+        return []
+    lines = ["People in the user's life (the most familiar first):"]
+    for person in people:
+        about = [person.relation] if person.relation else []
+        about += [f"also {', '.join(person.aliases)}"] if person.aliases else []
+        shown = f" ({'; '.join(about)})" if about else ""
+        lines.append(f"- {person.name}{shown}: {familiarity_word(person.familiarity)}")
+    return lines
+
+
 def glossary_lines(entries: Sequence[Term]) -> list[str]:
     if not entries:
         return []
@@ -238,15 +253,16 @@ class ContextAssembler:
             self.budget,
         )
 
-    async def for_boot(self, namespace: str) -> Assembled:
-        """The block for a new conversation: no message yet, so what always matters."""
+    async def for_boot(self, namespace: str, people: Sequence[Person]) -> Assembled:
+        """The block for a new conversation: no message yet, so what always matters, and
+        who the people in the owner's life are."""
         permanent, _ = await self.memories.page(namespace, layers=("permanent",), limit=PERMANENT_SHOWN)
         permanent.sort(key=lambda m: m.importance, reverse=True)
         approved = await ShareStore(self.db).approved_into([namespace], SHARED_SHOWN)
         shared = await self.memories.get_many([s.memory_id for s in approved])
         return assemble(
             {
-                "remember": [memory_line(m, self.time_zone) for m in permanent],
+                "remember": [*(memory_line(m, self.time_zone) for m in permanent), *people_lines(people)],
                 "shared": [f"{memory_line(m, self.time_zone)} (shared from {m.namespace})" for m in shared],
                 **await self.standing(namespace),
             },
