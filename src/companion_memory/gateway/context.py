@@ -241,7 +241,8 @@ class ContextAssembler:
         shown = frozenset(h.memory.id for h in result.hits)
         remember: list[str | Line] = [hit_line(n, h, self.time_zone, shown) for n, h in enumerate(own, start=1)]
         standing = standing if standing is not None else await self.standing(namespace)
-        # After the ladder: its lines come first when the section is short of room.
+        # After the ladder: its lines come first when the section is short of room. Own
+        # hits only: a shared memory's week is in another namespace's diary.
         weeks = await self.weeks.for_hits(namespace, [(n, hit_day(h, self.time_zone)) for n, h in enumerate(own, 1)])
         return assemble(
             {
