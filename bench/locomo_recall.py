@@ -175,11 +175,10 @@ async def dream_and_approve(runtime: Runtime, sample: dict[str, Any], time_zone:
             return approved
         for candidate in pending:
             try:
-                answer = await runtime.candidates.approve(candidate["id"], "bench")
+                memory = (await runtime.candidates.approve(candidate.id, "bench")).memory
             except ServiceError:  # one the writer refuses (a hand-written target, say) is let go
-                await runtime.candidates.discard(candidate["id"], "bench")
+                await runtime.candidates.discard(candidate.id, "bench")
                 continue
-            memory = await runtime.writer.store.get(answer["memory"]["id"]) if "memory" in answer else None
             if memory is not None:
                 covered[memory.id] = {turn for source in sources_of(memory) for turn in covered.get(source, set())}
                 approved += 1

@@ -11,6 +11,7 @@ from .gateway.context import ContextAssembler
 from .gateway.folding import ExtractiveFolds, Folding, FoldSummarizer, ModelFolds
 from .gateway.ladder import Ladder
 from .gateway.turn import ChatGateway
+from .gateway.weeks import WeekBlocks
 from .memory.candidates import CandidateReview
 from .memory.config import MemoryConfig
 from .memory.conversation_search import ConversationSearch
@@ -183,11 +184,14 @@ class Runtime:
             self.plans,
             self.todos,
             self.ladder,
+            WeekBlocks(self.db, self.settings.RECALL_WEEK_LINES),
         )
 
     @cached_property
     def boot(self) -> Boot:
-        return Boot(self.db, self.clock, self.config, self.plans, self.ladder, self.context, self.moods, self.todos)
+        return Boot(
+            self.db, self.clock, self.config, self.plans, self.ladder, self.context, self.moods, self.todos, self.people
+        )
 
     @cached_property
     def folding(self) -> Folding:

@@ -95,6 +95,8 @@ class Settings(BaseModel):
     # The <memories> block of a chat turn and of the boot package (gateway/context.py):
     # its sections share this many tokens, each with its own cap.
     CONTEXT_BUDGET_TOKENS: int = Field(1500, ge=100, le=100_000)
+    # A chat turn's hits from older weeks bring at most this many weeks' summaries along.
+    RECALL_WEEK_LINES: int = Field(2, ge=0, le=10)
     MEMORY_FILTER_MAX_CANDIDATES: int = Field(12, ge=1)
     MEMORY_FILTER_MAX_OUTPUT: int = Field(3, ge=1)
     # Candidates under this similarity are not sent to the reranker.

@@ -307,6 +307,10 @@ def _blocks(body: dict) -> list[str]:
     return out
 
 
+# A day in an older week than the newest with a diary summary (2020-W47).
+OLD_DAY = "2020-10-01T03:00:00Z"
+
+
 def _markers(body: dict) -> list[str]:
     import json
 
@@ -343,6 +347,23 @@ def test_anthropic_route_keeps_the_cached_prefix_identical_across_turns(
             }
         ]
         history = [{"role": "system", "content": "You are Mei's companion. Be warm and brief."}]
+        # Something said in an older week, and that week's diary summary: its line rides in
+        # the memories block of the turn that recalls it, like the memories themselves.
+        said = {"role": "user", "content": "Mochi hid under the bed all through the typhoon", "created_at": OLD_DAY}
+        httpx.post(
+            live.url + "/v1/ingest/messages",
+            json={"messages": [said]},
+            headers={"Authorization": f"Bearer {OWNER_KEY}"},
+        ).raise_for_status()
+        with sqlite3.connect(live.runtime.db.path) as db:  # type: ignore[attr-defined]
+            db.executemany(
+                "INSERT INTO weekly_log (id, namespace, week, start_date, end_date, title, summary, created_at, "
+                "updated_at) VALUES (?, 'default', ?, ?, ?, ?, ?, 'x', 'x')",
+                [
+                    ("w1", "2020-W40", "2020-09-28", "2020-10-04", "Week 2020-W40", "The typhoon week, indoors"),
+                    ("w2", "2020-W47", "2020-11-16", "2020-11-22", "Week 2020-W47", "Exams"),
+                ],
+            )
         memories = [
             "She drinks oat-milk latte every morning",
             "Her cat Mochi is afraid of thunder",
@@ -366,10 +387,13 @@ def test_anthropic_route_keeps_the_cached_prefix_identical_across_turns(
             assert 1 <= len(_markers(body)) <= 4
             last = body["messages"][-1]["content"][-1]
             assert "<memories>" in last["text"] and memory in last["text"] and "cache_control" not in last
+            if "Mochi" in question:
+                assert "Week 2020-W40 (the week of" in last["text"]
             assert answer.usage.prompt_tokens == 12 + 3000 + 200
         for earlier, later in itertools.pairwise(bodies):
             before = [b for b in _blocks(earlier) if "<memories>" not in b]
             assert _blocks(later)[: len(before)] == before  # byte-identical prefix, whatever was recalled
+            assert not any("2020-W40" in block for block in before)
             assert earlier["system"] == later["system"] and earlier["tools"] == later["tools"]
         # The turn is kept after the answer is sent: wait for the last one.
         deadline = time.monotonic() + 10

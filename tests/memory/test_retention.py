@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import httpx
 
+from companion_memory.application import maintenance
+from companion_memory.application.principal import SYSTEM
+from companion_memory.domain.person import PersonProposal
 from companion_memory.memory.drafts import Actor, MemoryDraft
 from companion_memory.runtime import Runtime
+from companion_memory.store.people import PersonStore
 from tests.conftest import auth
 
 
@@ -77,3 +81,30 @@ async def test_a_failing_index_keeps_the_row_until_the_vector_is_gone(runtime: R
     runtime.clock.advance(minutes=5)  # type: ignore[attr-defined]
     await runtime.mirror.drain()
     assert await runtime.writer.store.get(m.id) is None
+
+
+def proposal(key: str, name: str) -> PersonProposal:
+    at = "2026-11-30T12:00:00.000Z"
+    return PersonProposal(id=key, namespace="default", kind="person", key=key, name=name, source="dream", created_at=at)
+
+
+async def test_decided_person_proposals_go_a_month_after_the_decision(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    await runtime.db.batch(
+        [PersonStore.propose(proposal(k, n)) for k, n in (("p1", "Ana"), ("p2", "Bo"), ("p3", "Cy"))]
+    )
+    assert (await client.post("/v1/person_proposals/p1/approve", headers=auth())).status_code == 200
+    assert (await client.post("/v1/person_proposals/p2/reject", headers=auth())).status_code == 200
+    runtime.clock.advance(days=29)  # type: ignore[attr-defined]
+    assert (await runtime.retention.run())["person_proposals"] == 0
+    await runtime.db.batch([PersonStore.propose(proposal("p4", "Di"))])
+    assert (await client.post("/v1/person_proposals/p4/reject", headers=auth())).status_code == 200
+    runtime.clock.advance(days=2)  # type: ignore[attr-defined]
+    report = await maintenance.retention(runtime, SYSTEM, maintenance.RetentionRun())  # what cleanup prints
+    assert report.person_proposals == 2
+    left = {p.id: p.status for p in await PersonStore(runtime.db).proposals("default", "pending", 10)}
+    left |= {p.id: p.status for p in await PersonStore(runtime.db).proposals("default", "rejected", 10)}
+    assert left == {"p3": "pending", "p4": "rejected"}  # waiting, and decided two days ago
+    # What an approval made stays: only the question is gone.
+    assert [p["name"] for p in (await client.get("/v1/people", headers=auth())).json()["people"]] == ["Ana"]

@@ -52,6 +52,7 @@ export default {
     },
     moods: { happy: "happy", excited: "excited", warm: "warm", calm: "calm", tired: "tired", sad: "sad", lonely: "lonely", anxious: "anxious", angry: "angry" },
     checkStatuses: { ok: "ok", warn: "warn", fail: "fail" },
+    familiarity: { close: "close", familiar: "familiar", known: "known", distant: "distant" },
     approveActions: {
       created: "created a new memory", upserted: "updated the memory with its fact key", superseded: "replaced the old version",
       archived: "archived the memory",
@@ -82,6 +83,11 @@ export default {
     showEarlier: { one: "Show {count} earlier", other: "Show {count} earlier" },
     noMessages: "No messages today",
     noMessagesHint: "Messages arrive through the chat gateway, MCP or POST /v1/ingest/messages.",
+    people: "People she knows best",
+    allPeople: "All people",
+    familiarityOf: "familiarity {value}",
+    noPeople: "No one yet",
+    noPeopleHint: "The people in your life appear here once you add them under More → People or approve what the dream proposes.",
   },
   moods: {
     title: "Moods",

@@ -50,6 +50,7 @@ export default {
     },
     moods: { happy: "开心", excited: "兴奋", warm: "温暖", calm: "平静", tired: "疲惫", sad: "难过", lonely: "孤单", anxious: "焦虑", angry: "生气" },
     checkStatuses: { ok: "正常", warn: "注意", fail: "失败" },
+    familiarity: { close: "亲近", familiar: "熟悉", known: "认识", distant: "生疏" },
     approveActions: {
       created: "新建了一条记忆", upserted: "按事实键更新了记忆", superseded: "取代了旧版本", archived: "归档了这条记忆",
     },
@@ -79,6 +80,11 @@ export default {
     showEarlier: { other: "显示更早的 {count} 条" },
     noMessages: "今天还没有消息",
     noMessagesHint: "消息来自聊天网关、MCP 或 POST /v1/ingest/messages。",
+    people: "她最熟悉的人",
+    allPeople: "全部人物",
+    familiarityOf: "熟悉度 {value}",
+    noPeople: "还没有人物",
+    noPeopleHint: "在“更多 → 人物”中添加，或批准梦境整理提出的人物后，他们会出现在这里。",
   },
   moods: {
     title: "心情",

@@ -1,9 +1,9 @@
-// Today: today's messages, yesterday's diary, counts by type, open plans, moods, her todos,
-// what waits for review.
+// Today: today's messages, yesterday's diary, counts by type, open plans, the people she
+// knows best, moods, her todos, what waits for review.
 import { api, ns } from "../api.js";
 import { append, h } from "../dom.js";
 import { label, longDate, typeColour, when } from "../format.js";
-import { num, t } from "../i18n.js";
+import { num, percent, t } from "../i18n.js";
 import { moodsCard } from "../moods.js";
 import { planBadge, planButtons } from "../plans.js";
 import { todosCard } from "../todos.js";
@@ -61,6 +61,19 @@ function plansCard(plans) {
     h("div", { class: "card-head" }, h("h2", {}, t("today.plans")), count), rows);
 }
 
+/** The boot package's people, with the familiarity word it gives each (as the model reads it). */
+function peopleCard(people) {
+  const rows = people.map((person) => h("div", { class: "row person-row", dataset: { id: person.id } },
+    h("strong", { translate: "no" }, person.name),
+    person.relation ? h("span", { class: "chip chip-relation", translate: "no" }, person.relation) : null,
+    h("span", { class: "spacer" }),
+    h("span", { class: "chip chip-familiarity", dataset: { familiarity: person.familiarity_word }, title: t("today.familiarityOf", { value: percent(person.familiarity) }) },
+      label("familiarity", person.familiarity_word))));
+  return h("section", { class: "card", id: "familiar-people" },
+    h("div", { class: "card-head" }, h("h2", {}, t("today.people")), h("a", { class: "small", href: "#/more/people" }, t("today.allPeople"))),
+    rows.length ? h("div", { class: "stack" }, rows) : emptyState(t("today.noPeople"), t("today.noPeopleHint")));
+}
+
 const SHOWN_MESSAGES = 30;
 
 function messageRow(m) {
@@ -111,6 +124,7 @@ export function render(container) {
         diaryCard(boot.impressions),
         h("section", { class: "card", id: "counts-by-type" }, h("h2", {}, t("today.byType")), countsByType(boot.counts))),
       plansCard(boot.plans),
+      peopleCard(boot.people),
       h("div", { class: "grid grid-2" },
         moodsCard(boot.moods, moods, boot.companion_name), todosCard(todos, boot.todos, boot.companion_name)),
       messagesCard(boot.today_messages),

@@ -6,6 +6,7 @@ import dataclasses
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..domain.person import Person, familiarity_word
 from ..domain.scopes import MEMORY_READ
 from ..errors import NotFound
 from ..memory.sensitive import mask_sensitive
@@ -44,6 +45,28 @@ class Impressions(BaseModel):
     monthly: Rollup | None
 
 
+class FamiliarPerson(BaseModel):
+    id: str
+    name: str
+    aliases: list[str]
+    relation: str
+    familiarity: float = Field(
+        description="0–1, as it stood when the local day began (it fades without mentions), to two places."
+    )
+    familiarity_word: str = Field(description="close (≥ 0.75), familiar (≥ 0.5), known (≥ 0.25) or distant.")
+
+    @classmethod
+    def of(cls, person: Person) -> FamiliarPerson:
+        return cls(
+            id=person.id,
+            name=person.name,
+            aliases=person.aliases,
+            relation=person.relation,
+            familiarity=person.familiarity,
+            familiarity_word=familiarity_word(person.familiarity),
+        )
+
+
 class TodayMessage(BaseModel):
     id: str
     conversation_id: str | None
@@ -65,9 +88,13 @@ class BootPackage(Output):
     today_messages: list[TodayMessage]
     counts: dict[str, int] = Field(description="Active memories by type.")
     plans: list[PlanRecord] = Field(description="Open plans, the soonest end first.")
+    people: list[FamiliarPerson] = Field(
+        description="The ten most familiar people in the owner's life, the most familiar first."
+    )
     context: ContextBlock = Field(
-        description="What a new conversation should be told, as one block: permanent memories, open plans, "
-        "impressions and shared memories, each section under its cap of CONTEXT_BUDGET_TOKENS."
+        description="What a new conversation should be told, as one block: permanent memories and the people "
+        "with their familiarity, open plans, impressions and shared memories, each section under its cap of "
+        "CONTEXT_BUDGET_TOKENS."
     )
     moods: MoodOverview = Field(description="Today's mood and the last seven days', hers and the owner's.")
     todos: TodoStats = Field(description="Her own todos: counts, the next one and a summary for the prompt.")
@@ -106,6 +133,7 @@ async def boot(runtime: Runtime, principal: Principal, scope: Scope) -> BootPack
             "impressions": dataclasses.asdict(package.impressions),
             "context": dataclasses.asdict(package.context),
             "today_messages": messages,
+            "people": [FamiliarPerson.of(p) for p in package.people],
             "companion_name": runtime.settings.COMPANION_NAME,
         },
         from_attributes=True,

@@ -35,6 +35,9 @@ class RetentionReport(Output):
     memory_events: int | None = None
     idempotency_keys: int | None = None
     moods: int | None = Field(None, description="Mood timeline entries older than 90 days.")
+    person_proposals: int | None = Field(
+        None, description="Person proposals approved or rejected more than 30 days ago."
+    )
     memories_expired: int | None = None
     memories_too_short: int | None = None
     memories_purged: int | None = None

@@ -5,6 +5,7 @@ panel's diary lists them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -19,6 +20,12 @@ class DiaryDay:
     message_count: int
     created_at: str
     updated_at: str
+
+
+def iso_week(day: date) -> str:
+    """The ISO week a day falls in, as weekly_log names it: ``2026-W47``."""
+    year, number, _ = day.isocalendar()
+    return f"{year}-W{number:02d}"
 
 
 @dataclass(frozen=True, kw_only=True)

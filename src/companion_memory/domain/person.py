@@ -62,6 +62,19 @@ class Person:
 PERSON_FIELDS = tuple(f.name for f in dataclasses.fields(Person))
 
 
+# A familiarity in words, by the lowest value of each (the boot package's people lines).
+FAMILIARITY_WORDS: tuple[tuple[float, str], ...] = (
+    (0.75, "close"),
+    (0.5, "familiar"),
+    (0.25, "known"),
+    (0.0, "distant"),
+)
+
+
+def familiarity_word(familiarity: float) -> str:
+    return next(word for floor, word in FAMILIARITY_WORDS if familiarity >= floor)
+
+
 def mentioned(familiarity: float, times: int) -> float:
     """Familiarity after ``times`` more mentions."""
     return 1 - (1 - familiarity) * (1 - MENTION_STEP) ** times

@@ -6,13 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from ..clock import day_bounds, local_date
+from ..clock import day_bounds, local_date, parse_iso
 from ..domain.diary import DiaryDay
 from ..domain.glossary import Term
 from ..domain.memory import Memory
+from ..domain.person import Person
 from ..domain.precious import Precious
 from ..memory.config import MemoryConfig
 from ..memory.moods import MoodOverview, Moods
+from ..memory.people.registry import People
 from ..memory.plans import Plans
 from ..memory.todos import TodoOverview, Todos
 from ..ports import Clock, Database
@@ -27,6 +29,7 @@ from .ladder import Ladder, LadderRead
 NEWEST_PRECIOUS = 10
 TODAY_MESSAGES = 200
 UPCOMING_PLANS = 20
+MOST_FAMILIAR = 10
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,6 +45,8 @@ class Package:
     today_messages: list[MessageRow]
     counts: dict[str, int]
     plans: list[Memory]
+    # The most familiar people, familiarity as it stood when the local day began.
+    people: list[Person]
     context: Assembled
     moods: MoodOverview
     todos: TodoOverview
@@ -58,6 +63,7 @@ class Boot:
         context: ContextAssembler,
         moods: Moods,
         todos: Todos,
+        people: People,
     ) -> None:
         self.db = db
         self.clock = clock
@@ -67,6 +73,7 @@ class Boot:
         self.context = context
         self.moods = moods
         self.todos = todos
+        self.people = people
 
     async def package(self, namespace: str) -> Package:
         time_zone = self.config.dream_time_zone
@@ -74,6 +81,9 @@ class Boot:
         ladder = await self.ladder.read(namespace)
         start, end = day_bounds(today, time_zone)
         precious, _ = await PreciousStore(self.db).page(namespace, limit=NEWEST_PRECIOUS, cursor=None)
+        # Decayed to the day's start, not to now: the package (and a prompt cached on it)
+        # stays the same all day unless someone is mentioned or edited.
+        people = await self.people.most_familiar(namespace, parse_iso(start), MOST_FAMILIAR)
         return Package(
             namespace=namespace,
             date=today.isoformat(),
@@ -84,7 +94,8 @@ class Boot:
             today_messages=await MessageStore(self.db).between(namespace, since=start, until=end, limit=TODAY_MESSAGES),
             counts=await MemoryStore(self.db).count_active_by_type(namespace),
             plans=await self.plans.upcoming(namespace, UPCOMING_PLANS),
-            context=await self.context.for_boot(namespace),
+            people=people,
+            context=await self.context.for_boot(namespace, people),
             moods=await self.moods.overview(namespace),
             todos=await self.todos.stats(namespace),
         )

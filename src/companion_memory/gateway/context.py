@@ -3,10 +3,12 @@ under a token budget (CONTEXT_BUDGET_TOKENS; tokens as domain/tokens.py counts t
 
 - **What I remember**: in a chat turn, the memories recalled for the message (most
   relevant first) and the glossary terms it used; in the boot package, the permanent
-  ones (who the user is, what they forbade, what is pinned).
+  ones (who the user is, what they forbade, what is pinned), then the people in the
+  user's life, each with a familiarity word.
 - **What we are doing**: open plans, the soonest end first, then her own open todos in
   the order they come next.
-- **Impressions**: yesterday, the newest week, the newest month.
+- **Impressions**: yesterday, the newest week, the newest month; in a chat turn, also the
+  older weeks its hits are from (gateway/weeks.py).
 - **Shared with me**: memories shared into this namespace from another.
 
 Each section has a cap, its share of the budget (``SECTIONS``), so one long section
@@ -33,6 +35,7 @@ from ..clock import local_date, parse_iso
 from ..domain.episode import Episode
 from ..domain.glossary import Term
 from ..domain.memory import Memory
+from ..domain.person import Person, familiarity_word
 from ..domain.tokens import text_tokens
 from ..memory.plans import Plans
 from ..memory.recall.hits import Hit, RecallResult
@@ -40,7 +43,8 @@ from ..memory.todos import Todos, todo_text
 from ..ports import Clock, Database
 from ..store.memories import MemoryStore
 from ..store.shares import ShareStore
-from .ladder import Ladder
+from .ladder import Ladder, clip
+from .weeks import WeekBlocks
 
 # (name, title, share of the budget)
 SECTIONS: tuple[tuple[str, str, float], ...] = (
@@ -157,8 +161,7 @@ def episode_line(number: int, episode: Episode, thread: Sequence[Episode], time_
 
 
 def _cut(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return clip(" ".join(text.split()), limit)
 
 
 def memory_line(memory: Memory, time_zone: str) -> str:
@@ -170,6 +173,11 @@ def _label(memory: Memory, origin: str, time_zone: str) -> str:
     return f"[{memory.type}, {stored_day(memory.updated_at, time_zone)}{until}{origin}]"
 
 
+def hit_day(hit: Hit, time_zone: str) -> str:
+    """The day a hit's line shows: when an episode was said, when a memory was last written."""
+    return stored_day(hit.episode.created_at if hit.episode is not None else hit.memory.updated_at, time_zone)
+
+
 def stored_day(stamp: str, time_zone: str) -> str:
     """The day a stored UTC time falls on in DREAM_TIME_ZONE, as the boot package's date and
     the panel's days are; a time that does not parse shows as stored."""
@@ -177,6 +185,19 @@ def stored_day(stamp: str, time_zone: str) -> str:
         return local_date(parse_iso(stamp), time_zone).isoformat()
     except ValueError:
         return stamp[:10]
+
+
+def people_lines(people: Sequence[Person]) -> list[str]:
+    """``- Ana (sister; also 安娜): close``, the most familiar first."""
+    if not people:
+        return []
+    lines = ["People in the user's life (the most familiar first):"]
+    for person in people:
+        about = [person.relation] if person.relation else []
+        about += [f"also {', '.join(person.aliases)}"] if person.aliases else []
+        shown = f" ({'; '.join(about)})" if about else ""
+        lines.append(f"- {person.name}{shown}: {familiarity_word(person.familiarity)}")
+    return lines
 
 
 def glossary_lines(entries: Sequence[Term]) -> list[str]:
@@ -192,7 +213,15 @@ def glossary_lines(entries: Sequence[Term]) -> list[str]:
 
 class ContextAssembler:
     def __init__(
-        self, db: Database, clock: Clock, budget: int, time_zone: str, plans: Plans, todos: Todos, ladder: Ladder
+        self,
+        db: Database,
+        clock: Clock,
+        budget: int,
+        time_zone: str,
+        plans: Plans,
+        todos: Todos,
+        ladder: Ladder,
+        weeks: WeekBlocks,
     ) -> None:
         self.db = db
         self.clock = clock
@@ -201,6 +230,7 @@ class ContextAssembler:
         self.plans = plans
         self.todos = todos
         self.ladder = ladder
+        self.weeks = weeks
         self.memories = MemoryStore(db)
 
     async def for_turn(self, namespace: str, result: RecallResult, standing: Standing | None = None) -> Assembled:
@@ -210,24 +240,30 @@ class ContextAssembler:
         shared = [h for h in result.hits if h.share_id]
         shown = frozenset(h.memory.id for h in result.hits)
         remember: list[str | Line] = [hit_line(n, h, self.time_zone, shown) for n, h in enumerate(own, start=1)]
+        standing = standing if standing is not None else await self.standing(namespace)
+        # After the ladder: its lines come first when the section is short of room. Own
+        # hits only: a shared memory's week is in another namespace's diary.
+        weeks = await self.weeks.for_hits(namespace, [(n, hit_day(h, self.time_zone)) for n, h in enumerate(own, 1)])
         return assemble(
             {
                 "remember": [*remember, *glossary_lines(result.glossary_hits)],
                 "shared": [hit_line(n, h, self.time_zone) for n, h in enumerate(shared, start=1)],
-                **(standing if standing is not None else await self.standing(namespace)),
+                **standing,
+                "impressions": [*standing["impressions"], *weeks],
             },
             self.budget,
         )
 
-    async def for_boot(self, namespace: str) -> Assembled:
-        """The block for a new conversation: no message yet, so what always matters."""
+    async def for_boot(self, namespace: str, people: Sequence[Person]) -> Assembled:
+        """The block for a new conversation: no message yet, so what always matters, and
+        who the people in the owner's life are."""
         permanent, _ = await self.memories.page(namespace, layers=("permanent",), limit=PERMANENT_SHOWN)
         permanent.sort(key=lambda m: m.importance, reverse=True)
         approved = await ShareStore(self.db).approved_into([namespace], SHARED_SHOWN)
         shared = await self.memories.get_many([s.memory_id for s in approved])
         return assemble(
             {
-                "remember": [memory_line(m, self.time_zone) for m in permanent],
+                "remember": [*(memory_line(m, self.time_zone) for m in permanent), *people_lines(people)],
                 "shared": [f"{memory_line(m, self.time_zone)} (shared from {m.namespace})" for m in shared],
                 **await self.standing(namespace),
             },

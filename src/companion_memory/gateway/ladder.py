@@ -18,14 +18,17 @@ from ..store.logs import LogStore
 LADDER_ENTRY_CHARS = 100
 
 
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, the cut marked with an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 def _entry(label: str, entry: DiaryDay | WeekSummary | MonthSummary | None) -> str | None:
     if entry is None or not (entry.title or entry.summary):
         return None
     title, summary = entry.title or "", entry.summary or ""
     text = f"{title} — {summary}" if title and summary else title or summary
-    if len(text) > LADDER_ENTRY_CHARS:
-        text = text[: LADDER_ENTRY_CHARS - 1].rstrip() + "…"
-    return f"{label}: {text}"
+    return f"{label}: {clip(text, LADDER_ENTRY_CHARS)}"
 
 
 def impressions_ladder(

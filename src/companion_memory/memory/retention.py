@@ -1,6 +1,7 @@
 """Retention: old raw data goes, unused memories expire, retired rows are purged,
-episodes go after EPISODE_RETENTION_DAYS, and the mood timeline keeps MOOD_DAYS (a mood
-is how a day felt, not something to keep).
+episodes go after EPISODE_RETENTION_DAYS, the mood timeline keeps MOOD_DAYS (a mood
+is how a day felt, not something to keep), and person proposals the owner decided go
+DECIDED_PROPOSAL_DAYS after the decision.
 
 At most once per 24 hours (unless forced). Purging removes a memory's or an episode's
 vector before its row, through the vector outbox, so a failing index keeps the row until
@@ -35,6 +36,9 @@ from .vector_mirror import VectorMirror
 
 LOG_DAYS = 30
 IDEMPOTENCY_DAYS = 7
+# A person proposal the owner decided is kept this long after the decision, then goes:
+# a pending one stays until decided (a rejected one never blocked the same proposal anyway).
+DECIDED_PROPOSAL_DAYS = 30
 # The boot package shows a week and the panel a month; three months keep a season to look back on.
 MOOD_DAYS = 90
 EXPIRE_AFTER_DAYS = 180
@@ -71,6 +75,7 @@ class Retention:
                 RetentionStore.delete_older("idempotency_keys", "created_at", before(IDEMPOTENCY_DAYS)),
                 RetentionStore.delete_older("context_folds", "used_at", before(FOLDS_KEPT_DAYS)),
                 RetentionStore.delete_older("moods", "felt_at", before(MOOD_DAYS)),
+                RetentionStore.delete_decided_proposals(before(DECIDED_PROPOSAL_DAYS)),
             ]
         )
         # Purge first: what expires now must wait its own 30 days.
@@ -98,6 +103,7 @@ class Retention:
             "idempotency_keys": results[3].changes,
             "context_folds": results[4].changes,
             "moods": results[5].changes,
+            "person_proposals": results[6].changes,
             "memories_expired": expired,
             "memories_too_short": too_short,
             "memories_purged": purged,

@@ -15,7 +15,7 @@ import uuid
 from datetime import date, timedelta
 
 from ..clock import iso, local_date
-from ..domain.diary import WeekSummary
+from ..domain.diary import WeekSummary, iso_week
 from ..memory.config import MemoryConfig
 from ..ports import Clock, Database
 from ..store.logs import LogStore
@@ -46,8 +46,7 @@ class Rollups:
             sunday = today - timedelta(days=today.isoweekday() + WEEK_GRACE_DAYS)
             while sunday.isoformat() >= first:
                 monday = sunday - timedelta(days=6)
-                year, number, _ = monday.isocalendar()
-                week = f"{year}-W{number:02d}"
+                week = iso_week(monday)
                 if not await self.logs.weekly_exists(namespace, week):
                     days = await self.logs.dailies_between(namespace, monday.isoformat(), sunday.isoformat())
                     if days and not await self._unread_in_week(namespace, monday):

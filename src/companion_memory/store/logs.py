@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from ..domain.diary import DiaryDay, MonthSummary, WeekSummary
 from ..ports import Database, Statement
-from .sql import placeholders
+from .sql import chunks, placeholders
 from .stored_values import day_sql, readable
 
 _DAILY = "SELECT id, namespace, date, title, summary, message_count, created_at, updated_at FROM daily_log"
@@ -35,6 +35,18 @@ class LogStore:
             (namespace,),
         )
         return WeekSummary(**row) if row else None
+
+    async def weeklies_before_newest(self, namespace: str, weeks: Sequence[str]) -> list[WeekSummary]:
+        """These weeks' entries, except the newest entry of the namespace (the ladder's)."""
+        found: list[WeekSummary] = []
+        for part in chunks(weeks):
+            rows = await self.db.all(
+                f"{_WEEKLY} WHERE namespace = ? AND week IN ({placeholders(len(part))}) "
+                "AND week < (SELECT MAX(week) FROM weekly_log WHERE namespace = ?)",
+                (namespace, *part, namespace),
+            )
+            found += [WeekSummary(**row) for row in rows]
+        return found
 
     async def newest_monthly(self, namespace: str) -> MonthSummary | None:
         row = await self.db.first(f"{_MONTHLY} WHERE namespace = ? ORDER BY month DESC LIMIT 1", (namespace,))

@@ -21,6 +21,13 @@ class RetentionStore:
     def delete_older(table: str, column: str, cutoff: str) -> Statement:
         return Statement(f"DELETE FROM {table} WHERE {column} < ?", (cutoff,))
 
+    @staticmethod
+    def delete_decided_proposals(cutoff: str) -> Statement:
+        """Person proposals approved or rejected before ``cutoff``; pending ones stay."""
+        return Statement(
+            "DELETE FROM person_proposals WHERE status IN ('approved', 'rejected') AND reviewed_at < ?", (cutoff,)
+        )
+
     async def stale_memories(self, cutoff: str, limit: int) -> list[tuple[str, str]]:
         """Active memories nobody wrote, saw or recalled since ``cutoff``, except pinned ones,
         identity/persona and the rest of the permanent layer (boundaries)."""

@@ -65,6 +65,7 @@ def panel(request: pytest.FixtureRequest, browser: Browser, server: LiveServer) 
 def test_a_new_user_enters_the_key_and_sees_today(panel: Panel, rest: Rest) -> None:
     rest.remember("drink.tea", "Drinks jasmine tea in the afternoon", type="preference")
     rest.remember("pet.cat", "Has a grey cat called Miso", type="fact")
+    rest.post("/v1/people", {"name": "Ana", "relation": "sister"})
     rest.say("I walked to the market this morning")
 
     page = panel.open()
@@ -81,6 +82,10 @@ def test_a_new_user_enters_the_key_and_sees_today(panel: Panel, rest: Rest) -> N
     expect(page.locator("#counts-by-type")).to_contain_text("fact")
     expect(page.locator("#today-messages")).to_contain_text("I walked to the market this morning")
     expect(page.locator("#yesterday-diary")).to_contain_text("No diary for yesterday yet")
+    # The people as the boot package tells the model about them, familiarity as a word.
+    ana = page.locator("#familiar-people .person-row", has_text="Ana")
+    expect(ana).to_contain_text("sister")
+    expect(ana.locator(".chip-familiarity")).to_have_text("distant")
     assert page.evaluate("JSON.parse(localStorage.getItem('companion-memory.admin')).apiKey") == OWNER_KEY
     panel.shoot("flow-today-first-visit")
 
@@ -898,6 +903,9 @@ def test_chinese_follows_the_browser_every_word_is_in_the_catalogs_and_the_choic
         expect(page.locator(".tab[data-tab=review]")).to_contain_text("审核")
         expect(page.locator("#counts-by-type")).to_contain_text("偏好")
         expect(page.locator("#today-messages")).to_contain_text("我好累")
+        sister = page.locator("#familiar-people .person-row", has_text="小雨")
+        expect(sister).to_contain_text("妹妹")
+        expect(sister.locator(".chip-familiarity")).to_have_text("生疏")
         panel.pass_time(TOAST_MS)
         walk_every_tab_and_dialog(panel)
         assert page.evaluate(SAME_KEYS) == []

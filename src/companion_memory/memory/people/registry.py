@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import Any
 
 from ...clock import iso, parse_iso
@@ -40,6 +41,15 @@ class People:
         """A person as answered: familiarity decayed to now."""
         decayed = person.familiarity_now(self.clock.now(), self.config.people_familiarity_half_life_days)
         return person.replace(familiarity=round(decayed, 4))
+
+    async def most_familiar(self, namespace: str, at: datetime, limit: int) -> list[Person]:
+        """The ``limit`` most familiar people, familiarity decayed to ``at`` to two places."""
+        half_life = self.config.people_familiarity_half_life_days
+        people = [
+            p.replace(familiarity=round(p.familiarity_now(at, half_life), 2))
+            for p in await self.store.active(namespace)
+        ]
+        return sorted(people, key=lambda p: -p.familiarity)[:limit]
 
     async def person(self, person_id: str) -> Person:
         person = await self.store.get(person_id)
