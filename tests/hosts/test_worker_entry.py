@@ -3,20 +3,17 @@ as the local server, over fakes of every binding (D1, Vectorize, Workers AI, Que
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 import types
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, ClassVar
+from typing import Any
 
 import httpx
 import pytest
@@ -30,45 +27,7 @@ from tests.conftest import MCP_KEY, NIGHTLY_STEPS, OWNER_KEY
 from tests.fakes.d1 import FakeJsException
 from tests.fakes.queues import MAX_DELAY_SECONDS
 from tests.fakes.worker_env import migrate, worker_env
-
-
-class WorkerEntrypoint:
-    """The SDK's base class as far as the entry uses it: the runtime sets ``env`` and ``ctx``."""
-
-    def __init__(self, ctx: Any, env: Any) -> None:
-        self.ctx = ctx
-        self.env = env
-
-
-class AsgiBridge:
-    """``workers.asgi`` as far as the entry uses it: ``fetch(app, request, env, ctx)``. Like
-    the real bridge, it refuses to stream an SSE answer without ``ctx`` (it needs
-    ``ctx.waitUntil`` to finish the app after answering)."""
-
-    calls: ClassVar[list[Any]] = []
-
-    @staticmethod
-    async def fetch(app: Any, request: Any, env: Any, ctx: Any = None) -> httpx.Response:
-        AsgiBridge.calls.append(ctx)
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="https://worker.example"
-        ) as client:
-            response = await client.request(request.method, request.url, headers=request.headers, content=request.body)
-        if response.headers.get("content-type", "").startswith("text/event-stream") and ctx is None:
-            raise RuntimeError("Server-Side-Events require ctx to be passed to asgi.fetch")
-        return response
-
-
-@pytest.fixture
-def entry(monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
-    workers = types.ModuleType("workers")
-    workers.WorkerEntrypoint = WorkerEntrypoint  # type: ignore[attr-defined]
-    workers.asgi = AsgiBridge  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "workers", workers)
-    sys.modules.pop("entry", None)
-    module = importlib.import_module("entry")
-    yield module
-    sys.modules.pop("entry", None)
+from tests.fakes.workers_sdk import AsgiBridge, deliver
 
 
 @pytest.fixture(params=["jsproxy", "python"])
@@ -77,11 +36,6 @@ async def env(request: pytest.FixtureRequest) -> SimpleNamespace:
     env = worker_env(result_style=request.param, ENABLE_MEMORY_RERANKER="false")
     await migrate(env)
     return env
-
-
-async def deliver(entry: types.ModuleType, env: SimpleNamespace) -> int:
-    worker = entry.Default(SimpleNamespace(), env)
-    return await env.TASKS.deliver(worker.queue)
 
 
 async def test_a_failed_vector_write_is_retried_through_the_queue(
