@@ -3,7 +3,9 @@ holds them."""
 
 from __future__ import annotations
 
+import bisect
 import io
+import itertools
 from collections.abc import Mapping
 from typing import BinaryIO
 
@@ -107,10 +109,50 @@ class DatabaseUploads:
         ):
             start = row["start"]
             parts.append(bytes(row["data"]))
-        return io.BytesIO(b"".join(parts))
+        return io.BufferedReader(_Parts(parts))
 
     async def remove(self, upload: str) -> None:
         await self.db.run("DELETE FROM history_import_parts WHERE import_id = ?", (upload,))
 
     async def open_local(self, path: str) -> BinaryIO:
         raise FileNotFoundError(f"{path}: the Worker reads uploads only")
+
+
+class _Parts(io.RawIOBase):
+    """An upload's parts read as one file, never joined into one buffer: a copy of 48 MiB
+    would double what the Worker's isolate holds while it reads."""
+
+    def __init__(self, parts: list[bytes]) -> None:
+        self._parts = parts
+        self._starts = list(itertools.accumulate((len(part) for part in parts), initial=0))
+        self._position = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._position
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = (0, self._position, self._starts[-1])[whence]
+        if base + offset < 0:
+            raise ValueError(f"negative seek position {base + offset}")
+        self._position = base + offset
+        return self._position
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        """From the part the position is in, at most to its end (a short read, which
+        BufferedReader joins)."""
+        index = bisect.bisect_right(self._starts, self._position) - 1
+        if index >= len(self._parts):
+            return 0
+        offset = self._position - self._starts[index]
+        data = memoryview(self._parts[index])[offset:]
+        target = memoryview(buffer).cast("B")
+        count = min(len(target), len(data))
+        target[:count] = data[:count]
+        self._position += count
+        return count
