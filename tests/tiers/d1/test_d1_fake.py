@@ -343,6 +343,10 @@ async def test_ffi_conversions() -> None:
     assert ffi.to_py(ffi.JS_NULL) is None
     assert ffi.to_py(FakeJsProxy({"a": ffi.JS_NULL, "b": [ffi.JS_NULL]})) == {"a": None, "b": [None]}
     assert ffi.to_py({"x": 1}) == {"x": 1}
+    # A list of plain values (a BLOB's bytes, a vector) is taken whole; one holding a JS
+    # null or a container is still converted item by item.
+    assert ffi.to_py(FakeJsProxy({"data": [0, 255, 7], "v": [0.5, 1]})) == {"data": [0, 255, 7], "v": [0.5, 1]}
+    assert ffi.to_py([1, "a", ffi.JS_NULL, [ffi.JS_NULL], {"k": ffi.JS_NULL}]) == [1, "a", None, [None], {"k": None}]
 
 
 # -- the adapter through the port ---------------------------------------------------------

@@ -205,10 +205,11 @@ class QueueConsumer:
 ACK_THEN_THROW = {"probe": "ack then throw"}
 
 
-async def check_queue(db: Any, binding: Any, settings: dict[str, Any]) -> Awaitable[None]:
+async def check_queue(db: Any, binding: Any, settings: dict[str, Any]) -> tuple[Awaitable[None], QueueConsumer]:
     """Queues on Miniflare: the producer adapter sends, Miniflare's broker delivers to our
     consumer, which settles each message. Returns the check of retries, delays and the dead
-    letter, which takes seconds of real time: the caller awaits it after other checks."""
+    letter, which takes seconds of real time: the caller awaits it after other checks; and
+    the consumer, for the checks of what else the queue runs."""
     import cf_env
     from pyodide.ffi import create_proxy
 
@@ -268,7 +269,7 @@ async def check_queue(db: Any, binding: Any, settings: dict[str, Any]) -> Awaita
         assert all(gap >= 0.95 for gap in gaps), gaps  # retry({delaySeconds: 1}) held each back
         ok(f"queue: a failing task is retried with its delay, {max_retries} times, then dead-lettered")
 
-    return retried_then_dead_lettered()
+    return retried_then_dead_lettered(), consumer
 
 
 def memory_config(settings: dict[str, Any]) -> Any:
@@ -375,6 +376,39 @@ def check_history() -> None:
     ok("history import: a ChatGPT export zip and a Cherry Studio backup read as streams")
 
 
+async def check_history_import(db: Any, consumer: QueueConsumer) -> None:
+    """The Worker's import: an export uploaded in parts, each a row of D1, then checked and
+    stored by the queue's deliveries, a step each (``TaskRunner`` → ``HistoryImports.step``)."""
+    import random
+    from pathlib import Path
+
+    from companion_memory.memory.history_imports import PART_BYTES, ImportRequest
+
+    imports = consumer.runner.imports
+    part = random.Random(32).randbytes(PART_BYTES)
+    await imports.uploads.put("a-whole-part", 0, part)
+    with await imports.uploads.open("a-whole-part") as file:
+        assert file.read() == part
+    await imports.uploads.remove("a-whole-part")
+    ok(f"history import: a part of {PART_BYTES} bytes round-trips byte-exact through D1")
+
+    content = Path("/repo/tests/data/imports/claude/conversations.json").read_bytes()
+    job = await imports.begin(ImportRequest(namespace="imports", name="conversations.json", size=len(content)))
+    middle = len(content) // 2
+    await imports.receive(job.id, 0, content[:middle])
+    await imports.receive(job.id, middle, content[middle:])  # the last part queues the job
+    for _ in range(3000):
+        job = await imports.get(job.id)
+        if job.status in ("done", "failed"):
+            break
+        await asyncio.sleep(0.02)
+    assert (job.status, job.detected, job.stored, job.error) == ("done", "claude", 8, None), job
+    steps = consumer.seen({"task": "history_import", "id": job.id})
+    assert len(steps) >= 2, steps  # the check, then the storing
+    assert await db.all("SELECT count(*) AS n FROM episodes WHERE namespace = 'imports'") == [{"n": 8}]
+    ok("history import: uploaded in parts to D1, checked and stored by the queue's deliveries")
+
+
 async def main() -> None:
     import cf_env
 
@@ -389,8 +423,9 @@ async def main() -> None:
     await check_d1(db, cf_env.DB)
     await check_migrations(db)
     settings = json.loads(cf_env.CONFIG)
-    queue_retries = await check_queue(db, cf_env.TASKS, settings)
+    queue_retries, consumer = await check_queue(db, cf_env.TASKS, settings)
     await check_write_and_recall(db, settings)
     await check_episodes(db, settings)
     check_history()
     await queue_retries
+    await check_history_import(db, consumer)

@@ -33,7 +33,9 @@ CHECKS = (
     "ok recall path",
     "ok episode recall",
     "ok episode path",
-    "ok history import",
+    "ok history import: a ChatGPT export zip",
+    "ok history import: a part of 1048576 bytes round-trips",
+    "ok history import: uploaded in parts to D1",
 )
 
 
