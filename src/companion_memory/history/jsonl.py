@@ -75,7 +75,6 @@ def _message(
     metadata = entry.get("metadata")
     if metadata is not None and not isinstance(metadata, dict):
         raise UnreadableHistory(f"{where}: metadata: expected a JSON object, found {shown(metadata)}")
-    ident = entry.get("id")
     name = text(entry.get("name"), f"{where}: name") or None
     yield ImportedMessage(
         conversation_id=conversation_id,
@@ -83,10 +82,20 @@ def _message(
         role=role,
         content=entry["content"],
         created_at=created_at,
-        source_id=None if ident is None else f"{SOURCE}:{key(ident, f'{where}: id')}",
+        source_id=_source_id(entry, where),
         name=name,
         metadata=metadata,
     )
+
+
+def _source_id(entry: dict[str, Any], where: str) -> str | None:
+    """``source_id`` is an id another reader gave the message (what ``import-history --url``
+    sends when it reads an export here), kept as it is, so that the message is the same
+    one whichever way it came in; else ``id`` is the JSONL's own."""
+    if entry.get("source_id") is not None:
+        return key(entry["source_id"], f"{where}: source_id")
+    ident = entry.get("id")
+    return None if ident is None else f"{SOURCE}:{key(ident, f'{where}: id')}"
 
 
 def _time(value: Any, where: str, tally: Tally, options: ReadOptions) -> str:

@@ -7,16 +7,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
+import io
+import json
 import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..settings import Settings
 
 if TYPE_CHECKING:
     from ..application.history_imports import ImportJob
+    from ..history.message import ImportedMessage
+    from ..history.tally import Summary
 
 # How often the remote form asks how far its import got.
 POLL_SECONDS = 1.0
@@ -63,7 +68,7 @@ async def run(settings: Settings, data_dir: Path, args: argparse.Namespace) -> i
         print(f"companion-memory import-history: {problems}", file=sys.stderr)
         return 2
     if args.url:
-        return _ended(await _remote(args.url, args.file, start))
+        return _ended(await _remote(args.url, args.file, start, settings.DREAM_TIME_ZONE))
     return await _local(settings, data_dir, args.file, start, embed=not args.no_embed)
 
 
@@ -93,42 +98,132 @@ async def _local(settings: Settings, data_dir: Path, file: Path, start: Any, *, 
     return code
 
 
-async def _remote(url: str, file: Path, start: Any) -> ImportJob:
+async def _remote(url: str, file: Path, start: Any, time_zone: str, transport: Any = None) -> ImportJob:
     import httpx
 
-    from ..application.history_imports import ImportJob
-
     headers = {"Authorization": f"Bearer {os.environ.get('COMPANION_MEMORY_KEY', '')}"}
-    async with httpx.AsyncClient(base_url=url.rstrip("/"), headers=headers, timeout=120) as client:
+    async with httpx.AsyncClient(base_url=url.rstrip("/"), headers=headers, timeout=120, transport=transport) as client:
+        server = _Server(client, url.rstrip("/"))
+        try:
+            with file.open("rb") as source:
+                return await server.send(start, source)
+        except _TooLarge as refused:
+            print(f"{file.name} is more than the server takes at once; sending it in pieces", file=sys.stderr)
+            return await _in_pieces(server, file, start, time_zone, refused.max_bytes // 2)
 
-        async def call(method: str, path: str, **kwargs: Any) -> ImportJob:
-            try:
-                response = await client.request(method, path, **kwargs)
-            except httpx.HTTPError as error:
-                raise SystemExit(f"companion-memory import-history: cannot reach {url}: {error}") from None
-            if response.status_code >= 400:
-                raise SystemExit(f"companion-memory import-history: {url}{path}: {_error(response)}")
-            return ImportJob.model_validate(response.json())
 
-        job = await call("POST", "/v1/imports", json=start.model_dump(mode="json"))
-        with file.open("rb") as source:
-            while job.status == "uploading":
-                source.seek(job.received)
-                part = source.read(job.part_bytes)
-                job = await call("PUT", f"/v1/imports/{job.id}/parts/{job.received}", content=part)
-                _progress("uploading", job.received, job.size, job.name, unit="bytes")
+class _TooLarge(Exception):
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+
+
+class _Server:
+    """The server's /v1/imports, as the command line uses it."""
+
+    def __init__(self, client: Any, url: str) -> None:
+        self.client, self.url = client, url
+
+    async def call(self, method: str, path: str, **kwargs: Any) -> ImportJob:
+        import httpx
+
+        from ..application.history_imports import ImportJob
+
+        try:
+            response = await self.client.request(method, path, **kwargs)
+        except httpx.HTTPError as error:
+            raise SystemExit(f"companion-memory import-history: cannot reach {self.url}: {error}") from None
+        if response.status_code >= 400:
+            details = _error_body(response)
+            if details.get("code") == "payload_too_large" and "max_bytes" in details.get("details", {}):
+                raise _TooLarge(int(details["details"]["max_bytes"]))
+            message = details.get("message") or f"HTTP {response.status_code}"
+            raise SystemExit(f"companion-memory import-history: {self.url}{path}: {message}")
+        return ImportJob.model_validate(response.json())
+
+    async def send(self, start: Any, source: BinaryIO) -> ImportJob:
+        """The file uploaded part after part, then followed until its import ends."""
+        job = await self.call("POST", "/v1/imports", json=start.model_dump(mode="json"))
+        while job.status == "uploading":
+            source.seek(job.received)
+            part = source.read(job.part_bytes)
+            job = await self.call("PUT", f"/v1/imports/{job.id}/parts/{job.received}", content=part)
+            _progress("uploading", job.received, job.size, job.name, unit="bytes")
         while job.status not in ("done", "failed"):
             await asyncio.sleep(POLL_SECONDS)
-            job = await call("GET", f"/v1/imports/{job.id}")
+            job = await self.call("GET", f"/v1/imports/{job.id}")
             _progress(job.status, job.position, job.total, job.name)
         return job
 
 
-def _error(response: Any) -> str:
+async def _in_pieces(server: _Server, file: Path, start: Any, time_zone: str, piece_bytes: int) -> ImportJob:
+    """A file larger than the server takes (the Worker's), read here and sent as our JSONL
+    in pieces, each an import of its own; one summary for the whole file."""
+    from ..history.options import ReadOptions
+    from ..history.reading import read_history
+
+    jobs: list[ImportJob] = []
+
+    async def send(piece: bytes) -> None:
+        name = f"{file.stem}.{len(jobs) + 1}.jsonl"
+        fields = {"name": name, "size": len(piece), "format": "jsonl"}
+        jobs.append(await server.send(start.model_copy(update=fields), io.BytesIO(piece)))
+
+    with file.open("rb") as source:
+        read = read_history(source, file.name, format=start.format, options=ReadOptions(time_zone=time_zone))
+        piece = bytearray()
+        for message in read.messages():
+            piece += _jsonl(message)
+            if len(piece) >= piece_bytes:
+                await send(bytes(piece))
+                piece.clear()
+        if piece or not jobs:
+            await send(bytes(piece))
+    return _whole(jobs, read.format, f"{read.reason}; sent in {len(jobs)} pieces", file.name, read.tally.summary())
+
+
+def _jsonl(message: ImportedMessage) -> bytes:
+    """A message as our JSONL says it, with the id its reader gave it (``source_id``)."""
+    metadata = {**(message.metadata or {}), **({"estimated_time": True} if message.estimated else {})}
+    line = {
+        "conversation_id": message.conversation_id,
+        "title": message.title,
+        "source_id": message.source_id,
+        "role": message.role,
+        "content": message.content,
+        "created_at": message.created_at,
+        "name": message.name,
+        "metadata": metadata or None,
+    }
+    return (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _whole(jobs: list[ImportJob], format: str, reason: str, name: str, summary: Summary) -> ImportJob:
+    from ..application.history_imports import ImportSummary
+
+    failed = next((job for job in jobs if job.status == "failed"), None)
+    return jobs[-1].model_copy(
+        update={
+            "name": name,
+            "detected": format,
+            "reason": reason,
+            "status": "failed" if failed else "done",
+            "error": failed.error if failed else None,
+            "total": sum(job.total or 0 for job in jobs),
+            "position": sum(job.position for job in jobs),
+            "stored": sum(job.stored for job in jobs),
+            "duplicates": sum(job.duplicates for job in jobs),
+            "outside": sum(job.outside for job in jobs),
+            "summary": ImportSummary.model_validate(dataclasses.asdict(summary)),
+        }
+    )
+
+
+def _error_body(response: Any) -> dict[str, Any]:
     try:
-        return str(response.json()["error"]["message"])
+        error = response.json()["error"]
     except (ValueError, KeyError, TypeError):
-        return f"HTTP {response.status_code}"
+        return {}
+    return error if isinstance(error, dict) else {}
 
 
 _last_shown = 0.0

@@ -103,8 +103,10 @@ class HistoryImports:
             raise InvalidInput(f"{request.name} is empty: nothing to import", code="unreadable_history")
         if request.path is None and request.size > self.uploads.max_bytes:
             raise InvalidInput(
-                f"{request.name} is {request.size} bytes; an upload here takes at most {self.uploads.max_bytes}",
+                f"{request.name} is {request.size} bytes; an upload here takes at most {self.uploads.max_bytes} "
+                "(companion-memory import-history FILE --url sends a larger one in pieces)",
                 code="payload_too_large",
+                details={"max_bytes": self.uploads.max_bytes},
             )
         if request.path is not None and (found := await self.store.unfinished_from(request.path, request.size)):
             return found
