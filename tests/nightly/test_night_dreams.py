@@ -148,3 +148,23 @@ async def test_a_night_dream_is_never_recalled_searched_or_booted_as_a_memory(
     listed = (await client.get("/v1/memories", headers=auth())).json()["memories"]
     assert [m["content"] for m in listed] == ["Drinks jasmine tea in the evening"]
     assert await runtime.vectors.get([dream["id"]]) == []
+
+
+async def test_export_and_import_carry_night_dreams(client: httpx.AsyncClient, runtime: Runtime) -> None:
+    await remember(client, "tea", "Drinks jasmine tea in the evening")
+    await dreams_on(runtime).night_dreams.night()
+    (dream,) = (await client.get("/v1/night_dreams", headers=auth())).json()["night_dreams"]
+    exported = (await client.get("/api/memories/export", headers=auth())).json()
+    assert exported["night_dreams"] == [dream]
+    await runtime.db.run("DELETE FROM night_dreams")
+    imported = (await client.post("/api/memories/import", json=exported, headers=auth())).json()
+    assert imported["imported"]["night_dreams"] == 1
+    assert (await client.get("/v1/night_dreams", headers=auth())).json()["night_dreams"] == [dream]
+
+    exported["night_dreams"][0]["mood"] = "dreamy"
+    refused = await client.post("/api/memories/import", json=exported, headers=auth())
+    assert refused.status_code == 400 and "night_dreams[0].mood" in refused.json()["error"]["message"]
+    exported["night_dreams"][0] |= {"mood": "calm", "id": "another"}  # the night's first place is taken
+    assert (await client.post("/api/memories/import", json=exported, headers=auth())).json()["refused"] == {
+        "night_dreams": 1
+    }
