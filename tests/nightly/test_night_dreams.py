@@ -4,6 +4,7 @@ their material; off by default; never recalled, searched or booted as a memory."
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import httpx
@@ -109,6 +110,9 @@ def test_template_dreams_are_deterministic_and_varied_by_their_material() -> Non
     places = {text.split(". ")[0] for text in texts}
     assert len(places) >= 4  # other memories, another dream
     assert template_dream(material("a"), "no-such-mood", "zh").endswith("醒来时，一切都很安静。")
+    two = [dataclasses.replace(m, people=(name,)) for m, name in zip(material("a", "b"), ("Lin", "Ana"), strict=True)]
+    assert "Lin and Ana were there too" in template_dream(two, "warm", "en")
+    assert "Lin和Ana也在那里" in template_dream(two, "warm", "zh")
 
 
 async def test_dream_model_writes_it_and_a_failure_leaves_a_template_dream(

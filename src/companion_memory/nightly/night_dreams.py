@@ -140,7 +140,11 @@ TURNS = {
         ),
     ),
 }
-PEOPLE_LINE = {"zh": "{}也在那里，冲我笑了笑。", "en": "{} was there too, and smiled at me."}
+# One person, then two.
+PEOPLE_LINE = {
+    "zh": ("{}也在那里，冲我笑了笑。", "{}也在那里，冲我笑了笑。"),
+    "en": ("{} was there too, and smiled at me.", "{} were there too, and smiled at me."),
+}
 AND = {"zh": "和", "en": " and "}
 OPENING = {"zh": "我梦见自己{}。", "en": "I dreamt I was {}."}
 WAKING = {
@@ -186,7 +190,7 @@ def template_dream(material: Sequence[Material], mood: str, language: str) -> st
         said += "。" if language == "zh" else "."
     parts = [OPENING[language].format(place)]
     if people:
-        parts.append(PEOPLE_LINE[language].format(AND[language].join(people)))
+        parts.append(PEOPLE_LINE[language][len(people) - 1].format(AND[language].join(people)))
     parts += [said, WAKING[language].get(mood, WAKING[language][QUIET_MOOD])]
     return ("" if language == "zh" else " ").join(parts)
 
