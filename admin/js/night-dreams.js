@@ -4,7 +4,6 @@ import { h } from "./dom.js";
 import { label, longDate } from "./format.js";
 import { aboutHer, num, t } from "./i18n.js";
 import { openMemory } from "./memory-view.js";
-import { emptyState } from "./ui.js";
 
 /** One dream: its night (unless ``night`` is false, under a day that says it), mood, text,
  * who wrote it and its material. */
@@ -22,12 +21,12 @@ export function nightDream(dream, { night = true } = {}) {
           onclick: () => openMemory(id) }, num(index + 1)))));
 }
 
-/** Today's card: last night's dreams (GET /v1/night_dreams?nights=1). */
+/** Today's card: last night's dreams (GET /v1/night_dreams?nights=1); none when she had none
+ * (night dreams are off by default: the diary's Night dreams view says how to turn them on). */
 export function nightDreamsCard(list, name) {
+  if (!list.night_dreams.length) return null;
   return h("section", { class: "card", id: "night-dreams" },
     h("div", { class: "card-head" }, h("h2", {}, aboutHer(name, "nightDreams.lastNight")),
       h("a", { class: "small", href: "#/more/diary?period=dreams" }, t("nightDreams.all"))),
-    h("div", { class: "stack" }, list.night_dreams.length
-      ? list.night_dreams.map((dream) => nightDream(dream, { night: false }))
-      : emptyState(t("nightDreams.none"), t("nightDreams.noneHint"))));
+    h("div", { class: "stack" }, list.night_dreams.map((dream) => nightDream(dream, { night: false }))));
 }

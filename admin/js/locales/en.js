@@ -111,7 +111,6 @@ export default {
     byModel: "Written by {model}",
     material: { one: "dreamt from {count} memory:", other: "dreamt from {count} memories:" },
     openMaterial: "Open memory {n}",
-    none: "No dream last night",
     noneHint: "With NIGHT_DREAMS_ENABLED on, she dreams after the nightly job from a few recent memories. A dream is never recalled as a memory.",
     empty: "No night dreams yet",
   },

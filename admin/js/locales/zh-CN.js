@@ -108,7 +108,6 @@ export default {
     byModel: "由 {model} 写成",
     material: { other: "来自 {count} 条记忆：" },
     openMaterial: "打开第 {n} 条记忆",
-    none: "昨晚没有梦境",
     noneHint: "打开 NIGHT_DREAMS_ENABLED 后，她会在每晚的任务之后，从最近的几条记忆里做梦。梦境不会被当作记忆召回。",
     empty: "还没有梦境",
   },

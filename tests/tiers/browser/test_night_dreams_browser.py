@@ -1,6 +1,6 @@
 """Her night dreams in the admin panel, in headless Chromium against the real local server,
 at a phone and a desktop size: last night's dream on Today with its mood and the memories
-it came from (each opens), under its day in the diary, and every dream in the diary's
+it came from (each opens; no card without one), under its day in the diary, and every dream in the diary's
 Night dreams view; in Chinese too, every word from the catalogs.
 
 Screenshots go to test-artifacts/screenshots/."""
@@ -87,11 +87,14 @@ def seed(server: LiveServer, rest: Rest) -> tuple[str, str, str]:
 def test_last_nights_dream_on_today_under_its_day_and_in_the_list(
     browser: Browser, server: LiveServer, rest: Rest, viewport: str
 ) -> None:
-    yesterday, sea, _ = seed(server, rest)
     panel = Panel(browser, server.url, viewport)
     try:
         panel.sign_in()
         page = panel.page
+        expect(page.locator("#counts-by-type")).to_be_visible()
+        expect(page.locator("#night-dreams")).to_have_count(0)  # no dream last night (they are off by default)
+        yesterday, sea, _ = seed(server, rest)
+        page.reload()
         card = page.locator("#night-dreams")
         expect(card.locator("h2")).to_have_text("Her dream last night")
         expect(card.locator(".night-dream")).to_have_count(1)  # three nights ago is not last night
