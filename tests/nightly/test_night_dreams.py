@@ -11,6 +11,7 @@ import httpx
 
 from companion_memory.clock import FixedClock
 from companion_memory.domain.night_dream import Material
+from companion_memory.memory.tasks import MirrorTask
 from companion_memory.nightly.night_dreams import template_dream
 from companion_memory.runtime import Runtime
 from tests.conftest import auth
@@ -172,3 +173,25 @@ async def test_export_and_import_carry_night_dreams(client: httpx.AsyncClient, r
     assert (await client.post("/api/memories/import", json=exported, headers=auth())).json()["refused"] == {
         "night_dreams": 1
     }
+
+
+async def test_a_dream_goes_when_a_memory_it_was_made_of_is_deleted_for_good(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    tea = await remember(client, "tea", "Drinks jasmine tea in the evening")
+    walk = {"fact_key": "walk", "content": "Walks by the river at night", "namespace": "family"}
+    assert (await client.post("/v1/memories", json=walk, headers=auth())).is_success
+    assert (await dreams_on(runtime).night_dreams.night())["written"] == 2
+
+    async def dreams(namespace: str) -> list[dict[str, Any]]:
+        found = await client.get("/v1/night_dreams", params={"namespace": namespace}, headers=auth())
+        listed: list[dict[str, Any]] = found.json()["night_dreams"]
+        return listed
+
+    assert [d["material_ids"] for d in await dreams("default")] == [[tea]]
+    assert (await client.delete(f"/v1/memories/{tea}", headers=auth())).is_success
+    await runtime.tasks.run(MirrorTask())
+    assert len(await dreams("default")) == 1  # deleted, not yet for good: it could be restored
+    assert (await client.delete(f"/v1/memories/{tea}", params={"hard": "true"}, headers=auth())).is_success
+    await runtime.tasks.run(MirrorTask())
+    assert await dreams("default") == [] and len(await dreams("family")) == 1

@@ -42,6 +42,18 @@ class NightDreamStore:
             tuple(values.values()),
         )
 
+    @staticmethod
+    def forget_made_of(memory_id: str) -> Statement:
+        """Before a deleted memory's row is removed for good: the dreams made of it go too
+        (they hold its words). A memory superseded, expired or archived leaves its dreams."""
+        return Statement(
+            "DELETE FROM night_dreams WHERE instr(material_ids, ?) > 0 "
+            "AND EXISTS (SELECT 1 FROM memories WHERE id = ? AND status = 'deleted') "
+            "AND CASE WHEN json_valid(material_ids) "
+            "THEN EXISTS (SELECT 1 FROM json_each(night_dreams.material_ids) j WHERE j.value = ?) ELSE 0 END",
+            (to_json(memory_id), memory_id, memory_id),
+        )
+
     async def of_nights(self, namespace: str, dates: Sequence[str]) -> list[NightDream]:
         """The dreams of the nights after these days, the newest night first, each night in order."""
         if not dates:
