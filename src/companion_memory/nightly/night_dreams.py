@@ -272,8 +272,10 @@ class NightDreams:
         moods = await self.moods.since(namespace, since, None, 50)
         taken = {memory_id for dream in had for memory_id in dream.material_ids}
         now = self.clock.now()
-        dreams = []
-        for seq in range(len(had) + 1, self.config.night_dreams_per_night + 1):
+        dreams: list[NightDream] = []
+        # After the night's last place: a dream forgotten since (with its material) leaves a gap.
+        first = max((dream.seq for dream in had), default=0) + 1
+        for seq in range(first, first + self.config.night_dreams_per_night - len(had)):
             material = pick(pool, taken, now)
             if not material:
                 break
