@@ -323,6 +323,7 @@ NIGHTLY_STEPS = (
     "monthly_rollup",
     "imports",
     "vector_mirror",
+    "night_dreams",
 )
 
 
@@ -341,6 +342,6 @@ def dreaming(runtime: Runtime, upstream: RecordingUpstream) -> Runtime:
         update={"CHAT_BASE_URL": upstream.url + "/v1", "DREAM_MODEL": "dreamer"}
     )
     runtime.router, runtime.http = outbound(runtime.settings)
-    for cached in ("dream", "backfill", "dream_model", "rollups", "gateway", "recall", "folding"):
+    for cached in ("dream", "backfill", "dream_model", "rollups", "gateway", "recall", "folding", "night_dreams"):
         runtime.__dict__.pop(cached, None)
     return runtime

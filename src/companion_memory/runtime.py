@@ -39,6 +39,7 @@ from .nightly.dream_model import ModelExtractor
 from .nightly.extraction import Extractor, RequestExtractor
 from .nightly.job import Nightly
 from .nightly.layers import Layers
+from .nightly.night_dreams import DreamWriter, ModelDreams, NightDreams, TemplateDreams
 from .nightly.rollups import Rollups
 from .nightly.sources.github_daily import GithubDaily
 from .nightly.summaries import JoinedSummaries, ModelSummaries
@@ -256,6 +257,11 @@ class Runtime:
         return Dream(self.db, self.writer, self.mirror, self.clock, self.config, extractor, self.dream_model)
 
     @cached_property
+    def night_dreams(self) -> NightDreams:
+        writer: DreamWriter = ModelDreams(self.dream_model) if self.dream_model else TemplateDreams()
+        return NightDreams(self.db, self.clock, self.config, writer)
+
+    @cached_property
     def backfill(self) -> Backfill:
         return Backfill(self.dream)
 
@@ -281,6 +287,7 @@ class Runtime:
             self.github_daily,
             self.rollups,
             self.tasks,
+            self.night_dreams,
         )
 
     @cached_property

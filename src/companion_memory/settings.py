@@ -143,6 +143,11 @@ class Settings(BaseModel):
     RELATION_DROP_BELOW: float = Field(0.1, ge=0, lt=1)
     # A person's familiarity halves every this many days they are not mentioned (domain/person.py).
     PEOPLE_FAMILIARITY_HALF_LIFE_DAYS: float = Field(30, gt=0, le=36_500)
+    # Her night dreams (nightly/night_dreams.py), dreamt from memories after the nightly
+    # job: off unless asked for (with DREAM_MODEL each is a model call), and how many a
+    # namespace has a night.
+    NIGHT_DREAMS_ENABLED: bool = False
+    NIGHT_DREAMS_PER_NIGHT: int = Field(1, ge=1, le=5)
     # Layers (domain/layers.py): an instant memory is awake, then asleep, then a tombstone;
     # short → long after enough mentions or recalls over enough days; unused → cold.
     MEMORY_INSTANT_AWAKE_HOURS: float = Field(6, gt=0)

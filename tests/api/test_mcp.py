@@ -129,7 +129,7 @@ async def test_lists_all_tools_with_their_schemas(server: LiveServer, mode: str)
         tools = (await client.list_tools()).tools
     async with connect(server, mode) as client:
         assert [t.name for t in (await client.list_tools()).tools] == MCP_KEY_TOOLS
-    assert [t.name for t in tools] == list(TOOLS) and len(tools) == 36
+    assert [t.name for t in tools] == list(TOOLS) and len(tools) == 37
     for tool in tools:
         assert tool.input_schema == TOOLS[tool.name].input_schema
         assert tool.input_schema["type"] == "object" and tool.input_schema["additionalProperties"] is False
@@ -173,6 +173,7 @@ def valid_arguments(namespace: str, ids: dict[str, str]) -> dict[str, dict[str, 
         "memory_unanchored": {"namespace": namespace, "limit": 5},
         "mood_log": {"label": "暖", "reason": "被夸了一句", "namespace": namespace},
         "mood_recent": {"namespace": namespace, "days": 3, "whose": "companion"},
+        "night_dreams_recent": {"namespace": namespace, "nights": 3, "limit": 5},
         "todo_add": {"text": "Sort the star map", "priority": 4, "due": "2026-12-24", "namespace": namespace},
         "todo_next": {"namespace": namespace},
         "todo_list": {"namespace": namespace, "status": "open"},
@@ -224,6 +225,7 @@ INVALID_ARGUMENTS: dict[str, tuple[dict[str, Any], str]] = {
     "memory_unanchored": ({"cursor": 7}, "cursor"),
     "mood_log": ({"label": "happy", "intensity": 2}, "intensity"),
     "mood_recent": ({"days": 0}, "days"),
+    "night_dreams_recent": ({"nights": 0}, "nights"),
     "todo_add": ({"text": ""}, "text"),
     "todo_next": ({"namespace": 7}, "namespace"),
     "todo_list": ({"status": "finished"}, "status"),

@@ -263,6 +263,7 @@ TWINS: dict[str, Twin] = {
         "memory:write", "POST", "/v1/moods", lambda _: {"label": "happy"}, lambda _: {"label": "开心", "reason": "x"}
     ),
     "mood_recent": Twin("memory:read", "GET", "/v1/moods", _none, lambda _: {}),
+    "night_dreams_recent": Twin("memory:read", "GET", "/v1/night_dreams", _none, lambda _: {}),
     "todo_add": Twin("memory:write", "POST", "/v1/todos", lambda i: {"text": i}, lambda i: {"text": i}),
     "todo_done": Twin("memory:write", "POST", "/v1/todos/{id}/done", _none, lambda i: {"id": i}, seed_todo),
     "todo_abandon": Twin("memory:write", "POST", "/v1/todos/{id}/abandon", _none, lambda i: {"id": i}, seed_todo),

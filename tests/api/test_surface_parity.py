@@ -119,6 +119,7 @@ async def test_every_tool_answers_what_its_output_schema_says(client: httpx.Asyn
     mood_and_todo_calls: list[tuple[str, dict[str, Any]]] = [
         ("mood_log", {"label": "开心", "reason": "a sunny walk"}),
         ("mood_recent", {}),
+        ("night_dreams_recent", {}),
         ("todo_next", {}),
         ("todo_add", {"text": "Sort the star map", "due": "2026-12-02"}),
         ("todo_list", {}),

@@ -1,10 +1,11 @@
-// Today: today's messages, yesterday's diary, counts by type, open plans, the people she
-// knows best, moods, her todos, what waits for review.
+// Today: today's messages, yesterday's diary, her dreams of last night, counts by type, open
+// plans, the people she knows best, moods, her todos, what waits for review.
 import { api, ns } from "../api.js";
 import { append, h } from "../dom.js";
 import { label, longDate, typeColour, when } from "../format.js";
 import { num, percent, t } from "../i18n.js";
 import { moodsCard } from "../moods.js";
+import { nightDreamsCard } from "../night-dreams.js";
 import { planBadge, planButtons } from "../plans.js";
 import { todosCard } from "../todos.js";
 import { emptyState, loadInto, pageHeader } from "../ui.js";
@@ -105,11 +106,12 @@ export function render(container) {
   const body = h("div", { class: "stack" });
   append(container, body);
   loadInto(body, async () => {
-    const [boot, pending, moods, todos] = await Promise.all([
+    const [boot, pending, moods, todos, dreams] = await Promise.all([
       api.get("/v1/memory_boot", { namespace: ns() }),
       api.get("/v1/candidates", { namespace: ns(), limit: 200 }),
       api.get("/v1/moods", { namespace: ns(), days: 7 }),
       api.get("/v1/todos", { namespace: ns() }),
+      api.get("/v1/night_dreams", { namespace: ns(), nights: 1 }),
     ]);
     const total = Object.values(boot.counts).reduce((a, b) => a + b, 0);
     const waiting = pending.next_cursor ? t("today.atLeast", { count: pending.count }) : num(pending.count);
@@ -123,6 +125,7 @@ export function render(container) {
       h("div", { class: "grid grid-2" },
         diaryCard(boot.impressions),
         h("section", { class: "card", id: "counts-by-type" }, h("h2", {}, t("today.byType")), countsByType(boot.counts))),
+      nightDreamsCard(dreams, boot.companion_name),
       plansCard(boot.plans),
       peopleCard(boot.people),
       h("div", { class: "grid grid-2" },

@@ -13,6 +13,7 @@ from ..memory.sensitive import mask_sensitive
 from ..runtime import Runtime
 from .fields import Day, Namespace
 from .moods import MoodOverview
+from .night_dreams import NightDreamRecord
 from .principal import Principal
 from .records import ContextBlock, GlossaryEntry, PlanRecord, PreciousRecord
 from .todos import TodoStats
@@ -108,13 +109,24 @@ class DiaryDay(Scope):
     date: Day
 
 
+# Last night's dreams and tonight's: two nights of at most NIGHT_DREAMS_PER_NIGHT (5).
+LAST_NIGHTS_DREAMS = 10
+
+
 class DiaryAnswer(Output):
     diary: DiaryEntry
+    night_dreams: list[NightDreamRecord] = Field(
+        description="Her night dreams of the night after that day, with their mood and material: dreams, not facts."
+    )
 
 
 class DiaryList(Output):
     diaries: list[DiaryEntry]
     count: int
+    night_dreams: list[NightDreamRecord] = Field(
+        description="Her night dreams of last night (and tonight, once dreamt), the newest first, with their mood "
+        "and material: dreams, not facts."
+    )
 
 
 @use_case("boot.package", MEMORY_READ)
@@ -146,11 +158,16 @@ async def diary(runtime: Runtime, _: Principal, day: DiaryDay) -> DiaryAnswer:
     entry = await runtime.boot.diary(day.namespace, day.date.isoformat())
     if entry is None:
         raise NotFound(f"no diary for {day.date.isoformat()} in {day.namespace!r}")
-    return DiaryAnswer.model_validate({"diary": entry}, from_attributes=True)
+    dreams = await runtime.night_dreams.of_nights(day.namespace, [entry.date])
+    return DiaryAnswer.model_validate({"diary": entry, "night_dreams": dreams}, from_attributes=True)
 
 
 @use_case("diary.recent", MEMORY_READ)
 async def recent_diary(runtime: Runtime, _: Principal, scope: Scope) -> DiaryList:
-    """Today's and yesterday's entries, those that exist, newest first."""
+    """Today's and yesterday's entries, those that exist, newest first, and her night dreams of last night
+    (and tonight's, once dreamt)."""
     entries = await runtime.boot.recent_diary(scope.namespace)
-    return DiaryList.model_validate({"diaries": entries, "count": len(entries)}, from_attributes=True)
+    dreams = await runtime.night_dreams.recent(scope.namespace, 1, LAST_NIGHTS_DREAMS)
+    return DiaryList.model_validate(
+        {"diaries": entries, "count": len(entries), "night_dreams": dreams}, from_attributes=True
+    )

@@ -51,6 +51,9 @@ class MemoryConfig:
     relation_drop_below: float
     # People: familiarity halves every this many days without a mention.
     people_familiarity_half_life_days: float
+    # Her night dreams (nightly/night_dreams.py): on or off, and how many a night.
+    night_dreams_enabled: bool
+    night_dreams_per_night: int
 
     # Layers.
     memory_instant_awake_hours: float

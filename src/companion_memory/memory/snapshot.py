@@ -207,10 +207,11 @@ def _validate(document: Any) -> list[tuple[TableSpec, list[dict[str, Any]]]]:
                 problem = _memory_problem(row)
                 if problem:
                     raise InvalidInput(f"memories[{index}].{problem}", code="invalid_snapshot")
-            # The table checks the rest of a mood; its label only the code knows.
-            if table.name == "moods" and row.get("label") not in MOOD_LABELS:
+            # The table checks the rest of a mood or a night dream; its label only the code knows.
+            labelled = _MOOD_COLUMN.get(table.name)
+            if labelled and row.get(labelled) not in MOOD_LABELS:
                 raise InvalidInput(
-                    f"moods[{index}].label: {row.get('label')!r} is not one of {', '.join(MOOD_LABELS)}",
+                    f"{table.name}[{index}].{labelled}: {row.get(labelled)!r} is not one of {', '.join(MOOD_LABELS)}",
                     code="invalid_snapshot",
                 )
             checked.append(row)
@@ -221,6 +222,10 @@ def _validate(document: Any) -> list[tuple[TableSpec, list[dict[str, Any]]]]:
     return tables
 
 
+# The column that holds a label of the moods' vocabulary.
+_MOOD_COLUMN = {"moods": "label", "night_dreams": "mood"}
+
+
 # The words a row is for: a row the cut of its <private> spans leaves without them is
 # refused, as the write paths refuse it (a message may be left empty, as ingest leaves it).
 _WORDS = {
@@ -229,6 +234,7 @@ _WORDS = {
     "memory_candidates": "content",
     "precious": "content",
     "todos": "text",
+    "night_dreams": "text",
     "glossary": "term",
     "people": "name",
 }

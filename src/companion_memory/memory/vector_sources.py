@@ -18,6 +18,7 @@ from ..domain.vector_state import MirroredRow
 from ..ports import Statement
 from ..store.episodes import EpisodeStore
 from ..store.memories import MemoryStore
+from ..store.night_dreams import NightDreamStore
 from ..store.outbox import OutboxEntry, OutboxKind
 
 VectorMetadata = dict[str, str | bool]
@@ -108,7 +109,9 @@ class MemoryRows:
         }
 
     def after_removal(self, entry: OutboxEntry) -> list[Statement]:
-        return MemoryStore.delete_row(entry.memory_id) if entry.op == "purge" else []
+        if entry.op != "purge":
+            return []
+        return [NightDreamStore.forget_made_of(entry.memory_id), *MemoryStore.delete_row(entry.memory_id)]
 
 
 class EpisodeRows:

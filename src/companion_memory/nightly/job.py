@@ -1,7 +1,8 @@
 """The nightly job, in the reference's order: dream, retention, plans past their end
 expired, memories moved between layers (nightly/layers.py), consolidation (nightly/consolidation.py), memories linked to the people they name
 (memory/people/registry.py), the GitHub daily pull, weekly and monthly rollups; then a pass over the vector outbox as a safety net for a
-lost queue message. A step that fails is recorded and the others still run. The
+lost queue message; last, when they are on, her night dreams (nightly/night_dreams.py), made of the
+memories the night has written. A step that fails is recorded and the others still run. The
 Worker's Cron trigger (``10 20 * * *`` UTC) and the local server's scheduler both call
 ``run``; the last run is kept for ``GET /v1/dream/status``."""
 
@@ -24,6 +25,7 @@ from ..store.cursors import CursorStore
 from .consolidation import Consolidation
 from .dream import Dream
 from .layers import Layers
+from .night_dreams import NightDreams
 from .rollups import Rollups
 from .sources.github_daily import GithubDaily
 
@@ -100,6 +102,7 @@ class Nightly:
         github: GithubDaily,
         rollups: Rollups,
         tasks: TaskRunner,
+        night_dreams: NightDreams,
     ) -> None:
         self.db = db
         self.clock = clock
@@ -116,6 +119,7 @@ class Nightly:
             ("monthly_rollup", rollups.monthly),
             ("imports", tasks.imports.tidy),
             ("vector_mirror", lambda: tasks.run(MirrorTask())),
+            ("night_dreams", night_dreams.night),
         )
 
     async def run(self, trigger: str = "schedule") -> NightlyReport:

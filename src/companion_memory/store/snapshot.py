@@ -10,6 +10,7 @@ from ..domain.candidate import CANDIDATE_FIELDS
 from ..domain.episode import EPISODE_FIELDS, said_by
 from ..domain.memory import MEMORY_FIELDS
 from ..domain.mood import MOOD_FIELDS
+from ..domain.night_dream import NIGHT_DREAM_FIELDS
 from ..domain.person import PERSON_FIELDS, PROPOSAL_FIELDS
 from ..domain.search_text import search_document
 from ..domain.todo import TODO_FIELDS
@@ -82,6 +83,8 @@ TABLES = (
     TableSpec("monthly_log", ("id",), ("id", "namespace", "month", "title", "summary", "created_at", "updated_at")),
     TableSpec("todos", ("id",), TODO_FIELDS),
     TableSpec("moods", ("id",), MOOD_FIELDS),
+    # A night that holds another dream at the same place refuses the imported one (counted).
+    TableSpec("night_dreams", ("id",), NIGHT_DREAM_FIELDS, ("material_ids",)),
     # Which memories are about whom is not exported: the nightly job links them again.
     TableSpec("people", ("id",), PERSON_FIELDS, ("aliases",)),
     TableSpec("person_proposals", ("id",), PROPOSAL_FIELDS, ("aliases", "evidence")),

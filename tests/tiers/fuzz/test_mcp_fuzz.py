@@ -164,6 +164,7 @@ def valid_arguments(ids: Iterator[str]) -> dict[str, dict[str, Any]]:
         "memory_unanchored": {"namespace": "default", "limit": 5},
         "mood_log": {"label": "开心", "whose": "owner", "reason": "被夸了", "intensity": 0.7},
         "mood_recent": {"days": 7, "whose": "companion", "limit": 5},
+        "night_dreams_recent": {"nights": 7, "limit": 5},
         "todo_add": {"text": "Sort the star map", "priority": 4, "due": "2026-12-24", "note": "by Friday"},
         "todo_done": {"id": next(ids)},  # a memory's id: not found, never a failure
         "todo_abandon": {"id": next(ids)},

@@ -1,7 +1,7 @@
 """The MCP tools: the reference's 14 memory tools, plan_list and plan_update, memory_share
 and share_list, context_expand, the health report (memory_health, in the reference's
 style) with its scan for messages no memory cites (memory_unanchored), the mood timeline
-(mood_log, mood_recent), her own todos (todo_*), the people in the owner's life
+(mood_log, mood_recent), her night dreams (night_dreams_recent), her own todos (todo_*), the people in the owner's life
 (person_*) and what was said (conversation_search in Letta's shape, conversation_get,
 conversation_forget), over the same services as REST.
 
@@ -31,6 +31,7 @@ from ...application import (
     ingest,
     memories,
     moods,
+    night_dreams,
     people,
     plans,
     precious,
@@ -311,6 +312,12 @@ TOOLS: dict[str, Tool] = {
             "mood_recent",
             "The mood timeline of the last days (default 7), newest first, with its distribution.",
             moods.recent_moods,
+        ),
+        tool(
+            "night_dreams_recent",
+            "Her night dreams of the last nights (default 7), the newest first: each dreamt after the nightly job "
+            "from a few memories, with its mood and the ids of those memories. Dreams, not facts about the user.",
+            night_dreams.recent_night_dreams,
         ),
         tool(
             "todo_add",
