@@ -13,6 +13,7 @@ from ..domain.memory import Memory
 from ..domain.precious import Precious
 from ..memory.config import MemoryConfig
 from ..memory.moods import MoodOverview, Moods
+from ..memory.persona import Persona
 from ..memory.plans import Plans
 from ..memory.todos import TodoOverview, Todos
 from ..ports import Clock, Database
@@ -45,6 +46,8 @@ class Package:
     context: Assembled
     moods: MoodOverview
     todos: TodoOverview
+    # Her persona's summary; empty while every knob is at its baseline.
+    persona: str
 
 
 class Boot:
@@ -58,6 +61,7 @@ class Boot:
         context: ContextAssembler,
         moods: Moods,
         todos: Todos,
+        persona: Persona,
     ) -> None:
         self.db = db
         self.clock = clock
@@ -67,6 +71,7 @@ class Boot:
         self.context = context
         self.moods = moods
         self.todos = todos
+        self.persona = persona
 
     async def package(self, namespace: str) -> Package:
         time_zone = self.config.dream_time_zone
@@ -87,6 +92,7 @@ class Boot:
             context=await self.context.for_boot(namespace),
             moods=await self.moods.overview(namespace),
             todos=await self.todos.stats(namespace),
+            persona=await self.persona.summary(namespace),
         )
 
     async def diary(self, namespace: str, day: str) -> DiaryDay | None:

@@ -132,6 +132,7 @@ TABLES = (
         ),
     ),
     StoredTable("moods", _times("felt_at", "created_at")),
+    StoredTable("persona_changes", _times("changed_at")),
     StoredTable("context_folds", (*_counts("upto"), *_times("created_at", "used_at"))),
     StoredTable(
         "people",
