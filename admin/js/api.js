@@ -3,10 +3,11 @@ import { loadConfig, namespace, serverUrl } from "./config.js";
 import { t } from "./i18n.js";
 
 export class ApiError extends Error {
-  constructor(status, message, code) {
+  constructor(status, message, code, details) {
     super(message);
     this.status = status;
     this.code = code;
+    this.details = details;
   }
 }
 
@@ -52,7 +53,7 @@ export async function request(method, path, { query, body, keepalive = false } =
   }
   if (!response.ok) {
     const detail = data && data.error ? data.error : {};
-    const error = new ApiError(response.status, detail.message || `${response.status} ${response.statusText}`, detail.code || "http_error");
+    const error = new ApiError(response.status, detail.message || `${response.status} ${response.statusText}`, detail.code || "http_error", detail.details);
     if (response.status === 401) listeners.forEach((l) => l(error));
     throw error;
   }

@@ -1,4 +1,4 @@
-// More: people, precious words, glossary, the diary, and maintenance, one section at a time.
+// More: people, precious words, glossary, the diary, her persona and maintenance, one section at a time.
 import { append, h } from "../dom.js";
 import { t } from "../i18n.js";
 import { pageHeader, segmented } from "../ui.js";
@@ -8,6 +8,7 @@ const SECTIONS = [
   ["precious", () => import("./precious.js")],
   ["glossary", () => import("./glossary.js")],
   ["diary", () => import("./diary.js")],
+  ["persona", () => import("./persona.js")],
   ["maintenance", () => import("./maintenance.js")],
 ];
 
