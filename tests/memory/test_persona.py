@@ -159,6 +159,9 @@ async def test_a_tune_needs_a_reason_and_a_known_knob(client: httpx.AsyncClient)
     ):
         response = await client.post("/v1/persona/tune", json=body, headers=auth())
         assert response.status_code == 400, response.text
+    still = await client.post("/v1/persona/tune", json={"knob": "snark", "delta": 0, "reason": "x"}, headers=auth())
+    assert (still.status_code, still.json()["error"]["code"]) == (400, "invalid_delta")
+    assert (await client.get("/v1/persona/history", headers=auth())).json()["count"] == 0
 
 
 async def test_revert_is_never_braked_and_does_not_reset_the_daily_brake(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..clock import iso
 from ..domain.persona import BASELINE, KNOBS, Knob, PersonaChange, brakes_on, prompt_line, rounded, summary
-from ..errors import Conflict
+from ..errors import Conflict, InvalidInput
 from ..ports import Clock, Database
 from ..store.persona import PersonaStore
 
@@ -37,6 +37,8 @@ class Persona:
     async def tune(self, namespace: str, name: str, delta: float, reason: str, by: str) -> PersonaChange:
         """Move a knob by ``delta``, or the 409 (``persona_brake``) naming every brake that
         held and by how much."""
+        if not rounded(delta):
+            raise InvalidInput("delta is 0: a tune moves the knob (e.g. 0.05 or -0.05)", code="invalid_delta")
         knob = await self.knob(namespace, name)
         held = brakes_on(knob, delta, self.clock.now())
         if held:
