@@ -5,11 +5,13 @@ carrying it only once a knob is off its baseline."""
 
 from __future__ import annotations
 
+import typing
 from typing import Any
 
 import httpx
 import pytest
 
+from companion_memory.application.persona import KnobName
 from companion_memory.clock import FixedClock
 from companion_memory.domain.persona import KNOBS, Knob, lean, summary
 from companion_memory.runtime import Runtime
@@ -244,6 +246,10 @@ async def test_the_summary_in_both_languages_and_in_the_boot_package(
 )
 def test_the_words_for_a_drift(drift: float, en: str, zh: str) -> None:
     assert (lean(drift, "en"), lean(drift, "zh")) == (en, zh)
+
+
+def test_the_surfaces_offer_exactly_the_knobs() -> None:
+    assert typing.get_args(typing.get_args(KnobName)[0]) == KNOBS
 
 
 def test_the_summary_is_empty_at_the_baselines() -> None:
