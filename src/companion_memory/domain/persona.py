@@ -152,8 +152,7 @@ def brakes_on(knob: Knob, delta: float, now: datetime) -> list[Brake]:
 
 
 def _duration(seconds: int) -> str:
-    hours, rest = divmod(seconds, 3600)
-    minutes = (rest + 59) // 60
+    hours, minutes = divmod((seconds + 59) // 60, 60)
     return f"{hours} h {minutes} min" if hours else f"{minutes} min"
 
 
