@@ -5,6 +5,8 @@ carrying it only once a knob is off its baseline."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import typing
 from typing import Any
 
@@ -13,7 +15,8 @@ import pytest
 
 from companion_memory.application.persona import KnobName
 from companion_memory.clock import FixedClock
-from companion_memory.domain.persona import KNOBS, Knob, lean, summary
+from companion_memory.domain.persona import KNOBS, Knob, PersonaChange, lean, summary
+from companion_memory.errors import Conflict
 from companion_memory.runtime import Runtime
 from tests.api.test_mcp_scopes import mcp_call
 from tests.conftest import IM_KEY, MCP_KEY, OWNER_KEY, auth
@@ -254,3 +257,21 @@ def test_the_surfaces_offer_exactly_the_knobs() -> None:
 
 def test_the_summary_is_empty_at_the_baselines() -> None:
     assert summary([Knob(name, 0.5, None, None) for name in KNOBS], "zh") == ""
+
+
+async def test_of_two_tunes_at_the_same_moment_one_is_written(runtime: Runtime) -> None:
+    persona = runtime.persona
+    answers = await asyncio.gather(
+        persona.tune("default", "softness", 0.05, "warmer", "chatbox"),
+        persona.tune("default", "softness", 0.05, "warmer still", "chatbox"),
+        return_exceptions=True,
+    )
+    written = [a for a in answers if isinstance(a, PersonaChange)]
+    refused = [a for a in answers if isinstance(a, Conflict)]
+    assert len(written) == len(refused) == 1
+    # Read before the other was written, or after: either way the second is not a second tune.
+    assert refused[0].code in ("persona_changed", "persona_brake")
+    assert [c.value_after for c in await persona.history("default", "softness", 10)] == [0.55]
+    # A change read against a knob that has changed since is not written.
+    stale = dataclasses.replace(written[0], value_before=0.5, value_after=0.45)
+    assert await persona.store.append(stale, after=0) is False
