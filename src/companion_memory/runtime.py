@@ -24,6 +24,7 @@ from .memory.model_call import JobModel
 from .memory.moods import Moods
 from .memory.people.proposals import PersonProposals
 from .memory.people.registry import People
+from .memory.persona import Persona
 from .memory.plans import Plans
 from .memory.recall.pipeline import Recall
 from .memory.retention import Retention
@@ -160,6 +161,10 @@ class Runtime:
         return Moods(self.db, self.clock, self.config)
 
     @cached_property
+    def persona(self) -> Persona:
+        return Persona(self.db, self.clock, self.settings.PERSONA_LANGUAGE)
+
+    @cached_property
     def people(self) -> People:
         return People(self.db, self.clock, self.config)
 
@@ -191,7 +196,16 @@ class Runtime:
     @cached_property
     def boot(self) -> Boot:
         return Boot(
-            self.db, self.clock, self.config, self.plans, self.ladder, self.context, self.moods, self.todos, self.people
+            self.db,
+            self.clock,
+            self.config,
+            self.plans,
+            self.ladder,
+            self.context,
+            self.moods,
+            self.todos,
+            self.people,
+            self.persona,
         )
 
     @cached_property
@@ -208,6 +222,7 @@ class Runtime:
             self.ingestor,
             self.clock,
             self.router,
+            self.persona,
             auto_memory=self.settings.ENABLE_AUTO_MEMORY,
             folding=self.folding if self.settings.CONTEXT_FOLD_ENABLED else None,
         )

@@ -174,6 +174,9 @@ class Settings(BaseModel):
     PUBLIC_MODEL_NAME: str = "companion"
     # What the panel calls the companion ("Mei's todos"); empty: she, 她.
     COMPANION_NAME: str = Field("", max_length=64)
+    # The language of her persona's summary in the boot package and the chat's prompt
+    # (en: "tsundere: medium; …", zh: 「傲娇 中等；…」), as the prompt around it is written.
+    PERSONA_LANGUAGE: Literal["en", "zh"] = "en"
     MESSAGES_RETENTION_DAYS: int = Field(7, ge=1)
     # 0 keeps episodes for good (bench/episode_storage.py: about 46 MB a year at 100 a day).
     EPISODE_RETENTION_DAYS: int = Field(365, ge=0)

@@ -31,9 +31,16 @@ from tests.live_server import LiveServer
 MODERN = "2026-07-28"
 # What the MCP key may call: every tool but memory_export, which needs the export scope as
 # GET /api/memories/export does, the health report's two, which need the debug scope as
-# /v1/health/* does, and conversation_forget, the owner's as its REST twins are
-# (tests/api/test_mcp_scopes.py checks every tool and key).
-OWNER_ONLY_TOOLS = ("memory_export", "memory_health", "memory_unanchored", "conversation_forget")
+# /v1/health/* does, and conversation_forget, persona_tune and persona_revert, the owner's
+# as their REST twins are (tests/api/test_mcp_scopes.py checks every tool and key).
+OWNER_ONLY_TOOLS = (
+    "memory_export",
+    "memory_health",
+    "memory_unanchored",
+    "conversation_forget",
+    "persona_tune",
+    "persona_revert",
+)
 MCP_KEY_TOOLS = [name for name in TOOLS if name not in OWNER_ONLY_TOOLS]
 WRITING_TOOLS = {
     "memory_upsert",
@@ -52,6 +59,8 @@ WRITING_TOOLS = {
     "person_upsert",
     "person_merge",
     "conversation_forget",
+    "persona_tune",
+    "persona_revert",
 }
 META = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
@@ -129,7 +138,7 @@ async def test_lists_all_tools_with_their_schemas(server: LiveServer, mode: str)
         tools = (await client.list_tools()).tools
     async with connect(server, mode) as client:
         assert [t.name for t in (await client.list_tools()).tools] == MCP_KEY_TOOLS
-    assert [t.name for t in tools] == list(TOOLS) and len(tools) == 37
+    assert [t.name for t in tools] == list(TOOLS) and len(tools) == 40
     for tool in tools:
         assert tool.input_schema == TOOLS[tool.name].input_schema
         assert tool.input_schema["type"] == "object" and tool.input_schema["additionalProperties"] is False
@@ -191,6 +200,9 @@ def valid_arguments(namespace: str, ids: dict[str, str]) -> dict[str, dict[str, 
         "person_merge": {"person_id": ids["person"], "other_id": ids["other_person"], "namespace": namespace},
         "conversation_get": {"message_id": ids["said"], "before": 2, "after": 2},
         "conversation_forget": {"message_id": ids["forget"]},
+        "persona_get": {"namespace": namespace, "language": "zh"},
+        "persona_tune": {"knob": "initiative", "delta": 0.05, "reason": "希望更主动", "namespace": namespace},
+        "persona_revert": {"knob": "initiative", "reason": "back again", "namespace": namespace},
     }
 
 
@@ -238,6 +250,9 @@ INVALID_ARGUMENTS: dict[str, tuple[dict[str, Any], str]] = {
     "person_merge": ({"person_id": "x"}, "other_id"),
     "conversation_get": ({"message_id": "x", "before": 51}, "before"),
     "conversation_forget": ({"message_id": ""}, "message_id"),
+    "persona_get": ({"language": "fr"}, "language"),
+    "persona_tune": ({"knob": "initiative", "delta": 0.05}, "reason"),
+    "persona_revert": ({"knob": "charm", "reason": "x"}, "knob"),
 }
 
 

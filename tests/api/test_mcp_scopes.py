@@ -185,6 +185,16 @@ async def seed_episode(http: httpx.AsyncClient, text: str, namespace: str = "def
     return str(response.json()["messages"][0]["id"])
 
 
+async def seed_namespace(_: httpx.AsyncClient, text: str, namespace: str = "default") -> str:
+    """A namespace of its own for each call: the daily brake would hold a knob's second tune
+    in one. (Where the call names a namespace, ``in_namespace`` puts that one instead.)"""
+    return text
+
+
+def _tune(namespace: str) -> dict[str, Any]:
+    return {"knob": "initiative", "delta": 0.05, "reason": "希望更主动", "namespace": namespace}
+
+
 def _merge(ids: str) -> dict[str, Any]:
     survivor, other = ids.split()
     return {"person_id": survivor, "other_id": other}
@@ -281,6 +291,11 @@ TWINS: dict[str, Twin] = {
     ),
     "conversation_forget": Twin(
         "owner", "DELETE", "/v1/conversations/messages/{id}", _none, lambda i: {"message_id": i}, seed_episode
+    ),
+    "persona_get": Twin("memory:read", "GET", "/v1/persona", _none, lambda _: {}),
+    "persona_tune": Twin("owner", "POST", "/v1/persona/tune", _tune, _tune, seed_namespace),
+    "persona_revert": Twin(
+        "owner", "POST", "/v1/persona/revert", lambda _: {"reason": "back"}, lambda _: {"reason": "back"}
     ),
 }
 

@@ -126,6 +126,10 @@ async def test_every_tool_answers_what_its_output_schema_says(client: httpx.Asyn
         ("todo_next", {}),
         ("todo_stats", {}),
         ("memory_boot", {}),
+        ("persona_get", {"language": "zh"}),
+        ("persona_tune", {"knob": "initiative", "delta": 0.05, "reason": "希望更主动"}),
+        ("memory_boot", {}),
+        ("persona_revert", {"reason": "back to her usual self"}),
     ]
     for name, arguments in mood_and_todo_calls:
         jsonschema.validate(await tool(client, name, arguments), schemas[name])
@@ -221,6 +225,18 @@ async def test_the_same_mistake_is_the_same_error_on_both_surfaces(client: httpx
         (
             await client.get("/api/memories/export", headers=auth(MCP_KEY)),
             await refusal(client, "memory_export", {}, MCP_KEY),
+            (403, "forbidden"),
+        ),
+        (
+            await client.post(
+                "/v1/persona/tune", json={"knob": "snark", "delta": 0.2, "reason": "sharper"}, headers=auth()
+            ),
+            await refusal(client, "persona_tune", {"knob": "snark", "delta": 0.2, "reason": "sharper"}),
+            (409, "persona_brake"),
+        ),
+        (
+            await client.post("/v1/persona/revert", json={"reason": "mine"}, headers=auth(MCP_KEY)),
+            await refusal(client, "persona_revert", {"reason": "mine"}, MCP_KEY),
             (403, "forbidden"),
         ),
     ]

@@ -1,4 +1,5 @@
-// More: people, precious words, glossary, the diary, maintenance and importing a chat history, one section at a time.
+// More: people, precious words, glossary, the diary, her persona, maintenance and importing a
+// chat history, one section at a time.
 import { append, h } from "../dom.js";
 import { t } from "../i18n.js";
 import { pageHeader, segmented } from "../ui.js";
@@ -8,6 +9,7 @@ const SECTIONS = [
   ["precious", () => import("./precious.js")],
   ["glossary", () => import("./glossary.js")],
   ["diary", () => import("./diary.js")],
+  ["persona", () => import("./persona.js")],
   ["maintenance", () => import("./maintenance.js")],
   ["import", () => import("./imports.js")],
 ];

@@ -130,6 +130,9 @@ OUTCOMES: dict[tuple[str, str], set[int]] = {
     # Decided already, or a person it names was merged meanwhile: 409.
     ("POST", "/v1/person_proposals/{proposal_id}/approve"): {404, 409},
     ("POST", "/v1/person_proposals/{proposal_id}/reject"): {404, 409},
+    # A brake held the tune (persona_brake), or the knob changed meanwhile (persona_changed).
+    ("POST", "/v1/persona/tune"): {409},
+    ("POST", "/v1/persona/revert"): {409},
     ("GET", "/v1/diary"): {404},
     # Folds unused for 30 days are removed.
     ("GET", "/v1/context/folds/{fold_id}"): {404},

@@ -99,6 +99,11 @@ class BootPackage(Output):
     )
     moods: MoodOverview = Field(description="Today's mood and the last seven days', hers and the owner's.")
     todos: TodoStats = Field(description="Her own todos: counts, the next one and a summary for the prompt.")
+    persona: str = Field(
+        description='Her persona knobs in a few words, in PERSONA_LANGUAGE ("tsundere: medium; playful: rather '
+        'high; …", 「傲娇 中等；爱玩 偏高；…」): how she speaks, for the system prompt. Empty while every knob is '
+        "at its baseline."
+    )
 
 
 class Scope(Input):
@@ -132,7 +137,7 @@ class DiaryList(Output):
 @use_case("boot.package", MEMORY_READ)
 async def boot(runtime: Runtime, principal: Principal, scope: Scope) -> BootPackage:
     """Impressions ladder, newest precious words, glossary, today's messages, counts by type, open plans,
-    moods, her todos."""
+    moods, her todos, her persona."""
     package = await runtime.boot.package(scope.namespace)
     messages = package.today_messages
     if not principal.actor.owner:

@@ -15,6 +15,7 @@ from ..domain.precious import Precious
 from ..memory.config import MemoryConfig
 from ..memory.moods import MoodOverview, Moods
 from ..memory.people.registry import People
+from ..memory.persona import Persona
 from ..memory.plans import Plans
 from ..memory.todos import TodoOverview, Todos
 from ..ports import Clock, Database
@@ -50,6 +51,8 @@ class Package:
     context: Assembled
     moods: MoodOverview
     todos: TodoOverview
+    # Her persona's summary; empty while every knob is at its baseline.
+    persona: str
 
 
 class Boot:
@@ -64,6 +67,7 @@ class Boot:
         moods: Moods,
         todos: Todos,
         people: People,
+        persona: Persona,
     ) -> None:
         self.db = db
         self.clock = clock
@@ -74,6 +78,7 @@ class Boot:
         self.moods = moods
         self.todos = todos
         self.people = people
+        self.persona = persona
 
     async def package(self, namespace: str) -> Package:
         time_zone = self.config.dream_time_zone
@@ -98,6 +103,7 @@ class Boot:
             context=await self.context.for_boot(namespace, people),
             moods=await self.moods.overview(namespace),
             todos=await self.todos.stats(namespace),
+            persona=await self.persona.summary(namespace),
         )
 
     async def diary(self, namespace: str, day: str) -> DiaryDay | None:

@@ -19,6 +19,7 @@ from ..domain.chat_turn import message_text, turn_id
 from ..domain.private_spans import strip_private
 from ..domain.usage import usage_of
 from ..memory.ingest import IncomingMessage, MessageIngestor
+from ..memory.persona import Persona
 from ..memory.recall.pipeline import Recall
 from ..ports import ChatCall, ChatRouter, ChatUsage, Clock, Database, Route
 from ..store.usage import UsageStore
@@ -54,6 +55,7 @@ class ChatGateway:
         ingestor: MessageIngestor,
         clock: Clock,
         router: ChatRouter,
+        persona: Persona,
         *,
         auto_memory: bool,
         folding: Folding | None = None,
@@ -64,6 +66,7 @@ class ChatGateway:
         self.ingestor = ingestor
         self.clock = clock
         self.router = router
+        self.persona = persona
         self.auto_memory = auto_memory
         self.folding = folding
 
@@ -71,7 +74,7 @@ class ChatGateway:
         """Route the request and recall for it. The guide dog never reads or writes memory."""
         chosen = self.router.route(self.router.resolve(body["model"], body, vision=guide_dog))
         patch, query_vector = ("", None) if guide_dog or not self.auto_memory else await self._patch(body)
-        sent = body if guide_dog else await self._fold(body)
+        sent = body if guide_dog else with_persona(await self._fold(body), await self._persona())
         return Turn(
             body=body,
             route=chosen,
@@ -91,6 +94,14 @@ class ChatGateway:
             log.exception("folding failed; sending the conversation as it is")
             return body
         return {**body, "messages": folded.messages}
+
+    async def _persona(self) -> str:
+        """Her persona's line for the prompt; empty while every knob is at its baseline."""
+        try:
+            return await self.persona.prompt_line(NAMESPACE)
+        except Exception:  # broad on purpose: the persona must never cost the user their answer
+            log.exception("reading the persona failed; answering without it")
+            return ""
 
     async def _patch(self, body: dict[str, Any]) -> tuple[str, list[float] | None]:
         """The memory patch for the turn, and recall's vector of the user's words."""
@@ -168,6 +179,17 @@ class ChatGateway:
                 )
         except Exception:  # broad on purpose: the reply is already out; log and move on
             log.exception("storing the chat turn failed")
+
+
+def with_persona(body: dict[str, Any], line: str) -> dict[str, Any]:
+    """The body with her persona as a system message right after the client's own leading
+    system messages: in the stable prefix every provider caches, the same bytes from turn to
+    turn until a knob changes. Without a line (every knob at its baseline) the body as it is."""
+    if not line:
+        return body
+    messages = list(body["messages"])
+    at = next((n for n, m in enumerate(messages) if m.get("role") not in ("system", "developer")), len(messages))
+    return {**body, "messages": [*messages[:at], {"role": "system", "content": line}, *messages[at:]]}
 
 
 def _reply_text(message: Mapping[str, Any]) -> str:

@@ -133,6 +133,7 @@ TABLES = (
     ),
     StoredTable("moods", _times("felt_at", "created_at")),
     StoredTable("night_dreams", (StoredColumn("date", "day"), *_counts("seq"), *_times("created_at"))),
+    StoredTable("persona_changes", _times("changed_at")),
     StoredTable("context_folds", (*_counts("upto"), *_times("created_at", "used_at"))),
     StoredTable(
         "people",

@@ -182,6 +182,9 @@ def valid_arguments(ids: Iterator[str]) -> dict[str, dict[str, Any]]:
             "since": "2026-11-01T00:00:00Z",
             "until": "2026-11-02T00:00:00+08:00",
         },
+        "persona_get": {"language": "zh"},
+        "persona_tune": {"knob": "initiative", "delta": 0.05, "reason": "希望更主动"},
+        "persona_revert": {"knob": "initiative", "reason": "back again"},
     }
 
 

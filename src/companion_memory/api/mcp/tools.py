@@ -1,17 +1,19 @@
 """The MCP tools: the reference's 14 memory tools, plan_list and plan_update, memory_share
 and share_list, context_expand, the health report (memory_health, in the reference's
 style) with its scan for messages no memory cites (memory_unanchored), the mood timeline
-(mood_log, mood_recent), her night dreams (night_dreams_recent), her own todos (todo_*), the people in the owner's life
-(person_*) and what was said (conversation_search in Letta's shape, conversation_get,
-conversation_forget), over the same services as REST.
+(mood_log, mood_recent), her night dreams (night_dreams_recent), her own todos (todo_*),
+the people in the owner's life (person_*), what was said (conversation_search in Letta's
+shape, conversation_get, conversation_forget) and her persona knobs (persona_get,
+persona_tune, persona_revert), over the same services as REST.
 
 Each tool is a use case under an MCP name: its arguments are the use case's input, strict
 (``arguments.py``), which gives its JSON Schema; its scope and its answer are the use
 case's. A tool needs the same scope as its REST twin (``memory_export`` needs ``export``,
 as ``GET /api/memories/export`` does): which surface a key comes through never widens
 what it may do. None of the tools offers what REST keeps for the owner (hard delete,
-``authored_by``, deciding a share), except conversation_forget, which needs the owner's
-scope as its REST twins do: only the owner's key sees it.
+``authored_by``, deciding a share), except conversation_forget, persona_tune and
+persona_revert, which need the owner's scope as their REST twins do: only the owner's key
+sees them.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from ...application import (
     moods,
     night_dreams,
     people,
+    persona,
     plans,
     precious,
     recall,
@@ -389,6 +392,23 @@ TOOLS: dict[str, Tool] = {
             "everything said from since until until (of one conversation with conversation_id). The owner "
             "key only.",
             conversations.forget,
+        ),
+        tool(
+            "persona_get",
+            "Her persona knobs (tsundere, playfulness, initiative, softness, snark, mood_swing; each 0–1 around "
+            "a baseline) and their summary: in what character she speaks, not memory.",
+            persona.get_persona,
+        ),
+        tool(
+            "persona_tune",
+            f"Move one persona knob by a small step, with a reason; {persona.BRAKES}. A held tune says which brake "
+            "and by how much. The owner key only.",
+            persona.tune_persona,
+        ),
+        tool(
+            "persona_revert",
+            "Put one persona knob, or all six, back to the baseline, with a reason; never braked. The owner key only.",
+            persona.revert_persona,
         ),
         tool(
             "glossary_set",
