@@ -86,9 +86,9 @@ async def import_file(file: Path, data_dir: Path, store_seconds: float | None) -
     imports = runtime.history_imports
     start = ImportStart(name=file.name, size=file.stat().st_size)
     job = await imports.begin(request_of(runtime, start, path=str(file.resolve())))
-    started = time.perf_counter()
+    started, started_cpu = time.perf_counter(), time.process_time()
     job = await imports.step(job.id)  # the check: the whole file read, nothing stored
-    checked = time.perf_counter()
+    checked, checked_cpu = time.perf_counter(), time.process_time()
     check_rss = peak_rss_mb()
     while job.status in RUNNABLE and (store_seconds is None or time.perf_counter() - checked < store_seconds):
         job = await imports.step(job.id)
@@ -102,6 +102,9 @@ async def import_file(file: Path, data_dir: Path, store_seconds: float | None) -
         "duplicates": job.duplicates,
         "check_s": checked - started,
         "store_s": ended - checked,
+        "store_cpu_s": time.process_time() - checked_cpu,
+        "cpu_s": time.process_time() - started_cpu,
+        "load": os.getloadavg()[0],
         "check_rss_mb": check_rss,
         "rss_mb": peak_rss_mb(),
     }
@@ -117,7 +120,7 @@ async def embed(data_dir: Path, sample: int) -> dict[str, Any]:
     runtime = await build_local_runtime(Settings.from_env(os.environ), data_dir)
     await runtime.embedder.embed(["warm up"], kind="passage")  # the model loaded before the clock starts
     embedded = 0
-    started = time.perf_counter()
+    started, started_cpu = time.perf_counter(), time.process_time()
     while not sample or embedded < sample:
         report = await runtime.mirror.drain(MAX_BATCH)
         if not report.synced and not report.failed:
@@ -126,6 +129,8 @@ async def embed(data_dir: Path, sample: int) -> dict[str, Any]:
     return {
         "embedded": embedded,
         "seconds": time.perf_counter() - started,
+        "cpu_s": time.process_time() - started_cpu,
+        "load": os.getloadavg()[0],
         "left": int((await runtime.mirror.outbox.stats())["pending"] or 0),
         "rss_mb": peak_rss_mb(),
     }
@@ -153,24 +158,28 @@ def spawn(*arguments: str) -> dict[str, Any]:
 # --- the parent ------------------------------------------------------------------------
 
 
+HEADER = (
+    f"{'import':<28}{'status':>8}{'handled':>10}{'stored':>9}{'dupes':>9}{'check/s':>9}{'store/s':>9}"
+    f"{'/cpu-s':>8}{'whole/s':>9}{'wall s':>8}{'cpu s':>7}{'RSS chk':>8}{'RSS MB':>7}{'load':>6}"
+)
+
+
 def import_row(label: str, result: dict[str, Any]) -> None:
     handled = result["position"]
     whole = result["check_s"] + result["store_s"]
     total = result["total"] or 0
     print(
-        f"{label:<30}{result['status']:>9}{handled:>10,}{result['stored']:>10,}{result['duplicates']:>10,}"
-        f"{total / result['check_s']:>10,.0f}{handled / max(result['store_s'], 1e-9):>10,.0f}"
-        f"{handled / whole:>10,.0f}{whole:>9,.1f}{result['check_rss_mb']:>9,.0f}{result['rss_mb']:>9,.0f}"
+        f"{label:<28}{result['status']:>8}{handled:>10,}{result['stored']:>9,}{result['duplicates']:>9,}"
+        f"{total / result['check_s']:>9,.0f}{handled / max(result['store_s'], 1e-9):>9,.0f}"
+        f"{handled / max(result['store_cpu_s'], 1e-9):>8,.0f}{handled / whole:>9,.0f}{whole:>8,.1f}"
+        f"{result['cpu_s']:>7,.1f}{result['check_rss_mb']:>8,.0f}{result['rss_mb']:>7,.0f}{result['load']:>6,.1f}"
     )
     if result["error"]:
         print(f"  failed: {result['error']}")
 
 
 def throughput(files: Path, messages: int, embed_sample: int) -> None:
-    print(
-        f"\n{'import':<30}{'status':>9}{'handled':>10}{'stored':>10}{'dupes':>10}"
-        f"{'check/s':>10}{'store/s':>10}{'whole/s':>10}{'wall s':>9}{'RSS chk':>9}{'RSS MB':>9}"
-    )
+    print(f"\n{HEADER}")
     with tempfile.TemporaryDirectory(dir=files) as directory:
         for form in WRITERS:
             file = generated(files, form, messages)
@@ -181,7 +190,10 @@ def throughput(files: Path, messages: int, embed_sample: int) -> None:
     rate = result["embedded"] / result["seconds"]
     sampled = f"the first {result['embedded']:,} of {messages:,}" if result["left"] else f"all {messages:,}"
     print(f"\nembedding ({sampled} episodes, bundled embedder, {runtime_threads()}):")
-    print(f"  {rate:,.1f} episodes/s; {result['seconds']:,.0f} s, peak RSS {result['rss_mb']:,.0f} MB")
+    print(
+        f"  {rate:,.1f} episodes/s ({result['embedded'] / result['cpu_s']:,.1f} per CPU second); "
+        f"{result['seconds']:,.0f} s, peak RSS {result['rss_mb']:,.0f} MB, load {result['load']:.1f}"
+    )
     if result["left"]:
         print(f"  every one of {messages:,} embedded: about {messages / rate / 60:,.0f} min (extrapolated)")
 
@@ -196,10 +208,7 @@ def big_file(files: Path, gigabytes: float, store_minutes: float | None) -> None
     seconds = "-" if store_minutes is None else str(store_minutes * 60)
     cut = "to the end" if store_minutes is None else f"for at most {store_minutes:g} min (in steps of 10,000)"
     print(f"\npeak RSS: {file.stat().st_size / 1e9:,.2f} GB ChatGPT file, {messages:,} messages, storing {cut}")
-    print(
-        f"{'import':<30}{'status':>9}{'handled':>10}{'stored':>10}{'dupes':>10}"
-        f"{'check/s':>10}{'store/s':>10}{'whole/s':>10}{'wall s':>9}{'RSS chk':>9}{'RSS MB':>9}"
-    )
+    print(HEADER)
     with tempfile.TemporaryDirectory(dir=files) as directory:
         import_row(f"chatgpt, {gigabytes:g} GB", spawn("import", str(file), str(Path(directory) / "big"), seconds))
 
@@ -220,7 +229,11 @@ def main() -> None:
         return
     arguments.files.mkdir(parents=True, exist_ok=True)
     print(f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
-    print("check/s: messages read per second by the check pass; store/s: by the storing steps; whole/s: both")
+    print(
+        "check/s: messages read per second by the check pass; store/s: by the storing steps (/cpu-s: per second\n"
+        "of the process's CPU, all threads: the rate a machine with a core to spare gives); whole/s: both;\n"
+        "RSS chk: peak RSS after the check, RSS MB: at the end (VmHWM); load: the 1-minute load average after"
+    )
     if arguments.size_gb:
         big_file(arguments.files, arguments.size_gb, arguments.store_minutes)
     else:
