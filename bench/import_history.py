@@ -68,7 +68,7 @@ def messages_for(directory: Path, gigabytes: float) -> int:
     write_chatgpt(probe, PROBE)
     per_message = probe.stat().st_size / PROBE
     probe.unlink()
-    return int(gigabytes * 1e9 / per_message) // 20 * 20
+    return int(gigabytes * 1e9 / per_message) // 20 * 20  # whole conversations (history_files' 20 turns)
 
 
 # --- the child processes -------------------------------------------------------------
