@@ -13,14 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-WORDS = (
+_SAID = (
     "morning coffee train office meeting lunch rain walk dog cat sister brother mother father "
     "weekend trip mountain sea book movie song guitar piano code bug deploy server database "
     "garden tomato basil bread oven recipe dinner friend birthday gift present doctor dentist "
     "appointment tuesday friday monday plan idea worry happy tired sleep dream run bike swim "
     "photo camera lens light shadow city hangzhou shanghai berlin tokyo paris market tea "
     "茶 雨 周末 朋友 工作 晚饭 电影 跑步 猫 妈妈 生日 旅行 咖啡 代码 服务器"
-).split()
+)
+WORDS = _SAID.split()
 START = 1_600_000_000.0  # 2020-09-13
 
 
@@ -47,7 +48,9 @@ def conversations(messages: int, *, per_conversation: int = 20, seed: int = 7) -
             at += rng.uniform(5, 300)
             length = rng.randint(4, 60)
             text = " ".join(rng.choice(WORDS) for _ in range(length))
-            turns.append(Said("user" if n % 2 == 0 else "assistant", text, at, str(uuid.UUID(int=rng.getrandbits(128)))))
+            turns.append(
+                Said("user" if n % 2 == 0 else "assistant", text, at, str(uuid.UUID(int=rng.getrandbits(128))))
+            )
         yield " ".join(rng.choice(WORDS) for _ in range(3)), turns
 
 
