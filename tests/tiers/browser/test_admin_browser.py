@@ -9,7 +9,6 @@ import asyncio
 import json
 import re
 import threading
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from playwright.sync_api import Browser, Response, expect
 
 from companion_memory.ports import Embedder
 from companion_memory.settings import Settings
-from tests.admin_browser import TOAST_MS, UNDO_MS, Panel, Rest, chromium, eventually, owner_server
+from tests.admin_browser import TOAST_MS, UNDO_MS, Panel, Rest, eventually
 from tests.conftest import OWNER_KEY
 from tests.live_server import LiveServer
 
@@ -27,39 +26,6 @@ XSS_IMG = '<img src=x onerror="window.__xss=1">'
 XSS_SCRIPT = "<script>window.__xss=2</script>"
 # The dream's quotes end at a full stop, so this one has none.
 XSS_MESSAGE = "<img src=x onerror=\"window['__xss']=3\">"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
-
-
-@pytest.fixture
-def server(tmp_path: Path, embedder: Embedder) -> Iterator[LiveServer]:
-    with owner_server(tmp_path / "data", embedder) as running:
-        yield running
-
-
-@pytest.fixture
-def rest(server: LiveServer) -> Iterator[Rest]:
-    client = Rest(server.url)
-    yield client
-    client.close()
-
-
-@pytest.fixture(params=["phone", "desktop"])
-def panel(request: pytest.FixtureRequest, browser: Browser, server: LiveServer) -> Iterator[Panel]:
-    opened = Panel(browser, server.url, request.param)
-    yield opened
-    opened.close()
-    assert opened.errors == [], opened.errors
-    # Nothing but our own server was asked for anything, and the key never left the header.
-    for url, headers in opened.requests:
-        assert url.startswith(server.url), f"request to another host: {url}"
-        assert OWNER_KEY not in url and "key=" not in url and "token=" not in url, url
-        if "/v1/" in url or "/api/" in url:
-            assert headers.get("authorization", "").startswith("Bearer "), url
 
 
 def test_a_new_user_enters_the_key_and_sees_today(panel: Panel, rest: Rest) -> None:

@@ -7,36 +7,13 @@ Screenshots go to test-artifacts/screenshots/."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, expect
 
-from companion_memory.ports import Embedder
-from tests.admin_browser import UNDO_MS, Panel, Rest, chromium, eventually, owner_server
+from tests.admin_browser import UNDO_MS, Panel, Rest, eventually
 from tests.live_server import LiveServer
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
-
-
-@pytest.fixture
-def server(tmp_path: Path, embedder: Embedder) -> Iterator[LiveServer]:
-    with owner_server(tmp_path / "data", embedder) as running:
-        yield running
-
-
-@pytest.fixture
-def rest(server: LiveServer) -> Iterator[Rest]:
-    client = Rest(server.url)
-    yield client
-    client.close()
-
 
 # In Singapore (the server's DREAM_TIME_ZONE): Sunday 29 November 2026, and Friday the 27th.
 KYOTO = [
@@ -69,14 +46,6 @@ def seed(rest: Rest) -> list[str]:
 def day(rest: Rest, date: str) -> dict[str, Any]:
     answer: dict[str, Any] = rest.get("/v1/conversations", day=date)
     return answer
-
-
-@pytest.fixture(params=["phone", "desktop"])
-def panel(request: pytest.FixtureRequest, browser: Browser, server: LiveServer) -> Iterator[Panel]:
-    opened = Panel(browser, server.url, request.param)
-    yield opened
-    opened.close()
-    assert opened.errors == [], opened.errors
 
 
 def test_a_day_is_read_its_neighbours_visited_and_a_message_a_conversation_and_the_day_forgotten(

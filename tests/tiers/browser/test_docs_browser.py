@@ -4,28 +4,11 @@ work on a machine with no network."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import httpx
-import pytest
 from playwright.sync_api import Browser, Route, expect
 
-from companion_memory.ports import Embedder
-from tests.admin_browser import VIEWPORTS, chromium, owner_server
+from tests.admin_browser import VIEWPORTS
 from tests.live_server import LiveServer
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
-
-
-@pytest.fixture
-def server(tmp_path: Path, embedder: Embedder) -> Iterator[LiveServer]:
-    with owner_server(tmp_path / "data", embedder) as running:
-        yield running
 
 
 def test_the_api_page_renders_with_no_request_leaving_the_server(browser: Browser, server: LiveServer) -> None:

@@ -10,49 +10,19 @@ Screenshots go to test-artifacts/screenshots/."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from bench.history_files import write_jsonl
 from playwright.sync_api import Browser, Page, Route, expect
 
 from companion_memory.memory.history_imports import PART_BYTES
-from companion_memory.ports import Embedder
-from tests.admin_browser import Panel, Rest, chromium, owner_server
+from tests.admin_browser import Panel, Rest
 from tests.live_server import LiveServer
 
 IMPORTS = Path(__file__).resolve().parents[2] / "data" / "imports"
 CHATGPT = IMPORTS / "chatgpt" / "conversations.json"
 EXPECTED = json.loads((IMPORTS / "chatgpt" / "expected.json").read_text(encoding="utf-8"))["summary"]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
-
-
-@pytest.fixture
-def server(tmp_path: Path, embedder: Embedder) -> Iterator[LiveServer]:
-    with owner_server(tmp_path / "data", embedder) as running:
-        yield running
-
-
-@pytest.fixture
-def rest(server: LiveServer) -> Iterator[Rest]:
-    client = Rest(server.url)
-    yield client
-    client.close()
-
-
-@pytest.fixture(params=["phone", "desktop"])
-def panel(request: pytest.FixtureRequest, browser: Browser, server: LiveServer) -> Iterator[Panel]:
-    opened = Panel(browser, server.url, request.param)
-    yield opened
-    opened.close()
-    assert opened.errors == [], opened.errors
 
 
 def import_file(page: Page, path: Path) -> None:

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
-from collections.abc import Iterator
 from datetime import datetime, time, timedelta
-from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -19,33 +17,13 @@ from playwright.sync_api import Browser, expect
 
 from companion_memory.clock import iso
 from companion_memory.domain.night_dream import NightDream
-from companion_memory.ports import Embedder
 from companion_memory.store.night_dreams import NightDreamStore
-from tests.admin_browser import Panel, Rest, chromium, owner_server
+from tests.admin_browser import Panel, Rest
 from tests.live_server import LiveServer
 
 ZONE = ZoneInfo("Asia/Singapore")  # the server's DREAM_TIME_ZONE
 EN_DREAM = 'I dreamt I was on a beach in a warm rain. Someone kept talking about "the sea with Lin". I woke up smiling.'
 ZH_DREAM = "我梦见自己在一家只在半夜开门的小书店里。梦里有人说起「江边散步」。醒来以后，心里一直暖暖的。"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
-
-
-@pytest.fixture
-def server(tmp_path: Path, embedder: Embedder) -> Iterator[LiveServer]:
-    with owner_server(tmp_path / "data", embedder) as running:
-        yield running
-
-
-@pytest.fixture
-def rest(server: LiveServer) -> Iterator[Rest]:
-    client = Rest(server.url)
-    yield client
-    client.close()
 
 
 def dreamt(server: LiveServer, night: str, text: str, mood: str, language: str, material: list[str]) -> None:

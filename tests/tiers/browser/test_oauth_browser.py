@@ -8,9 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import secrets
-from collections.abc import Iterator
 from datetime import datetime
-from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 from zoneinfo import ZoneInfo
 
@@ -18,24 +16,11 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Route, expect
 
-from companion_memory.ports import Embedder
-from tests.admin_browser import VIEWPORTS, Panel, chromium, owner_server
+from tests.admin_browser import VIEWPORTS, Panel
 from tests.conftest import OWNER_KEY
 from tests.live_server import LiveServer
 
 REDIRECT = "http://localhost:3030/callback"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
-
-
-@pytest.fixture
-def server(tmp_path: Path, embedder: Embedder) -> Iterator[LiveServer]:
-    with owner_server(tmp_path / "data", embedder) as running:
-        yield running
 
 
 def authorization_url(server: LiveServer, http: httpx.Client, redirect: str = REDIRECT) -> tuple[str, str, str]:

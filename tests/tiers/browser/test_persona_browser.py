@@ -7,42 +7,11 @@ Screenshots go to test-artifacts/screenshots/."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from playwright.sync_api import Browser, expect
 
-from companion_memory.ports import Embedder
-from tests.admin_browser import TOAST_MS, Panel, Rest, chromium, owner_server
+from tests.admin_browser import TOAST_MS, Panel, Rest
 from tests.live_server import LiveServer
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
-
-
-@pytest.fixture
-def server(tmp_path: Path, embedder: Embedder) -> Iterator[LiveServer]:
-    with owner_server(tmp_path / "data", embedder) as running:
-        yield running
-
-
-@pytest.fixture
-def rest(server: LiveServer) -> Iterator[Rest]:
-    client = Rest(server.url)
-    yield client
-    client.close()
-
-
-@pytest.fixture(params=["phone", "desktop"])
-def panel(request: pytest.FixtureRequest, browser: Browser, server: LiveServer) -> Iterator[Panel]:
-    opened = Panel(browser, server.url, request.param)
-    yield opened
-    opened.close()
-    assert opened.errors == [], opened.errors
 
 
 def test_a_knob_is_tuned_with_a_reason_held_by_the_daily_brake_and_reverted(panel: Panel, rest: Rest) -> None:
