@@ -113,7 +113,10 @@ class ImportJobs(Output):
     imports: list[ImportJob]
 
 
-async def answer(runtime: Runtime, job: HistoryImport) -> ImportJob:
+async def answer(runtime: Runtime, job: HistoryImport, embedding_left: int | None = None) -> ImportJob:
+    """``embedding_left``: the namespace's count when the caller has it already."""
+    if embedding_left is None:
+        embedding_left = await runtime.history_imports.embedding_left(job.namespace)
     summary: Any = json.loads(job.summary) if job.summary else None
     return ImportJob(
         id=job.id,
@@ -136,7 +139,7 @@ async def answer(runtime: Runtime, job: HistoryImport) -> ImportJob:
         outside=job.outside,
         summary=ImportSummary.model_validate(summary) if summary else None,
         error=job.error,
-        embedding_left=await runtime.history_imports.embedding_left(job.namespace),
+        embedding_left=embedding_left,
         created_at=job.created_at,
         updated_at=job.updated_at,
         finished_at=job.finished_at,
@@ -180,4 +183,6 @@ async def get(runtime: Runtime, _: Principal, ref: ImportRef) -> ImportJob:
 async def recent(runtime: Runtime, _: Principal, listing: ImportList) -> ImportJobs:
     """The newest imports first."""
     jobs = await runtime.history_imports.recent(listing.limit)
-    return ImportJobs(imports=[await answer(runtime, job) for job in jobs])
+    # One count a namespace, not one a job: the list's imports mostly share one.
+    left = {ns: await runtime.history_imports.embedding_left(ns) for ns in {job.namespace for job in jobs}}
+    return ImportJobs(imports=[await answer(runtime, job, left[job.namespace]) for job in jobs])

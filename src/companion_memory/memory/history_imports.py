@@ -16,7 +16,6 @@ already handled are passed over, which is cheap beside storing them.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import uuid
 from collections.abc import Callable, Iterator
@@ -33,6 +32,7 @@ from ..history.options import ReadOptions
 from ..history.reading import HistoryRead, read_history
 from ..ports import Clock, Database, SqlValue, Statement, TaskQueue, UploadStore
 from ..store.history_imports import HistoryImportStore
+from ..store.sql import to_json
 from .ingest import IncomingMessage, MessageIngestor
 
 log = logging.getLogger("companion_memory.history_imports")
@@ -195,13 +195,14 @@ class HistoryImports:
         """The night's look at imports: an upload given up fails and its parts go; a job
         that stopped moving is queued again."""
         now = self.clock.now()
+        given_up, stalled_since = iso(now - UPLOAD_ABANDONED), iso(now - STALLED)
         abandoned = stalled = 0
         for job in await self.store.unended():
-            if job.status == "uploading" and job.updated_at < iso(now - UPLOAD_ABANDONED):
+            if job.status == "uploading" and job.updated_at < given_up:
                 error = f"{job.name}: the upload stopped at byte {job.received} of {job.size}; start it again"
                 await self._end(job, "failed", error=error)
                 abandoned += 1
-            elif job.status in RUNNABLE and job.path is None and job.updated_at < iso(now - STALLED):
+            elif job.status in RUNNABLE and job.path is None and job.updated_at < stalled_since:
                 await self.queue_step(job.id)
                 stalled += 1
         return {"abandoned": abandoned, "requeued": stalled}
@@ -227,12 +228,13 @@ class HistoryImports:
             for _ in read.messages():
                 pass
         summary = dataclasses.asdict(read.tally.summary())
+        summary["warnings"] = list(summary["warnings"])  # JSON has lists, not tuples
         await self.store.update(
             job.id,
             {
                 "status": "storing",
                 "total": read.tally.messages,
-                "summary": json.dumps(summary, ensure_ascii=False),
+                "summary": to_json(summary, what="the summary"),
                 "updated_at": self._now(),
             },
             status=("checking",),
