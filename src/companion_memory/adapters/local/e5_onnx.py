@@ -35,12 +35,18 @@ from .e5_tokenizer import E5Tokenizer
 
 log = logging.getLogger("companion_memory")
 
-# Bump when the graph or its quantization changes: the file's name, and the embedder's
-# model name (so a vector index made by the old recipe is made again), follow it.
+# Bump when the vectors change: the quantization, or what the graph computes. The
+# embedder's model name follows it, so a vector index made by the old recipe is made again.
 RECIPE = 2
+# Bump when the graph's operators change but not its vectors (beyond int8 rounding: a
+# cosine of 0.999 or more to the recipe's), as when SkipLayerNormalization became an Add
+# and a LayerNormalization: a new file is built, and the index is kept.
+GRAPH = 3
 GRAPH_PREFIX = "multilingual-e5-small-int8"
 # What the vector index is claimed with: these weights, this engine and recipe.
 MODEL_NAME = f"{GRAPH_PREFIX}-r{RECIPE}"
+# Fusions that onnxruntime would make of the graph's operators and that run slower on CPU.
+UNFUSED = ["SkipLayerNormFusion"]
 # Padded tokens (texts times the longest) from which a call gives its working memory back.
 LONG_TOKENS = 256
 _TRIM = getattr(ctypes.CDLL(None), "malloc_trim", None)  # glibc's; elsewhere there is none
@@ -58,7 +64,7 @@ def graph_path(directory: Path, source: Path) -> Path:
     with source.open("rb") as file:
         while chunk := file.read(1 << 20):
             digest.update(chunk)
-    return directory / f"{GRAPH_PREFIX}-r{RECIPE}-{digest.hexdigest()[:16]}.onnx"
+    return directory / f"{GRAPH_PREFIX}-r{RECIPE}-g{GRAPH}-{digest.hexdigest()[:16]}.onnx"
 
 
 class OnnxE5:
@@ -79,7 +85,9 @@ class OnnxE5:
         options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.add_session_config_entry("session.inter_op.allow_spinning", "0")
-        self.session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self.session = onnxruntime.InferenceSession(
+            str(path), options, providers=["CPUExecutionProvider"], disabled_optimizers=UNFUSED
+        )
         self._giving_back = onnxruntime.RunOptions()
         self._giving_back.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
         give_back_memory()  # what loading the tables and the graph left behind
