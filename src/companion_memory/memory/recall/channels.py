@@ -57,10 +57,28 @@ class Channels:
         self.episode_search = episode_search
         self.top_k = config.memory_top_k
 
-    async def vector(self, text: str, asked: Asked, meta: RecallMeta) -> VectorFound:
+    def ask_vector(self, text: str) -> asyncio.Task[list[float]]:
+        """The vector of ``text`` as a query, asked for now (``vector`` takes it): it is what
+        recall waits for longest, and needs nothing but the query's words."""
+        task = asyncio.ensure_future(self._embedded(text))
+        # Left unused when the query changes (``vector`` asks again) or the channel is
+        # down: its failure, if it fails, is then nobody's to hear.
+        task.add_done_callback(lambda done: done.cancelled() or done.exception())
+        return task
+
+    async def _embedded(self, text: str) -> list[float]:
+        return (await self.mirror.embedder.embed([embedding_text(text)], kind="query"))[0]
+
+    async def vector(
+        self, text: str, asked: Asked, meta: RecallMeta, asked_for: tuple[str, asyncio.Task[list[float]]] | None = None
+    ) -> VectorFound:
         """id → cosine similarity, best first, of the memories and the episodes (one query
         each, by ``kind``), and the query's vector; nothing (and a note) when the channel
-        is down. Shared memories are scored one by one and ranked with the namespaces' own."""
+        is down. Shared memories are scored one by one and ranked with the namespaces' own.
+        ``asked_for``: a text and its vector asked for already (``ask_vector``)."""
+        early = asked_for[1] if asked_for is not None and asked_for[0] == text else None
+        if asked_for is not None and early is None:
+            asked_for[1].cancel()
         problem = await self.mirror.mismatch()
         if problem:
             meta.notes.append(f"vector search off: {problem}; lexical results only")
@@ -79,7 +97,7 @@ class Channels:
             filters.append({"namespace": namespace, "kind": EPISODE_KIND})
         vectors = self.mirror.vectors
         try:
-            vector = (await self.mirror.embedder.embed([embedding_text(text)], kind="query"))[0]
+            vector = await (early or self._embedded(text))
             answers = await asyncio.gather(*(vectors.query(vector, top_k=top_k, filter=f) for f in filters))
             # The index may lag behind the row (type, status): the pool's row check decides.
             shared = await vectors.get(list(reach.shared)) if reach.shared and asked.memories else []

@@ -90,6 +90,8 @@ class Recall:
         if not text:
             meta.notes.append("empty query")
             return RecallResult([], [], meta)
+        # The query's vector is asked for first: the reads below go on meanwhile.
+        asked_for = (text, self.channels.ask_vector(text)) if vector else None
         names = tuple(dict.fromkeys((namespace, *namespaces)))
         # What the query's words do not depend on is read side by side: each read is a
         # round trip (on D1, a hop across the network) that need not wait for the others.
@@ -108,7 +110,7 @@ class Recall:
         scope = None if episodes is None or types else dataclasses.replace(episodes, namespaces=reach.namespaces)
         asked = Asked(reach, types, scope, memories, InPrompt(in_prompt), now, self.config.dream_time_zone)
         found, words = await asyncio.gather(
-            self.channels.vector(text, asked, meta) if vector else no_vector(),
+            self.channels.vector(text, asked, meta, asked_for) if vector else no_vector(),
             self.channels.words(text, said, asked),
         )
         size = max(self.config.memory_filter_max_candidates, k)
