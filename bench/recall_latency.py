@@ -30,8 +30,12 @@ start on the filled data dir and the RSS it then adds; and how long each store t
 fill. Chroma's column needs the bench extra (``pip install -e ".[local,bench]"``);
 ``--no-chroma`` leaves it out.
 
+With ``--chatting``, each of our recalls follows a chat turn's writes, as in a chat: the
+turn's two messages' vectors go into the index (as episodes, outside the timing), so a
+recall meets an index that changed since the last one.
+
     .venv/bin/python bench/recall_latency.py [--sizes 10000 100000 1000000] [--queries 200]
-        [--no-chroma] [--ann-threshold N] [--episodes N]
+        [--no-chroma] [--ann-threshold N] [--episodes N] [--chatting]
 
 Figures from a contended machine mean little: run it on a quiet one.
 """
@@ -55,7 +59,7 @@ import numpy as np
 
 from companion_memory.adapters.local.runtime import build_local_runtime
 from companion_memory.clock import iso
-from companion_memory.domain.episode import Episode
+from companion_memory.domain.episode import EPISODE_KIND, Episode
 from companion_memory.domain.memory import Memory
 from companion_memory.domain.search_text import embedding_text
 from companion_memory.memory.vector_mirror import MEMORY_FILTER
@@ -73,6 +77,11 @@ FILTER = {"namespace": "default", "status": "active", **MEMORY_FILTER}
 EPISODE_TURNS_PER_CONVERSATION = 20
 EPISODE_DAYS = 365
 CHROMA_FILTER = {"$and": [{"namespace": "default"}, {"status": "active"}]}
+# What a chat turn's two messages put into the index (``--chatting``).
+CHAT_TURN = [
+    {"namespace": "default", "status": "active", "kind": EPISODE_KIND, "type": EPISODE_KIND, "role": role}
+    for role in ("user", "assistant")
+]
 
 
 def corpus(data: Path) -> tuple[list[str], list[tuple[str, str]], list[str]]:
@@ -201,6 +210,7 @@ async def run_size(
     chroma: bool,
     said: list[tuple[str, str]],
     episodes: int,
+    chatting: bool,
 ) -> None:
     with tempfile.TemporaryDirectory() as name:
         directory = Path(name)
@@ -251,6 +261,15 @@ async def run_size(
                 if turn == 0:
                     await runtime.recall.run(question, k=10)
                     ours.append(1000 * (time.perf_counter() - started))
+                    if chatting:
+                        await runtime.vectors.upsert(
+                            [
+                                VectorRecord(
+                                    f"chat-{number}-{n}", turns[(2 * number + n) % len(turns)].tolist(), metadata
+                                )
+                                for n, metadata in enumerate(CHAT_TURN)
+                            ]
+                        )
                 elif collection is not None:
                     where = CHROMA_FILTER if turn == 1 else None
                     vector = await embedder.embed([embedding_text(question)], kind="query")
@@ -286,6 +305,7 @@ async def main(
     ann_threshold: int | None,
     turn_vectors: Path | None,
     episodes: int,
+    chatting: bool,
 ) -> None:
     texts, said, questions = corpus(DATA)
     questions = random.Random(42).sample(questions, min(query_count, len(questions)))
@@ -314,7 +334,7 @@ async def main(
     if episodes:
         print(f"each size with {episodes} episodes beside its memories")
     for size in sizes:
-        await run_size(size, texts, turns, questions, settings, chroma, said, episodes)
+        await run_size(size, texts, turns, questions, settings, chroma, said, episodes, chatting)
 
 
 if __name__ == "__main__":
@@ -330,6 +350,7 @@ if __name__ == "__main__":
         help="a .npy of the turns' embeddings: read if it exists, else written",
     )
     parser.add_argument("--episodes", type=int, default=0, help="episodes beside each size's memories")
+    parser.add_argument("--chatting", action="store_true", help="a chat turn's writes before each of our recalls")
     arguments = parser.parse_args()
     asyncio.run(
         main(
@@ -339,5 +360,6 @@ if __name__ == "__main__":
             arguments.ann_threshold,
             arguments.turn_vectors,
             arguments.episodes,
+            arguments.chatting,
         )
     )

@@ -8,8 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ...ports import VectorFilterValue
-from ...vector_filter import holds, parse
+from ...vector_filter import Conditions, holds
 
 
 class MetadataColumn:
@@ -42,13 +41,11 @@ class MetadataColumn:
         return table[self.codes[:size]]
 
 
-def filter_mask(
-    columns: Mapping[str, MetadataColumn], filter: Mapping[str, VectorFilterValue], size: int
-) -> np.ndarray:
-    """Which of the first ``size`` rows pass ``filter`` (a key no row has: a column of
-    absent values)."""
+def filter_mask(columns: Mapping[str, MetadataColumn], conditions: Conditions, size: int) -> np.ndarray:
+    """Which of the first ``size`` rows pass a filter's ``conditions`` (a key no row has:
+    a column of absent values)."""
     mask = np.ones(size, dtype=bool)
-    for key, condition in parse(filter).items():
+    for key, condition in conditions.items():
         column = columns.get(key) or MetadataColumn(size)
         for op, operand in condition.items():
             mask &= column.where(op, operand, size)

@@ -32,6 +32,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ...ports import VECTOR_QUERY_MAX_TOP_K, VectorFilterValue, VectorIndexError, VectorMatch, VectorRecord
+from ...vector_filter import Conditions, parse, passes
 from .vector_columns import MetadataColumn, filter_mask
 from .vector_file import Row, VectorFile
 from .vector_graph import EXPANSION_SEARCH, GraphFiles, SavedGraph, add_to_graph, new_graph
@@ -54,6 +55,26 @@ _SAVE_AFTER_MIN = 10_000
 
 class DimensionMismatch(VectorIndexError, ValueError):
     """A vector of another width than the index's (a ValueError too, as it always was)."""
+
+
+class _KeptMask:
+    """A filter's mask over the rows, and how many pass it, kept up to date as rows are
+    put: a chat turn writes its messages' vectors, and a mask over a million rows took
+    5 ms a filter to make again, on every recall after it."""
+
+    def __init__(self, conditions: Conditions, mask: np.ndarray) -> None:
+        self.conditions = conditions
+        self.mask = mask
+        self.count = int(np.count_nonzero(mask))
+
+    def put(self, position: int, metadata: Mapping[str, Any]) -> None:
+        if position >= self.mask.size:
+            grown = np.zeros(max(64, position + 1, 2 * self.mask.size), dtype=bool)
+            grown[: self.mask.size] = self.mask
+            self.mask = grown
+        passed = passes(self.conditions, metadata)
+        self.count += int(passed) - int(self.mask[position])
+        self.mask[position] = passed
 
 
 class LocalVectorIndex:
@@ -200,17 +221,17 @@ class LocalVectorIndex:
 
     def _mask(self, filter: Mapping[str, VectorFilterValue]) -> tuple[np.ndarray, int]:
         """Vectorize's metadata filter over the whole index at once, and how many rows
-        pass it. Kept until the next write: recall asks with the same filter turn after
+        pass it (the mask may run past the rows, never true there). Kept, and brought up
+        to date row by row as rows are put: recall asks with the same filter turn after
         turn, and a mask over a million rows takes milliseconds to make."""
         name = json.dumps(filter, sort_keys=True, default=repr)
         known = self._masks.get(name)
-        if known is not None:
-            return known
-        mask = filter_mask(self._columns, filter, len(self._ids))
-        if len(self._masks) >= _MASKS_KEPT:
-            self._masks.clear()
-        known = self._masks[name] = (mask, int(np.count_nonzero(mask)))
-        return known
+        if known is None:
+            conditions = parse(filter)
+            if len(self._masks) >= _MASKS_KEPT:
+                self._masks.clear()
+            known = self._masks[name] = _KeptMask(conditions, filter_mask(self._columns, conditions, len(self._ids)))
+        return known.mask, known.count
 
     # -- storage ------------------------------------------------------------
 
@@ -221,8 +242,8 @@ class LocalVectorIndex:
         # Position of each stored key (-1: gone); the graph answers with keys.
         self._key_position = np.zeros(0, dtype=np.int64)
         self._columns: dict[str, MetadataColumn] = {}
-        # Filter → (mask, rows passing it), until the next change (see _mask).
-        self._masks: dict[str, tuple[np.ndarray, int]] = {}
+        # Filter → its mask (see _mask), until a row is removed.
+        self._masks: dict[str, _KeptMask] = {}
         self._storage = np.zeros((0, self.dimensions), dtype=np.float32)
         self._ann: Any = None
         self._unsaved = 0
@@ -279,7 +300,6 @@ class LocalVectorIndex:
 
     def _put(self, key: int, id_: str, vector: np.ndarray, metadata: Mapping[str, Any]) -> None:
         """One row in memory (the graph is the caller's: it adds in batches)."""
-        self._masks.clear()
         position = self._position.get(id_)
         if position is None:
             position = len(self._ids)
@@ -295,6 +315,8 @@ class LocalVectorIndex:
             self._column(name)
         for name, column in self._columns.items():
             column.codes[position] = column.code(metadata.get(name))
+        for kept in self._masks.values():
+            kept.put(position, metadata)
 
     def _forget(self, positions: list[int]) -> None:
         """Removes rows from memory and the graph, each hole filled by the last row so
