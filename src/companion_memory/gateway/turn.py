@@ -73,8 +73,14 @@ class ChatGateway:
     async def start(self, body: dict[str, Any], *, guide_dog: bool = False) -> Turn:
         """Route the request and recall for it. The guide dog never reads or writes memory."""
         chosen = self.router.route(self.router.resolve(body["model"], body, vision=guide_dog))
-        patch, query_vector = ("", None) if guide_dog or not self.auto_memory else await self._patch(body)
-        sent = body if guide_dog else with_persona(await self._fold(body), await self._persona())
+        if guide_dog:
+            patch, query_vector, sent = "", None, body
+        else:
+            # The memories, the folded conversation and the persona need nothing of each other.
+            (patch, query_vector), folded, persona = await asyncio.gather(
+                self._patch(body) if self.auto_memory else _no_patch(), self._fold(body), self._persona()
+            )
+            sent = with_persona(folded, persona)
         return Turn(
             body=body,
             route=chosen,
@@ -179,6 +185,10 @@ class ChatGateway:
                 )
         except Exception:  # broad on purpose: the reply is already out; log and move on
             log.exception("storing the chat turn failed")
+
+
+async def _no_patch() -> tuple[str, list[float] | None]:
+    return "", None
 
 
 def with_persona(body: dict[str, Any], line: str) -> dict[str, Any]:
