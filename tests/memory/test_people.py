@@ -4,6 +4,7 @@ model) and the owner's decisions on them, a merge re-pointing memories."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
@@ -15,6 +16,7 @@ from companion_memory.memory.people.extract import people_in, same_people_in
 from companion_memory.runtime import Runtime
 from tests.api.test_mcp_scopes import mcp_call
 from tests.conftest import MCP_KEY, auth
+from tests.fakes.embedder import HashEmbedder
 from tests.memory.test_plans import tool
 from tests.nightly.test_dream import say
 from tests.nightly.test_dream_model import answer
@@ -114,6 +116,33 @@ async def test_memories_about_her_are_recalled_by_any_of_her_names(client: httpx
     detail = (await client.get(f"/v1/people/{ana['id']}", headers=auth())).json()
     assert sorted(m["content"] for m in detail["memories"]) == ["Ana works as a nurse in Porto", "安娜养了两只猫"]
     assert (await client.get("/v1/people", headers=auth())).json()["people"][0]["memory_count"] == 2
+
+
+async def test_a_query_is_embedded_once_and_again_when_it_gains_her_other_names(
+    client: httpx.AsyncClient, embedder: HashEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[str] = []
+    embed = embedder.embed
+
+    async def recording(texts: Sequence[str], *, kind: str) -> list[list[float]]:
+        if kind == "query":
+            asked.extend(texts)
+        return await embed(texts, kind=kind)
+
+    monkeypatch.setattr(embedder, "embed", recording)
+    await register(client, "Ana", aliases=["my sister", "安娜"], relation="sister")
+
+    async def embedded_for(query: str) -> list[str]:
+        asked.clear()
+        response = await client.post("/v1/memory/recall", json={"query": query}, headers=auth())
+        assert response.status_code == 200, response.text
+        return list(asked)
+
+    # Asked for at once, before recall knows whom the query names: used as it is.
+    assert len(await embedded_for("what do I drink in the morning")) == 1
+    # The vector search looks for her other names too.
+    *_, last = await embedded_for("what does my sister do")
+    assert "ana" in last.casefold() and "安娜" in last
 
 
 async def test_familiarity_grows_with_mentions_and_halves_with_the_half_life(
