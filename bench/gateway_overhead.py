@@ -21,7 +21,9 @@ store with that revision too).
   turn. Printed: p50/p95/max of that, and turns over 500 ms.
 - Concurrency: ``--clients`` streaming clients for ``--seconds`` against each target in
   turn, each request with a question of its own (so the query cache never helps). Printed:
-  requests per second, the server's CPU time per request (all its threads) and first-chunk p50/p95.
+  requests per second, the server's CPU time per request (all its threads), what the
+  clients (this process) and the provider took beside it, and first-chunk p50/p95: on
+  one machine, all three share its cores.
 - ``--contended``: one process burns a core for the whole run (it stops itself at a
   deadline, and the bench stops it when done).
 - Cold start: from launch to the first answered request; RSS after the run.
@@ -176,8 +178,10 @@ class Target:
     full: list[float] = field(default_factory=list)
     first_chunks: list[float] = field(default_factory=list)
     rate: float = 0.0
-    # The server's CPU time (all its threads) per request while the clients ran.
+    # The server's CPU time (all its threads) per request while the clients ran, and
+    # the clients' and the provider's.
     cpu_per_request: float | None = None
+    others_per_request: float | None = None
     errors: int = 0
     injected: list[tuple[int, int]] = field(default_factory=list)
 
@@ -253,7 +257,7 @@ def single_turns(targets: list[Target], questions: list[str]) -> None:
                     target.overheads.append(times[target.name] - times["direct"])
 
 
-async def _clients(target: Target, questions: list[str], clients: int, seconds: float) -> None:
+async def _clients(target: Target, questions: list[str], clients: int, seconds: float, provider: Provider) -> None:
     sdk = openai.AsyncOpenAI(
         base_url=target.url,
         api_key=target.key,
@@ -284,17 +288,22 @@ async def _clients(target: Target, questions: list[str], clients: int, seconds: 
             target.first_chunks.append(first or 0.0)
             done += 1
 
-    started, cpu = time.perf_counter(), target.cpu_seconds()
+    def others() -> float:
+        return time.process_time() + cpu_seconds(provider.process)
+
+    started, cpu, others_cpu = time.perf_counter(), target.cpu_seconds(), others()
     await asyncio.gather(*(client() for _ in range(clients)))
     target.rate = done / (time.perf_counter() - started)
+    if done:
+        target.others_per_request = 1000 * (others() - others_cpu) / done
     if target.process is not None and done:
         target.cpu_per_request = 1000 * (target.cpu_seconds() - cpu) / done
     await sdk.close()
 
 
-def concurrency(targets: list[Target], questions: list[str], clients: int, seconds: float) -> None:
+def concurrency(targets: list[Target], questions: list[str], clients: int, seconds: float, provider: Provider) -> None:
     for target in targets:
-        asyncio.run(_clients(target, questions, clients, seconds))
+        asyncio.run(_clients(target, questions, clients, seconds, provider))
 
 
 # -- the report ----------------------------------------------------------------------------------
@@ -310,7 +319,7 @@ def report(targets: list[Target], args: argparse.Namespace, memories: int) -> No
     )
     head = (
         f"{'target':<38}{'overhead/turn p50':>18}{'p95':>7}{'max':>7}{'>500ms':>7}{'full reply p50':>18}"
-        f"{'req/s':>14}{'CPU ms/req':>11}{'1st chunk p50':>20}{'p95':>7}{'cold s':>7}{'RSS MB':>7}{'memories':>9}"
+        f"{'req/s':>14}{'CPU ms/req':>11}{'+others':>8}{'1st chunk p50':>20}{'p95':>7}{'cold s':>7}{'RSS MB':>7}{'memories':>9}"
     )
     print(head)
     print("-" * len(head))
@@ -329,6 +338,7 @@ def report(targets: list[Target], args: argparse.Namespace, memories: int) -> No
             f"{full:>8.1f}ms ({full / statistics.median(direct.full):4.2f}x)"
             f"{t.rate:>6.1f} ({t.rate / direct.rate:4.2f}x)"
             + (f"{t.cpu_per_request:>11.1f}" if t.cpu_per_request is not None else f"{'':>11}")
+            + (f"{t.others_per_request:>8.1f}" if t.others_per_request is not None else f"{'':>8}")
             + f"{first:>8.0f}ms ({first / pct(direct.first_chunks, 0.5):5.2f}x){pct(t.first_chunks, 0.95):>7.0f}"
             f"{t.cold_start or 0:>7.1f}{t.rss_mb() or 0:>7.0f}"
             + (f"{statistics.mean(n for n, _ in t.injected):>9.1f}" if t.injected else f"{'':>9}")
@@ -343,6 +353,7 @@ def report(targets: list[Target], args: argparse.Namespace, memories: int) -> No
                 f"{statistics.median(c for _, c in t.injected):.0f} characters per user turn (median)"
             )
     print("overhead/turn: the target's full reply time minus the direct provider's, for the same turn")
+    print("CPU ms/req: the server's, under the clients' load; +others: the clients' and the provider's beside it")
     print("command: .venv/bin/python " + " ".join(["bench/gateway_overhead.py", *sys.argv[1:]]))
 
 
@@ -398,7 +409,7 @@ def main(args: argparse.Namespace) -> None:
                 if target.name in ("on", "baseline"):
                     target.injected = [(n, c) for model, n, c in received if model == target.provider_model]
             print(f"{args.clients} clients for {args.seconds:g} s on each target ...", flush=True)
-            concurrency(targets, questions, args.clients, args.seconds)
+            concurrency(targets, questions, args.clients, args.seconds, provider)
             report(targets, args, memories)
     finally:
         for target in targets:
