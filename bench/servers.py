@@ -19,9 +19,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import numpy as np
@@ -30,6 +30,19 @@ ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".bench-cache"
 # How long a server may take to finish its own work after starting.
 SETTLE_SECONDS = 900
+
+
+T = TypeVar("T")
+
+
+def run_as_served(main: Coroutine[Any, Any, T]) -> T:
+    """Runs ``main`` on the event loop the server runs on: uvicorn's, uvloop where it is
+    installed (the local extra installs it but on Windows)."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(main)
+    return uvloop.run(main)
 
 
 def free_port() -> int:

@@ -9,13 +9,13 @@ pass-through (its memory-off line) is taken away.
 The store is ``gateway_overhead``'s (LoCoMo turns with their real passage vectors); each
 turn asks a LoCoMo question of its own, as one user after another, and waits for the
 reply's embedding, so a turn's figures hold all of its work. CPU times are the kernel's
-per thread, so they mean something on a busy machine too; wall times do not.
+per thread, so they mean something on a busy machine too; wall times do not. The event
+loop is the server's (uvloop where installed).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import random
 import shutil
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT / "bench")]
 
 from recall_latency import DATA, corpus  # noqa: E402
-from servers import MODELS, build_store, pct  # noqa: E402
+from servers import MODELS, build_store, pct, run_as_served  # noqa: E402
 
 from companion_memory.adapters.local import sqlite  # noqa: E402
 from companion_memory.adapters.local.embedder import BundledEmbedder  # noqa: E402
@@ -119,7 +119,7 @@ def main(args: argparse.Namespace) -> None:
     work = Path(tempfile.mkdtemp(prefix="turn-cpu-"))
     try:
         build_store(work, args.memories or len(turns), turns)
-        asyncio.run(run(args, work))
+        run_as_served(run(args, work))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
