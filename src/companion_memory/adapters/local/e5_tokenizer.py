@@ -290,7 +290,7 @@ def _viterbi(size: int, edges: Edges) -> tuple[list[int], list[int]]:
     """For each of ``size`` positions of the normalised text: the last piece of the best
     split of what comes before it (of the pieces ``edges``), and where that piece starts."""
     starts, ends, ids, scores = edges
-    best = array("f", [-1e30]) * (size + 1)
+    best = [-1e30] * (size + 1)  # float32 values, in Python floats (quicker to read than an array's)
     best[0] = 0.0
     piece = [0] * (size + 1)
     came_from = [0] * (size + 1)
@@ -300,8 +300,9 @@ def _viterbi(size: int, edges: Edges) -> tuple[list[int], list[int]]:
         # A sum no greater than the best so far is no greater once rounded either.
         if total > best[end]:
             rounded[0] = total
-            if rounded[0] > best[end]:
-                best[end] = rounded[0]
+            total = rounded[0]
+            if total > best[end]:
+                best[end] = total
                 piece[end] = id_
                 came_from[end] = start
     return piece, came_from
