@@ -161,11 +161,8 @@ class E5Tokenizer:
         self._scores = vocabulary.scores.copy()
         self._scores[unk] = self.unk_score
         # B^k and B^-k for every place a chunk's hashes need.
-        with np.errstate(over="ignore"):
-            self._powers = np.cumprod(np.full(_CHUNK + self.longest, _BASE, np.uint64))
-            self._powers = np.concatenate([[np.uint64(1)], self._powers])
-            self._inverse = np.cumprod(np.full(_CHUNK + self.longest, pow(int(_BASE), -1, 1 << 64), np.uint64))
-            self._inverse = np.concatenate([[np.uint64(1)], self._inverse])
+        self._powers = _powers(_BASE, _CHUNK + self.longest + 1)
+        self._inverse = _powers(np.uint64(pow(int(_BASE), -1, 1 << 64)), _CHUNK + self.longest)
         self._padding = "\0" * (self.longest - 1)
 
     def output_length(self, codes: np.ndarray) -> np.ndarray:
@@ -210,19 +207,20 @@ class E5Tokenizer:
         character that no piece spells alone: (start, end, piece id, score), by start and
         then end. A run may reach past the end of ``text`` (and is never read there)."""
         n, longest = len(text), self.longest
-        codes = np.frombuffer((text + self._padding).encode("utf-32-le"), np.uint32)
+        # A character before the text (its hash cancels out), and after it enough for every
+        # character to start a run of the longest piece's length.
+        codes = np.frombuffer(("\0" + text + self._padding).encode("utf-32-le"), np.uint32)
         starts, ends, pieces = [], [], []
         for first in range(0, n, _CHUNK):
             rows = min(_CHUNK, n - first)
-            window = codes[first : first + rows + longest - 1]
-            with np.errstate(over="ignore"):
-                # prefix[k]: the hash of the window's first k characters, so that the run
-                # [s, s + L) hashes to prefix[s + L] - prefix[s] * B^L, as a piece does.
-                prefix = np.zeros(len(window) + 1, np.uint64)
-                sums = np.cumsum((window + np.uint64(1)) * self._inverse[: len(window)])
-                np.multiply(self._powers[1 : len(window) + 1], sums, out=prefix[1:])
-                spans = np.ndarray((rows, longest + 1), np.uint64, prefix, strides=(8, 8))
-                keys = spans[:, 1:] - spans[:, :1] * self._powers[1 : longest + 1]
+            window = codes[first : first + rows + longest]
+            # prefix[k]: the hash of the window up to its character k, so that the run of
+            # L characters after it hashes to prefix[k + L] - prefix[k] * B^L, as a piece does
+            # (numpy's arrays wrap around silently).
+            sums = np.cumsum((window + np.uint64(1)) * self._inverse[: len(window)])
+            prefix = self._powers[1 : len(window) + 1] * sums
+            spans = np.ndarray((rows, longest + 1), np.uint64, prefix, strides=(8, 8))
+            keys = spans[:, 1:] - spans[:, :1] * self._powers[1 : longest + 1]
             piece = self._table[(keys >> _TABLE_SHIFT).view(np.int64)]
             row, span = np.nonzero(piece == _SHARED)
             if len(row):
@@ -276,13 +274,17 @@ def _code_points(blob: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.
     return codes, np.concatenate([[0], np.cumsum(lengths)])
 
 
+def _powers(base: np.uint64, count: int) -> np.ndarray:
+    """``base`` to the powers 0 to ``count - 1``, modulo 2^64."""
+    return np.concatenate([[np.uint64(1)], np.cumprod(np.full(count - 1, base, np.uint64))])
+
+
 def _hashes(codes: np.ndarray, starts: np.ndarray, lengths: np.ndarray, longest: int) -> np.ndarray:
     """The polynomial hash of every piece's code points, as ``candidates`` hashes a text's."""
     hashes = np.zeros(len(lengths), np.uint64)
-    with np.errstate(over="ignore"):
-        for span in range(longest):
-            longer = np.flatnonzero(lengths > span)
-            hashes[longer] = (hashes[longer] + codes[starts[longer] + span] + np.uint64(1)) * _BASE
+    for span in range(longest):
+        longer = np.flatnonzero(lengths > span)
+        hashes[longer] = (hashes[longer] + codes[starts[longer] + span] + np.uint64(1)) * _BASE
     return hashes
 
 
