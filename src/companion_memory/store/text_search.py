@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,6 +84,14 @@ class TextIndex:
                     common[(vocabulary, row["term"])] = (row["doc"], now + _COMMON_TERM_SECONDS)
         return frequency
 
+    async def word_counts(self, terms: Sequence[str], needles: Sequence[str]) -> dict[str, int]:
+        """``term_frequencies`` in the word index of the query ``terms`` and of the terms of
+        the ``needles`` (``substring_needles``): one read serves both ``words`` and
+        ``unmatched`` (on D1, each read is a round trip)."""
+        exact = [t for t in terms if not t.endswith("*")]
+        needle_terms = [t for needle in needles for t in query_terms(needle)]
+        return await self.term_frequencies(list(dict.fromkeys([*exact, *needle_terms])))
+
     async def match(self, terms: Sequence[str]) -> str | None:
         """The MATCH expression of the word index for these query terms: the terms it
         has, rarest first while the rows they match stay within ``POSTINGS_BUDGET`` (the
@@ -92,10 +100,11 @@ class TextIndex:
         come out on top."""
         return (await self._scored(terms))[0]
 
-    async def _scored(self, terms: Sequence[str]) -> tuple[str | None, int]:
-        """``match``'s expression, and how many rows hold its rarest term."""
+    async def _scored(self, terms: Sequence[str], counts: Mapping[str, int] | None = None) -> tuple[str | None, int]:
+        """``match``'s expression, and how many rows hold its rarest term; ``counts``:
+        ``word_counts`` of the terms, read already."""
         exact = [t for t in terms if not t.endswith("*")]
-        frequency = await self.term_frequencies(exact)
+        frequency = counts if counts is not None else await self.term_frequencies(exact)
         kept: list[str] = []
         postings = 0
         for term in sorted((t for t in exact if t in frequency), key=frequency.__getitem__):
@@ -107,10 +116,16 @@ class TextIndex:
         return match_expression(kept + [t for t in terms if t.endswith("*")]), rarest
 
     async def words(
-        self, terms: Sequence[str], where: str, params: Sequence[SqlValue], *, limit: int
+        self,
+        terms: Sequence[str],
+        where: str,
+        params: Sequence[SqlValue],
+        *,
+        limit: int,
+        counts: Mapping[str, int] | None = None,
     ) -> list[dict[str, Any]]:
         """id and bm25 ``rank`` of the rows ``r`` matching any of the terms and ``where``,
-        best first.
+        best first (``counts``: ``word_counts`` of the terms, when read already).
 
         When even the rarest term is in more rows than ``POSTINGS_BUDGET``, only the newest
         rows are read, as many as hold about that many of its postings: every word of the
@@ -118,7 +133,7 @@ class TextIndex:
         of all its rows is worth scoring them all, and the newest are the likelier to
         matter. At 1M episodes that took their word search from 110 to 23 ms (p95), and
         recall from 120 to 40 ms (bench/recall_split.py)."""
-        expression, rarest = await self._scored(terms)
+        expression, rarest = await self._scored(terms, counts)
         if expression is None:
             return []
         fts, rows = self.tables.words, self.tables.rows
@@ -133,13 +148,12 @@ class TextIndex:
             (expression, *after, *params, limit),
         )
 
-    async def unmatched(self, needles: Sequence[str]) -> list[str]:
+    @staticmethod
+    def unmatched(needles: Sequence[str], counts: Mapping[str, int]) -> list[str]:
         """The needles (``substring_needles`` of a query) with a term the word index
-        lacks: what only the substring index can find here (the index keeps one
-        vocabulary for every namespace)."""
-        terms = {needle: query_terms(needle) for needle in needles}
-        known = await self.term_frequencies(sorted({t for found in terms.values() for t in found}))
-        return [needle for needle, found in terms.items() if any(t not in known for t in found)]
+        lacks, by its ``word_counts``: what only the substring index can find here (the
+        index keeps one vocabulary for every namespace)."""
+        return [needle for needle in needles if any(t not in counts for t in query_terms(needle))]
 
     async def substrings(
         self, needles: Sequence[str], where: str, params: Sequence[SqlValue], *, limit: int

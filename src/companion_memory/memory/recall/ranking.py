@@ -3,19 +3,17 @@ the pool reranked when a reranker is configured."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 
 from ...domain.search_text import normalised
 from ...ports import Embedder, ModelError, Reranker, VectorIndex, VectorIndexError
-from ...store.episodes import EpisodeStore
-from ...store.memories import MemoryStore
 from ..config import MemoryConfig
 from ..episode_recall import as_memory
 from ..people.names import names_any
 from .channels import VectorFound, WordFound, cosine
 from .hits import Hit, RecallMeta
 from .reach import Asked
+from .rows import Rows
 
 # Reciprocal-rank fusion constant: small, so that the top ranks of each channel count
 # for more than a long tail (measured on LoCoMo by bench/locomo_recall.py).
@@ -29,14 +27,10 @@ class Fusion:
         self,
         vectors: VectorIndex,
         embedder: Embedder,
-        memories: MemoryStore,
-        episodes: EpisodeStore,
         config: MemoryConfig,
     ) -> None:
         self.vectors = vectors
         self.embedder = embedder
-        self.memories = memories
-        self.episodes = episodes
         self.min_score = config.memory_min_score
 
     async def pool(
@@ -44,6 +38,7 @@ class Fusion:
         found: VectorFound,
         words: WordFound,
         asked: Asked,
+        rows: Rows,
         limit: int,
         meta: RecallMeta,
         person_names: Sequence[str] = (),
@@ -69,15 +64,11 @@ class Fusion:
                     similarity[record.id] = self._relevance(cosine(found.vector, record.values))
             except VectorIndexError as error:  # those hits go on without a similarity
                 meta.notes.append(f"vector lookup failed ({type(error).__name__}); some scores unknown")
-        rows, told = dict(words.rows), dict(words.episodes)
-        missing = [id_ for id_ in ranked if id_ not in rows and id_ not in told]
-        vector_told = [id_ for id_ in missing if id_ in found.episodes]
-        more_rows, more_told = await asyncio.gather(
-            self.memories.get_many([i for i in missing if i not in found.episodes]),
-            self.episodes.get_many(vector_told),
+        # The word channels' rows are read already: only the vector channel's others are read here.
+        episode_ids = words.episodes | found.episodes
+        memories, told = await rows.both(
+            [i for i in ranked if i not in episode_ids], [i for i in ranked if i in episode_ids]
         )
-        rows |= {m.id: m for m in more_rows}
-        told |= {e.id: e for e in more_told}
         pool: list[Hit] = []
         seen_text: dict[str, Hit] = {}
         for id_ in ranked:
@@ -89,7 +80,7 @@ class Fusion:
                     continue
                 memory = as_memory(episode)
             else:
-                row = rows.get(id_)
+                row = memories.get(id_)
                 if row is None or not asked.returns(row):
                     continue
                 memory = row

@@ -7,11 +7,10 @@ import asyncio
 from collections.abc import Sequence
 
 from ...domain.relation import Relation
-from ...store.episodes import EpisodeStore
-from ...store.memories import MemoryStore
 from ..episode_recall import adjacent_to, as_memory
 from .hits import Hit, RecallMeta
 from .reach import Asked
+from .rows import Rows
 
 # Share of a related memory's score that one hop along an edge passes on.
 RELATION_SHARE = 0.4
@@ -23,9 +22,8 @@ class Related:
     """The relation edges one recall reads: expansion and the contradiction check look at
     mostly the same memories, whose edges are read once."""
 
-    def __init__(self, memories: MemoryStore, episodes: EpisodeStore, asked: Asked) -> None:
-        self.memories = memories
-        self.episodes = episodes
+    def __init__(self, rows: Rows, asked: Asked) -> None:
+        self.rows = rows
         self.asked = asked
         self.read: set[str] = set()
         self.found: dict[tuple[str, str, str], Relation] = {}
@@ -49,7 +47,7 @@ class Related:
         told = [h.episode for h in pool if h.episode is not None]
         edges, around = await asyncio.gather(
             self._touching([i for i, h in by_id.items() if h.episode is None]),
-            self.episodes.adjacent(told),
+            self.rows.episode_store.adjacent(told),
         )
         for edge in edges:
             for here, there in ((edge.source_id, edge.target_id), (edge.target_id, edge.source_id)):
@@ -64,7 +62,9 @@ class Related:
             if id_ in by_id:
                 by_id[id_].score += share
         outside = [id_ for id_ in lent if id_ not in by_id]
-        for memory in await self.memories.get_many(outside):
+        neighbours = {e.id for e in around}
+        # In id order, as an ``IN`` list reads them: of two that gain as much, the first stays first.
+        for memory in (await self.rows.memories(sorted(i for i in outside if i not in neighbours))).values():
             if asked.returns(memory):
                 share, source = lent[memory.id]
                 pool.append(Hit(memory=memory, score=share, raw_score=None, via=source))
@@ -88,7 +88,7 @@ class Related:
             return pool
         rows = {h.memory.id: h.memory for h in pool}
         ends = {e.source_id for e in contradictions} | {e.target_id for e in contradictions}
-        rows.update((m.id, m) for m in await self.memories.get_many([i for i in ends if i not in rows]))
+        rows.update(await self.rows.memories(i for i in ends if i not in rows))
         for edge in contradictions:
             source, target = rows.get(edge.source_id), rows.get(edge.target_id)
             if source is None or target is None or not (reach.live(source) and reach.live(target)):
@@ -111,7 +111,7 @@ class Related:
     async def _touching(self, ids: Sequence[str]) -> list[Relation]:
         missing = [id_ for id_ in ids if id_ not in self.read]
         if missing:
-            for edge in await self.memories.neighbours(missing):
+            for edge in await self.rows.memory_store.neighbours(missing):
                 self.found[(edge.source_id, edge.target_id, edge.relation)] = edge
             self.read.update(missing)
         wanted = set(ids)
