@@ -19,7 +19,6 @@ from ..config import MemoryConfig
 from ..vector_mirror import MEMORY_FILTER, VectorMirror
 from .hits import RecallMeta
 from .reach import Asked
-from .rows import Rows
 
 
 @dataclass
@@ -107,11 +106,11 @@ class Channels:
         best = sorted(scores, key=scores.__getitem__, reverse=True)[:top_k]
         return VectorFound({id_: scores[id_] for id_ in best}, told_apart & set(best), vector)
 
-    async def words(self, text: str, said: str, asked: Asked, rows: Rows) -> WordFound:
-        """The word channels, and the rows of what they found (read into ``rows``): this
-        needs only the query's words, so it is done while the query is embedded. Each
-        channel merges the memories and the episodes it finds by bm25, which scores both
-        alike."""
+    async def words(self, text: str, said: str, asked: Asked) -> WordFound:
+        """The word channels: this needs only the query's words, so it is done while the
+        query is embedded. Each channel merges the memories and the episodes it finds by
+        bm25, which scores both alike. Their rows are read once the channels are fused:
+        only those of the candidates kept."""
         terms, needles = query_terms(text), substring_needles(said)
         # One read of each word index's vocabulary serves both channels: the postings
         # budget of the query's terms, and which needles only the substring index can find.
@@ -123,9 +122,7 @@ class Channels:
             self._lexical(terms, asked, memory_counts, episode_counts),
             self._substring(needles, asked, memory_counts, episode_counts),
         )
-        told = lexical_told | substring_told
-        await rows.both([i for i in dict.fromkeys(lexical + substring) if i not in told], told)
-        return WordFound({"lexical": lexical, "substring": substring}, told)
+        return WordFound({"lexical": lexical, "substring": substring}, lexical_told | substring_told)
 
     async def _lexical(
         self, terms: list[str], asked: Asked, memory_counts: dict[str, int], episode_counts: dict[str, int]

@@ -110,13 +110,13 @@ class Recall:
         text, person_names = _with_other_names(people, text, meta)
         scope = None if episodes is None or types else dataclasses.replace(episodes, namespaces=reach.namespaces)
         asked = Asked(reach, types, scope, memories, InPrompt(in_prompt), now, self.config.dream_time_zone)
-        rows = Rows(self.memories, self.episodes)
         found, words = await asyncio.gather(
             self.channels.vector(text, asked, meta, asked_for) if vector else no_vector(),
-            self.channels.words(text, said, asked, rows),
+            self.channels.words(text, said, asked),
         )
         size = max(self.config.memory_filter_max_candidates, k)
         policy = self.config.layer_policy
+        rows = Rows(self.memories, self.episodes)
         pool = await self.fusion.pool(found, words, asked, rows, POOL_FACTOR * size, meta, person_names)
         pool = awake(pool, resting, meta, now, policy)
         related = Related(rows, asked)

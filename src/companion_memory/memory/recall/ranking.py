@@ -3,6 +3,7 @@ the pool reranked when a reranker is configured."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 from ...domain.search_text import normalised
@@ -56,18 +57,12 @@ class Fusion:
                 fused[id_] = fused.get(id_, 0.0) + weight / (RRF_K + rank)
                 channels.setdefault(id_, {})[name] = rank
         ranked = sorted(fused, key=fused.__getitem__, reverse=True)[:limit]
-        similarity = {id_: self._relevance(found.scores[id_]) for id_ in ranked if id_ in found.scores}
-        lexical_only = [id_ for id_ in ranked if id_ not in similarity]
-        if found.vector is not None and lexical_only:
-            try:
-                for record in await self.vectors.get(lexical_only):
-                    similarity[record.id] = self._relevance(cosine(found.vector, record.values))
-            except VectorIndexError as error:  # those hits go on without a similarity
-                meta.notes.append(f"vector lookup failed ({type(error).__name__}); some scores unknown")
-        # The word channels' rows are read already: only the vector channel's others are read here.
+        # Only the rows of the candidates kept are read (the channels find up to
+        # MEMORY_TOP_K each, most never looked at), beside their similarities.
         episode_ids = words.episodes | found.episodes
-        memories, told = await rows.both(
-            [i for i in ranked if i not in episode_ids], [i for i in ranked if i in episode_ids]
+        (memories, told), similarity = await asyncio.gather(
+            rows.both([i for i in ranked if i not in episode_ids], [i for i in ranked if i in episode_ids]),
+            self._similarity(found, ranked, meta),
         )
         pool: list[Hit] = []
         seen_text: dict[str, Hit] = {}
@@ -109,6 +104,19 @@ class Fusion:
                 pool.append(hit)
             seen_text[key] = hit
         return pool
+
+    async def _similarity(self, found: VectorFound, ranked: Sequence[str], meta: RecallMeta) -> dict[str, float]:
+        """The relevance of the ranked candidates to the query: the vector channel's, and
+        for one only the words found, its stored vector's (when the query has a vector)."""
+        similarity = {id_: self._relevance(found.scores[id_]) for id_ in ranked if id_ in found.scores}
+        lexical_only = [id_ for id_ in ranked if id_ not in similarity]
+        if found.vector is not None and lexical_only:
+            try:
+                for record in await self.vectors.get(lexical_only):
+                    similarity[record.id] = self._relevance(cosine(found.vector, record.values))
+            except VectorIndexError as error:  # those hits go on without a similarity
+                meta.notes.append(f"vector lookup failed ({type(error).__name__}); some scores unknown")
+        return similarity
 
     def _relevance(self, cosine: float) -> float:
         """Cosine similarity on the embedder's own scale, mapped onto 0–1."""
