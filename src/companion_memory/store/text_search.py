@@ -57,6 +57,49 @@ MEMORY_TEXT = TextTables("memories", "memories_fts", "memories_substring")
 EPISODE_TEXT = TextTables("episodes", "episodes_fts", "episodes_substring")
 
 
+async def term_counts(db: Database, asked: Sequence[tuple[str, Sequence[str]]]) -> list[dict[str, int]]:
+    """``TextIndex.term_frequencies`` of each (vocabulary, terms), in one read (on D1,
+    each read is a round trip)."""
+    now = time.monotonic()
+    common = _common_terms.setdefault(db, {})
+    found: list[dict[str, int]] = [{} for _ in asked]
+    unknown: list[tuple[int, str]] = []
+    for which, (vocabulary, terms) in enumerate(asked):
+        for term in dict.fromkeys(terms):
+            known = common.get((vocabulary, term))
+            if known is not None and known[1] > now:
+                found[which][term] = known[0]
+            else:
+                unknown.append((which, term))
+    for part in chunks(unknown):
+        by_asked = {which: [t for w, t in part if w == which] for which, _ in part}
+        rows = await db.all(
+            " UNION ALL ".join(
+                f"SELECT {which} AS asked, term, doc FROM {asked[which][0]} WHERE term IN ({placeholders(len(terms))})"
+                for which, terms in by_asked.items()
+            ),
+            tuple(t for terms in by_asked.values() for t in terms),
+        )
+        for row in rows:
+            found[row["asked"]][row["term"]] = row["doc"]
+            if row["doc"] > _COMMON_TERM_ROWS:
+                common[(asked[row["asked"]][0], row["term"])] = (row["doc"], now + _COMMON_TERM_SECONDS)
+    return found
+
+
+async def word_counts(
+    indexes: Sequence[TextIndex], terms: Sequence[str], needles: Sequence[str]
+) -> list[dict[str, int]]:
+    """``term_frequencies`` in each index's word index of the query ``terms`` and of the
+    terms of the ``needles`` (``substring_needles``): one read serves ``words`` and
+    ``unmatched`` of every index (the indexes share one database)."""
+    if not indexes:
+        return []
+    exact = [t for t in terms if not t.endswith("*")]
+    wanted = list(dict.fromkeys([*exact, *(t for needle in needles for t in query_terms(needle))]))
+    return await term_counts(indexes[0].db, [(index.tables.words_vocab, wanted) for index in indexes])
+
+
 class TextIndex:
     def __init__(self, db: Database, tables: TextTables) -> None:
         self.db = db
@@ -66,31 +109,7 @@ class TextIndex:
         """How many rows (of any namespace and status) an index holds each term in, the
         word index unless ``vocabulary`` names the substring one; a term it lacks is left
         out. A common term's count may be a few minutes old."""
-        vocabulary = vocabulary or self.tables.words_vocab
-        now = time.monotonic()
-        common = _common_terms.setdefault(self.db, {})
-        frequency: dict[str, int] = {}
-        for term in terms:
-            known = common.get((vocabulary, term))
-            if known is not None and known[1] > now:
-                frequency[term] = known[0]
-        for part in chunks([t for t in terms if t not in frequency]):
-            rows = await self.db.all(
-                f"SELECT term, doc FROM {vocabulary} WHERE term IN ({placeholders(len(part))})", tuple(part)
-            )
-            for row in rows:
-                frequency[row["term"]] = row["doc"]
-                if row["doc"] > _COMMON_TERM_ROWS:
-                    common[(vocabulary, row["term"])] = (row["doc"], now + _COMMON_TERM_SECONDS)
-        return frequency
-
-    async def word_counts(self, terms: Sequence[str], needles: Sequence[str]) -> dict[str, int]:
-        """``term_frequencies`` in the word index of the query ``terms`` and of the terms of
-        the ``needles`` (``substring_needles``): one read serves both ``words`` and
-        ``unmatched`` (on D1, each read is a round trip)."""
-        exact = [t for t in terms if not t.endswith("*")]
-        needle_terms = [t for needle in needles for t in query_terms(needle)]
-        return await self.term_frequencies(list(dict.fromkeys([*exact, *needle_terms])))
+        return (await term_counts(self.db, [(vocabulary or self.tables.words_vocab, terms)]))[0]
 
     async def match(self, terms: Sequence[str]) -> str | None:
         """The MATCH expression of the word index for these query terms: the terms it

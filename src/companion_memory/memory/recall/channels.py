@@ -15,6 +15,7 @@ from ...domain.search_text import embedding_text, query_terms, substring_needles
 from ...ports import ModelError, VectorFilterValue, VectorIndexError
 from ...store.episode_search import EpisodeSearch
 from ...store.memories import MemoryStore
+from ...store.text_search import word_counts
 from ..config import MemoryConfig
 from ..vector_mirror import MEMORY_FILTER, VectorMirror
 from .hits import RecallMeta
@@ -112,12 +113,14 @@ class Channels:
         bm25, which scores both alike. Their rows are read once the channels are fused:
         only those of the candidates kept."""
         terms, needles = query_terms(text), substring_needles(said)
-        # One read of each word index's vocabulary serves both channels: the postings
+        # One read of the word indexes' vocabularies serves both channels: the postings
         # budget of the query's terms, and which needles only the substring index can find.
-        memory_counts, episode_counts = await asyncio.gather(
-            self.memories.text.word_counts(terms, needles) if asked.memories else _no_counts(),
-            self.episode_search.text.word_counts(terms, needles) if asked.episodes is not None else _no_counts(),
-        )
+        memory_index, episode_index = self.memories.text, self.episode_search.text
+        looked_in = [
+            i for i, looked in ((memory_index, asked.memories), (episode_index, asked.episodes is not None)) if looked
+        ]
+        counts = dict(zip(looked_in, await word_counts(looked_in, terms, needles), strict=True))
+        memory_counts, episode_counts = counts.get(memory_index, {}), counts.get(episode_index, {})
         (lexical, lexical_told), (substring, substring_told) = await asyncio.gather(
             self._lexical(terms, asked, memory_counts, episode_counts),
             self._substring(needles, asked, memory_counts, episode_counts),
@@ -185,10 +188,6 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 
 async def _none() -> list[tuple[str, float]]:
     return []
-
-
-async def _no_counts() -> dict[str, int]:
-    return {}
 
 
 def _merged(
