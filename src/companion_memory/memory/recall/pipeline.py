@@ -119,7 +119,7 @@ class Recall:
         rows = Rows(self.memories, self.episodes)
         pool = await self.fusion.pool(found, words, asked, rows, POOL_FACTOR * size, meta, person_names)
         pool = awake(pool, resting, meta, now, policy)
-        related = Related(rows, asked)
+        related = Related(self.memories, self.episodes, rows, asked)
         if expand and pool:
             pool = awake(await related.expand(pool), resting, meta, now, policy)
         pool = (await related.contradictions(pool, meta))[:size]

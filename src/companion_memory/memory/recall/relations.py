@@ -7,6 +7,8 @@ import asyncio
 from collections.abc import Sequence
 
 from ...domain.relation import Relation
+from ...store.episodes import EpisodeStore
+from ...store.memories import MemoryStore
 from ..episode_recall import adjacent_to, as_memory
 from .hits import Hit, RecallMeta
 from .reach import Asked
@@ -22,7 +24,9 @@ class Related:
     """The relation edges one recall reads: expansion and the contradiction check look at
     mostly the same memories, whose edges are read once."""
 
-    def __init__(self, rows: Rows, asked: Asked) -> None:
+    def __init__(self, memories: MemoryStore, episodes: EpisodeStore, rows: Rows, asked: Asked) -> None:
+        self.memories = memories
+        self.episodes = episodes
         self.rows = rows
         self.asked = asked
         self.read: set[str] = set()
@@ -47,7 +51,7 @@ class Related:
         told = [h.episode for h in pool if h.episode is not None]
         edges, around = await asyncio.gather(
             self._touching([i for i, h in by_id.items() if h.episode is None]),
-            self.rows.episode_store.adjacent(told),
+            self.episodes.adjacent(told),
         )
         for edge in edges:
             for here, there in ((edge.source_id, edge.target_id), (edge.target_id, edge.source_id)):
@@ -62,9 +66,10 @@ class Related:
             if id_ in by_id:
                 by_id[id_].score += share
         outside = [id_ for id_ in lent if id_ not in by_id]
-        neighbours = {e.id for e in around}
-        # In id order, as an ``IN`` list reads them: of two that gain as much, the first stays first.
-        for memory in (await self.rows.memories(sorted(i for i in outside if i not in neighbours))).values():
+        turns = {e.id for e in around}
+        # In id order, as the table gives them: the pool's sort is stable, and this
+        # decides between two that gain as much.
+        for memory in (await self.rows.memories(sorted(i for i in outside if i not in turns))).values():
             if asked.returns(memory):
                 share, source = lent[memory.id]
                 pool.append(Hit(memory=memory, score=share, raw_score=None, via=source))
@@ -111,7 +116,7 @@ class Related:
     async def _touching(self, ids: Sequence[str]) -> list[Relation]:
         missing = [id_ for id_ in ids if id_ not in self.read]
         if missing:
-            for edge in await self.rows.memory_store.neighbours(missing):
+            for edge in await self.memories.neighbours(missing):
                 self.found[(edge.source_id, edge.target_id, edge.relation)] = edge
             self.read.update(missing)
         wanted = set(ids)

@@ -18,19 +18,19 @@ _Row = TypeVar("_Row", Memory, Episode)
 
 class Rows:
     def __init__(self, memories: MemoryStore, episodes: EpisodeStore) -> None:
-        self.memory_store = memories
-        self.episode_store = episodes
+        self._memory_store = memories
+        self._episode_store = episodes
         # None: asked for, and no such row (or none that can be read).
         self._memories: dict[str, Memory | None] = {}
         self._episodes: dict[str, Episode | None] = {}
 
     async def memories(self, ids: Iterable[str]) -> dict[str, Memory]:
         """The memories of these ids that there are, by id, in the order asked."""
-        return await _read(self._memories, self.memory_store.get_many, ids)
+        return await _read(self._memories, self._memory_store.get_many, ids)
 
     async def episodes(self, ids: Iterable[str]) -> dict[str, Episode]:
         """The episodes of these ids that there are, by id, in the order asked."""
-        return await _read(self._episodes, self.episode_store.get_many, ids)
+        return await _read(self._episodes, self._episode_store.get_many, ids)
 
     async def both(
         self, memory_ids: Iterable[str], episode_ids: Iterable[str]
