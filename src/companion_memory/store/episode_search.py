@@ -3,7 +3,7 @@ conversation_search."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,10 +64,13 @@ class EpisodeSearch:
     def __init__(self, db: Database) -> None:
         self.text = TextIndex(db, EPISODE_TEXT)
 
-    async def lexical_search(self, scope: EpisodeScope, terms: Sequence[str], *, limit: int) -> list[tuple[str, float]]:
-        """(id, bm25) of the episodes in scope matching any of the query terms, best first."""
+    async def lexical_search(
+        self, scope: EpisodeScope, terms: Sequence[str], *, limit: int, counts: Mapping[str, int] | None = None
+    ) -> list[tuple[str, float]]:
+        """(id, bm25) of the episodes in scope matching any of the query terms, best first
+        (``counts``: the terms' ``TextIndex.word_counts``, when read already)."""
         where, params = scope.where()
-        return _ranked(await self.text.words(terms, where, params, limit=limit))
+        return _ranked(await self.text.words(terms, where, params, limit=limit, counts=counts))
 
     async def substring_search(
         self, scope: EpisodeScope, needles: Sequence[str], *, limit: int

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..domain.contradictions import Comparable
@@ -198,12 +198,14 @@ class MemoryStore:
         types: Sequence[str] = (),
         limit: int = 50,
         shared: bool = False,
+        counts: Mapping[str, int] | None = None,
     ) -> list[tuple[str, float]]:
         """(id, bm25) of live memories of the namespace(s) (and, when ``shared``, of those
         shared into them) matching any of the terms, best first (see ``TextIndex.match``:
-        terms no memory has are dropped, common ones kept within the postings budget)."""
+        terms no memory has are dropped, common ones kept within the postings budget;
+        ``counts``: the terms' ``TextIndex.word_counts``, when read already)."""
         where, params = _live_where(namespace, types, shared)
-        rows = await self.text.words(terms, where, params, limit=limit)
+        rows = await self.text.words(terms, where, params, limit=limit, counts=counts)
         return [(r["id"], float(r["rank"])) for r in rows]
 
     async def plans(self, namespace: str, plan_statuses: Sequence[str], limit: int) -> list[Memory]:

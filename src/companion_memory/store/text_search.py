@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +57,49 @@ MEMORY_TEXT = TextTables("memories", "memories_fts", "memories_substring")
 EPISODE_TEXT = TextTables("episodes", "episodes_fts", "episodes_substring")
 
 
+async def term_counts(db: Database, asked: Sequence[tuple[str, Sequence[str]]]) -> list[dict[str, int]]:
+    """``TextIndex.term_frequencies`` of each (vocabulary, terms), in one read (on D1,
+    each read is a round trip)."""
+    now = time.monotonic()
+    common = _common_terms.setdefault(db, {})
+    found: list[dict[str, int]] = [{} for _ in asked]
+    unknown: list[tuple[int, str]] = []
+    for which, (vocabulary, terms) in enumerate(asked):
+        for term in dict.fromkeys(terms):
+            known = common.get((vocabulary, term))
+            if known is not None and known[1] > now:
+                found[which][term] = known[0]
+            else:
+                unknown.append((which, term))
+    for part in chunks(unknown):
+        by_asked = {which: [t for w, t in part if w == which] for which, _ in part}
+        rows = await db.all(
+            " UNION ALL ".join(
+                f"SELECT {which} AS asked, term, doc FROM {asked[which][0]} WHERE term IN ({placeholders(len(terms))})"
+                for which, terms in by_asked.items()
+            ),
+            tuple(t for terms in by_asked.values() for t in terms),
+        )
+        for row in rows:
+            found[row["asked"]][row["term"]] = row["doc"]
+            if row["doc"] > _COMMON_TERM_ROWS:
+                common[(asked[row["asked"]][0], row["term"])] = (row["doc"], now + _COMMON_TERM_SECONDS)
+    return found
+
+
+async def word_counts(
+    indexes: Sequence[TextIndex], terms: Sequence[str], needles: Sequence[str]
+) -> list[dict[str, int]]:
+    """``term_frequencies`` in each index's word index of the query ``terms`` and of the
+    terms of the ``needles`` (``substring_needles``): one read serves ``words`` and
+    ``unmatched`` of every index (the indexes share one database)."""
+    if not indexes:
+        return []
+    exact = [t for t in terms if not t.endswith("*")]
+    wanted = list(dict.fromkeys([*exact, *(t for needle in needles for t in query_terms(needle))]))
+    return await term_counts(indexes[0].db, [(index.tables.words_vocab, wanted) for index in indexes])
+
+
 class TextIndex:
     def __init__(self, db: Database, tables: TextTables) -> None:
         self.db = db
@@ -66,23 +109,7 @@ class TextIndex:
         """How many rows (of any namespace and status) an index holds each term in, the
         word index unless ``vocabulary`` names the substring one; a term it lacks is left
         out. A common term's count may be a few minutes old."""
-        vocabulary = vocabulary or self.tables.words_vocab
-        now = time.monotonic()
-        common = _common_terms.setdefault(self.db, {})
-        frequency: dict[str, int] = {}
-        for term in terms:
-            known = common.get((vocabulary, term))
-            if known is not None and known[1] > now:
-                frequency[term] = known[0]
-        for part in chunks([t for t in terms if t not in frequency]):
-            rows = await self.db.all(
-                f"SELECT term, doc FROM {vocabulary} WHERE term IN ({placeholders(len(part))})", tuple(part)
-            )
-            for row in rows:
-                frequency[row["term"]] = row["doc"]
-                if row["doc"] > _COMMON_TERM_ROWS:
-                    common[(vocabulary, row["term"])] = (row["doc"], now + _COMMON_TERM_SECONDS)
-        return frequency
+        return (await term_counts(self.db, [(vocabulary or self.tables.words_vocab, terms)]))[0]
 
     async def match(self, terms: Sequence[str]) -> str | None:
         """The MATCH expression of the word index for these query terms: the terms it
@@ -92,10 +119,11 @@ class TextIndex:
         come out on top."""
         return (await self._scored(terms))[0]
 
-    async def _scored(self, terms: Sequence[str]) -> tuple[str | None, int]:
-        """``match``'s expression, and how many rows hold its rarest term."""
+    async def _scored(self, terms: Sequence[str], counts: Mapping[str, int] | None = None) -> tuple[str | None, int]:
+        """``match``'s expression, and how many rows hold its rarest term; ``counts``:
+        ``word_counts`` of the terms, read already."""
         exact = [t for t in terms if not t.endswith("*")]
-        frequency = await self.term_frequencies(exact)
+        frequency = counts if counts is not None else await self.term_frequencies(exact)
         kept: list[str] = []
         postings = 0
         for term in sorted((t for t in exact if t in frequency), key=frequency.__getitem__):
@@ -107,10 +135,16 @@ class TextIndex:
         return match_expression(kept + [t for t in terms if t.endswith("*")]), rarest
 
     async def words(
-        self, terms: Sequence[str], where: str, params: Sequence[SqlValue], *, limit: int
+        self,
+        terms: Sequence[str],
+        where: str,
+        params: Sequence[SqlValue],
+        *,
+        limit: int,
+        counts: Mapping[str, int] | None = None,
     ) -> list[dict[str, Any]]:
         """id and bm25 ``rank`` of the rows ``r`` matching any of the terms and ``where``,
-        best first.
+        best first (``counts``: ``word_counts`` of the terms, when read already).
 
         When even the rarest term is in more rows than ``POSTINGS_BUDGET``, only the newest
         rows are read, as many as hold about that many of its postings: every word of the
@@ -118,7 +152,7 @@ class TextIndex:
         of all its rows is worth scoring them all, and the newest are the likelier to
         matter. At 1M episodes that took their word search from 110 to 23 ms (p95), and
         recall from 120 to 40 ms (bench/recall_split.py)."""
-        expression, rarest = await self._scored(terms)
+        expression, rarest = await self._scored(terms, counts)
         if expression is None:
             return []
         fts, rows = self.tables.words, self.tables.rows
@@ -133,13 +167,12 @@ class TextIndex:
             (expression, *after, *params, limit),
         )
 
-    async def unmatched(self, needles: Sequence[str]) -> list[str]:
+    @staticmethod
+    def unmatched(needles: Sequence[str], counts: Mapping[str, int]) -> list[str]:
         """The needles (``substring_needles`` of a query) with a term the word index
-        lacks: what only the substring index can find here (the index keeps one
-        vocabulary for every namespace)."""
-        terms = {needle: query_terms(needle) for needle in needles}
-        known = await self.term_frequencies(sorted({t for found in terms.values() for t in found}))
-        return [needle for needle, found in terms.items() if any(t not in known for t in found)]
+        lacks, by its ``word_counts``: what only the substring index can find here (the
+        index keeps one vocabulary for every namespace)."""
+        return [needle for needle in needles if any(t not in counts for t in query_terms(needle))]
 
     async def substrings(
         self, needles: Sequence[str], where: str, params: Sequence[SqlValue], *, limit: int

@@ -34,6 +34,7 @@ The modules, in the order a query goes through them:
 - ``channels``: the vector, full-text and substring channels.
 - ``ranking``: reciprocal-rank fusion into one pool, and the reranker.
 - ``relations``: one hop along relation edges, and contradicting memories.
+- ``rows``: the memories and episodes one recall reads, each once, whichever step asks.
 - ``gates``: what rests, what repeats a precious row, the floors, the weights and decay.
 - ``accounting``: what recall records of the memories and episodes it injected.
 - ``hits``: the hits and the account of how recall reached them.

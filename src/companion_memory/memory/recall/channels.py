@@ -10,13 +10,12 @@ import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ...domain.episode import EPISODE_KIND, Episode
-from ...domain.memory import Memory
+from ...domain.episode import EPISODE_KIND
 from ...domain.search_text import embedding_text, query_terms, substring_needles
 from ...ports import ModelError, VectorFilterValue, VectorIndexError
 from ...store.episode_search import EpisodeSearch
-from ...store.episodes import EpisodeStore
 from ...store.memories import MemoryStore
+from ...store.text_search import word_counts
 from ..config import MemoryConfig
 from ..vector_mirror import MEMORY_FILTER, VectorMirror
 from .hits import RecallMeta
@@ -25,11 +24,10 @@ from .reach import Asked
 
 @dataclass
 class WordFound:
-    """What the word channels found: ids best first per channel, and their rows."""
+    """What the word channels found: ids best first per channel, and which are episodes."""
 
     ranked: dict[str, list[str]]
-    rows: dict[str, Memory]
-    episodes: dict[str, Episode]
+    episodes: set[str]
 
 
 @dataclass
@@ -47,13 +45,11 @@ class Channels:
         self,
         mirror: VectorMirror,
         memories: MemoryStore,
-        episodes: EpisodeStore,
         episode_search: EpisodeSearch,
         config: MemoryConfig,
     ) -> None:
         self.mirror = mirror
         self.memories = memories
-        self.episodes = episodes
         self.episode_search = episode_search
         self.top_k = config.memory_top_k
 
@@ -112,52 +108,56 @@ class Channels:
         return VectorFound({id_: scores[id_] for id_ in best}, told_apart & set(best), vector)
 
     async def words(self, text: str, said: str, asked: Asked) -> WordFound:
-        """The word channels, and the rows of what they found: this needs only the
-        query's words, so it is done while the query is embedded. Each channel merges
-        the memories and the episodes it finds by bm25, which scores both alike."""
+        """The word channels: this needs only the query's words, so it is done while the
+        query is embedded. Each channel merges the memories and the episodes it finds by
+        bm25, which scores both alike. Their rows are read once the channels are fused:
+        only those of the candidates kept."""
+        terms, needles = query_terms(text), substring_needles(said)
+        # One read of the word indexes' vocabularies serves both channels: the postings
+        # budget of the query's terms, and which needles only the substring index can find.
+        memory_index, episode_index = self.memories.text, self.episode_search.text
+        looked_in = [
+            i for i, looked in ((memory_index, asked.memories), (episode_index, asked.episodes is not None)) if looked
+        ]
+        counts = dict(zip(looked_in, await word_counts(looked_in, terms, needles), strict=True))
+        memory_counts, episode_counts = counts.get(memory_index, {}), counts.get(episode_index, {})
         (lexical, lexical_told), (substring, substring_told) = await asyncio.gather(
-            self._lexical(text, asked), self._substring(said, asked)
+            self._lexical(terms, asked, memory_counts, episode_counts),
+            self._substring(needles, asked, memory_counts, episode_counts),
         )
-        memory_ids = [i for i in dict.fromkeys(lexical + substring) if i not in lexical_told | substring_told]
-        episode_ids = list(lexical_told | substring_told)
-        memory_rows, episode_rows = await asyncio.gather(
-            self.memories.get_many(memory_ids), self.episodes.get_many(episode_ids)
-        )
-        return WordFound(
-            {"lexical": lexical, "substring": substring},
-            {m.id: m for m in memory_rows},
-            {e.id: e for e in episode_rows},
-        )
+        return WordFound({"lexical": lexical, "substring": substring}, lexical_told | substring_told)
 
-    async def _lexical(self, text: str, asked: Asked) -> tuple[list[str], set[str]]:
+    async def _lexical(
+        self, terms: list[str], asked: Asked, memory_counts: dict[str, int], episode_counts: dict[str, int]
+    ) -> tuple[list[str], set[str]]:
         """Ids best first, and which of them are episodes."""
-        terms = query_terms(text)
         if not terms:
             return [], set()
         reach, limit = asked.reach, self.top_k
         memories, episodes = await asyncio.gather(
             self.memories.lexical_search(
-                reach.namespaces, terms, types=asked.types, limit=limit, shared=bool(reach.shared)
+                reach.namespaces, terms, types=asked.types, limit=limit, shared=bool(reach.shared), counts=memory_counts
             )
             if asked.memories
             else _none(),
-            self.episode_search.lexical_search(asked.episodes, terms, limit=limit)
+            self.episode_search.lexical_search(asked.episodes, terms, limit=limit, counts=episode_counts)
             if asked.episodes is not None
             else _none(),
         )
         return _merged(memories, episodes, limit)
 
-    async def _substring(self, text: str, asked: Asked) -> tuple[list[str], set[str]]:
+    async def _substring(
+        self, needles: list[str], asked: Asked, memory_counts: dict[str, int], episode_counts: dict[str, int]
+    ) -> tuple[list[str], set[str]]:
         """Memories and episodes holding a fragment of the query that their word index
         cannot match, one with a term no row of theirs has (in any namespace: an index
         keeps one vocabulary)."""
-        needles = substring_needles(text)
         if not needles:
             return [], set()
         reach, limit = asked.reach, self.top_k
 
         async def memories() -> list[tuple[str, float]]:
-            unmatched = await self.memories.text.unmatched(needles) if asked.memories else []
+            unmatched = self.memories.text.unmatched(needles, memory_counts) if asked.memories else []
             if not unmatched:
                 return []
             return await self.memories.substring_search(
@@ -167,7 +167,7 @@ class Channels:
         async def episodes() -> list[tuple[str, float]]:
             if asked.episodes is None:
                 return []
-            unmatched = await self.episode_search.text.unmatched(needles)
+            unmatched = self.episode_search.text.unmatched(needles, episode_counts)
             return (
                 await self.episode_search.substring_search(asked.episodes, unmatched, limit=limit) if unmatched else []
             )

@@ -31,6 +31,7 @@ from .hits import RecallMeta, RecallResult
 from .ranking import Fusion, rerank_pool
 from .reach import EVERY_EPISODE, SHARED_READ, Asked, Reach
 from .relations import Related
+from .rows import Rows
 
 # How many fused candidates, per place in the final pool, are read from the database:
 # enough headroom for the gates and for related memories to climb.
@@ -53,8 +54,8 @@ class Recall:
         self.reranker = reranker
         self.memories = MemoryStore(db)
         self.episodes = EpisodeStore(db)
-        self.channels = Channels(mirror, self.memories, self.episodes, EpisodeSearch(db), config)
-        self.fusion = Fusion(mirror.vectors, mirror.embedder, self.memories, self.episodes, config)
+        self.channels = Channels(mirror, self.memories, EpisodeSearch(db), config)
+        self.fusion = Fusion(mirror.vectors, mirror.embedder, config)
 
     async def run(
         self,
@@ -115,9 +116,10 @@ class Recall:
         )
         size = max(self.config.memory_filter_max_candidates, k)
         policy = self.config.layer_policy
-        pool = await self.fusion.pool(found, words, asked, POOL_FACTOR * size, meta, person_names)
+        rows = Rows(self.memories, self.episodes)
+        pool = await self.fusion.pool(found, words, asked, rows, POOL_FACTOR * size, meta, person_names)
         pool = awake(pool, resting, meta, now, policy)
-        related = Related(self.memories, self.episodes, asked)
+        related = Related(self.memories, self.episodes, rows, asked)
         if expand and pool:
             pool = awake(await related.expand(pool), resting, meta, now, policy)
         pool = (await related.contradictions(pool, meta))[:size]

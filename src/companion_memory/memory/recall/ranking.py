@@ -8,14 +8,13 @@ from collections.abc import Sequence
 
 from ...domain.search_text import normalised
 from ...ports import Embedder, ModelError, Reranker, VectorIndex, VectorIndexError
-from ...store.episodes import EpisodeStore
-from ...store.memories import MemoryStore
 from ..config import MemoryConfig
 from ..episode_recall import as_memory
 from ..people.names import names_any
 from .channels import VectorFound, WordFound, cosine
 from .hits import Hit, RecallMeta
 from .reach import Asked
+from .rows import Rows
 
 # Reciprocal-rank fusion constant: small, so that the top ranks of each channel count
 # for more than a long tail (measured on LoCoMo by bench/locomo_recall.py).
@@ -29,14 +28,10 @@ class Fusion:
         self,
         vectors: VectorIndex,
         embedder: Embedder,
-        memories: MemoryStore,
-        episodes: EpisodeStore,
         config: MemoryConfig,
     ) -> None:
         self.vectors = vectors
         self.embedder = embedder
-        self.memories = memories
-        self.episodes = episodes
         self.min_score = config.memory_min_score
 
     async def pool(
@@ -44,6 +39,7 @@ class Fusion:
         found: VectorFound,
         words: WordFound,
         asked: Asked,
+        rows: Rows,
         limit: int,
         meta: RecallMeta,
         person_names: Sequence[str] = (),
@@ -61,23 +57,13 @@ class Fusion:
                 fused[id_] = fused.get(id_, 0.0) + weight / (RRF_K + rank)
                 channels.setdefault(id_, {})[name] = rank
         ranked = sorted(fused, key=fused.__getitem__, reverse=True)[:limit]
-        similarity = {id_: self._relevance(found.scores[id_]) for id_ in ranked if id_ in found.scores}
-        lexical_only = [id_ for id_ in ranked if id_ not in similarity]
-        if found.vector is not None and lexical_only:
-            try:
-                for record in await self.vectors.get(lexical_only):
-                    similarity[record.id] = self._relevance(cosine(found.vector, record.values))
-            except VectorIndexError as error:  # those hits go on without a similarity
-                meta.notes.append(f"vector lookup failed ({type(error).__name__}); some scores unknown")
-        rows, told = dict(words.rows), dict(words.episodes)
-        missing = [id_ for id_ in ranked if id_ not in rows and id_ not in told]
-        vector_told = [id_ for id_ in missing if id_ in found.episodes]
-        more_rows, more_told = await asyncio.gather(
-            self.memories.get_many([i for i in missing if i not in found.episodes]),
-            self.episodes.get_many(vector_told),
+        # Only the rows of the candidates kept are read (the channels find up to
+        # MEMORY_TOP_K each, most never looked at), beside their similarities.
+        episode_ids = words.episodes | found.episodes
+        (memories, told), similarity = await asyncio.gather(
+            rows.both([i for i in ranked if i not in episode_ids], [i for i in ranked if i in episode_ids]),
+            self._similarity(found, ranked, meta),
         )
-        rows |= {m.id: m for m in more_rows}
-        told |= {e.id: e for e in more_told}
         pool: list[Hit] = []
         seen_text: dict[str, Hit] = {}
         for id_ in ranked:
@@ -89,7 +75,7 @@ class Fusion:
                     continue
                 memory = as_memory(episode)
             else:
-                row = rows.get(id_)
+                row = memories.get(id_)
                 if row is None or not asked.returns(row):
                     continue
                 memory = row
@@ -118,6 +104,19 @@ class Fusion:
                 pool.append(hit)
             seen_text[key] = hit
         return pool
+
+    async def _similarity(self, found: VectorFound, ranked: Sequence[str], meta: RecallMeta) -> dict[str, float]:
+        """The relevance of the ranked candidates to the query: the vector channel's, and
+        for one only the words found, its stored vector's (when the query has a vector)."""
+        similarity = {id_: self._relevance(found.scores[id_]) for id_ in ranked if id_ in found.scores}
+        lexical_only = [id_ for id_ in ranked if id_ not in similarity]
+        if found.vector is not None and lexical_only:
+            try:
+                for record in await self.vectors.get(lexical_only):
+                    similarity[record.id] = self._relevance(cosine(found.vector, record.values))
+            except VectorIndexError as error:  # those hits go on without a similarity
+                meta.notes.append(f"vector lookup failed ({type(error).__name__}); some scores unknown")
+        return similarity
 
     def _relevance(self, cosine: float) -> float:
         """Cosine similarity on the embedder's own scale, mapped onto 0–1."""

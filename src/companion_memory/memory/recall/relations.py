@@ -12,6 +12,7 @@ from ...store.memories import MemoryStore
 from ..episode_recall import adjacent_to, as_memory
 from .hits import Hit, RecallMeta
 from .reach import Asked
+from .rows import Rows
 
 # Share of a related memory's score that one hop along an edge passes on.
 RELATION_SHARE = 0.4
@@ -23,9 +24,10 @@ class Related:
     """The relation edges one recall reads: expansion and the contradiction check look at
     mostly the same memories, whose edges are read once."""
 
-    def __init__(self, memories: MemoryStore, episodes: EpisodeStore, asked: Asked) -> None:
+    def __init__(self, memories: MemoryStore, episodes: EpisodeStore, rows: Rows, asked: Asked) -> None:
         self.memories = memories
         self.episodes = episodes
+        self.rows = rows
         self.asked = asked
         self.read: set[str] = set()
         self.found: dict[tuple[str, str, str], Relation] = {}
@@ -64,7 +66,10 @@ class Related:
             if id_ in by_id:
                 by_id[id_].score += share
         outside = [id_ for id_ in lent if id_ not in by_id]
-        for memory in await self.memories.get_many(outside):
+        turns = {e.id for e in around}
+        # In id order, as the table gives them: the pool's sort is stable, and this
+        # decides between two that gain as much.
+        for memory in (await self.rows.memories(sorted(i for i in outside if i not in turns))).values():
             if asked.returns(memory):
                 share, source = lent[memory.id]
                 pool.append(Hit(memory=memory, score=share, raw_score=None, via=source))
@@ -88,7 +93,7 @@ class Related:
             return pool
         rows = {h.memory.id: h.memory for h in pool}
         ends = {e.source_id for e in contradictions} | {e.target_id for e in contradictions}
-        rows.update((m.id, m) for m in await self.memories.get_many([i for i in ends if i not in rows]))
+        rows.update(await self.rows.memories(i for i in ends if i not in rows))
         for edge in contradictions:
             source, target = rows.get(edge.source_id), rows.get(edge.target_id)
             if source is None or target is None or not (reach.live(source) and reach.live(target)):
