@@ -3,6 +3,9 @@ changing the form of the embedded text: repaired in the background."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
+
 import httpx
 import pytest
 
@@ -10,13 +13,16 @@ from companion_memory.api.app import create_app
 from companion_memory.domain.search_text import embedding_text
 from companion_memory.memory.tasks import PassTask
 from companion_memory.memory.vector_mirror import EMBEDDED_TEXT_FORM
+from companion_memory.memory.vector_passes import PassMode
 from companion_memory.ports import VectorRecord
 from companion_memory.runtime import Runtime
 from tests.conftest import DEBUG_KEY, auth
 from tests.fakes.embedder import HashEmbedder
 
 
-async def test_switching_embedder_is_refused_until_reindexed(runtime: Runtime, client: httpx.AsyncClient) -> None:
+async def test_switching_embedder_is_refused_until_reindexed(
+    runtime: Runtime, client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for i, text in enumerate(["she loves green tea", "her cat is called Mochi", "works night shifts", "我一直很怕黑"]):
         await client.post("/v1/memories", json={"fact_key": f"k{i}", "content": text}, headers=auth())
     health = (await client.get("/v1/debug/vector_health", headers=auth(DEBUG_KEY))).json()
@@ -25,11 +31,20 @@ async def test_switching_embedder_is_refused_until_reindexed(runtime: Runtime, c
     assert health["index"]["model"] == default.model and health["index"]["dimensions"] == default.dimensions == 384
 
     # Restart with another embedder over the same database and index.
+    other_embedder = HashEmbedder()
+    queries: list[str] = []
+    embed = other_embedder.embed
+
+    async def counted(texts: Sequence[str], *, kind: str) -> list[list[float]]:
+        queries.extend(texts if kind == "query" else ())
+        return await embed(texts, kind=kind)
+
+    monkeypatch.setattr(other_embedder, "embed", counted)
     switched = Runtime(
         settings=runtime.settings,
         db=runtime.db,
         vectors=runtime.vectors,
-        embedder=HashEmbedder(),
+        embedder=other_embedder,
         clock=runtime.clock,
         router=runtime.router,
         http=runtime.http,
@@ -42,6 +57,7 @@ async def test_switching_embedder_is_refused_until_reindexed(runtime: Runtime, c
         result = (await other.post("/v1/memory/recall", json={"query": "green tea"}, headers=auth())).json()
         assert result["hits"][0]["content"] == "she loves green tea"  # words still work
         assert any("vector search off" in n for n in result["meta"]["notes"])
+        assert queries == []  # nor is the query embedded for nothing
         written = (
             await other.post("/v1/memories", json={"fact_key": "new", "content": "likes jasmine tea"}, headers=auth())
         ).json()
@@ -88,7 +104,7 @@ async def test_health_counts_rows_missing_from_the_mirror(runtime: Runtime, clie
 
 
 async def test_vectors_of_an_older_text_form_are_made_again_in_the_background(
-    runtime: Runtime, client: httpx.AsyncClient
+    runtime: Runtime, client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     texts = ["She loves GREEN tea!", "Her cat is called “Mochi”", "我一直很怕黑。"]
     ids = [
@@ -113,10 +129,26 @@ async def test_vectors_of_an_older_text_form_are_made_again_in_the_background(
         router=runtime.router,
         http=runtime.http,
     )
+    begun: list[str] = []
+    begin = restarted.mirror.passes.begin
+
+    async def counted(mode: PassMode, *, over: bool = False) -> bool:
+        begun.append(mode)
+        return await begin(mode, over=over)
+
+    monkeypatch.setattr(restarted.mirror.passes, "begin", counted)
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=create_app(restarted)), base_url="http://test"
     ) as other:
-        result = (await other.post("/v1/memory/recall", json={"query": "tea", "min_score": 0}, headers=auth())).json()
+        # The first recalls after the start arrive together: the form is found stale once.
+        results = await asyncio.gather(
+            *(
+                other.post("/v1/memory/recall", json={"query": q, "min_score": 0}, headers=auth())
+                for q in ("tea", "cat")
+            )
+        )
+        assert begun == ["refresh"]
+        result = results[0].json()
         assert not any("vector search off" in n for n in result["meta"]["notes"])  # the old vectors serve meanwhile
         health = (await other.get("/v1/debug/vector_health", headers=auth(DEBUG_KEY))).json()
         assert health["mismatch"] is None and health["index"]["text_form"] == EMBEDDED_TEXT_FORM

@@ -13,6 +13,7 @@ Both kinds share the index: every query filters on ``kind`` (vector_sources.py).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -78,6 +79,9 @@ class VectorMirror:
         self.passes = VectorPasses(db, vectors, clock, queue, self.kinds, self._claim)
         self._mismatch: str | None = None
         self._checked = False
+        # The first check may write (a new claim, a refresh pass): one at a time, so that
+        # the recalls that arrive together at the start, each asking, write it once.
+        self._checking = asyncio.Lock()
 
     async def mismatch(self) -> str | None:
         """Why the index cannot be used with this embedder, or None when it can.
@@ -91,24 +95,29 @@ class VectorMirror:
         embedded again, once, and the outbox replaces them in the background.
         """
         if not self._checked:
-            state = await self.state.get()
-            wanted = (self.embedder.model, self.embedder.dimensions)
-            stale_form = False
-            if state is None:
-                await self.state.set(*wanted, EMBEDDED_TEXT_FORM, iso(self.clock.now()))
-            elif (state.model, state.dimensions) != wanted:
-                self._mismatch = (
-                    f"the vector index holds {state.model} vectors ({state.dimensions}-d) but EMBEDDING_MODEL is "
-                    f"{wanted[0]} ({wanted[1]}-d); rebuild it with POST /v1/debug/vector_reindex "
-                    "(or `companion-memory reindex`), or set EMBEDDING_MODEL back"
-                )
-            else:
-                stale_form = state.text_form != EMBEDDED_TEXT_FORM
-            self._checked = True
-            if stale_form:
-                await self.state.set(*wanted, EMBEDDED_TEXT_FORM, iso(self.clock.now()))
-                await self.passes.begin("refresh")
+            async with self._checking:
+                if not self._checked:
+                    await self._check()
         return self._mismatch
+
+    async def _check(self) -> None:
+        state = await self.state.get()
+        wanted = (self.embedder.model, self.embedder.dimensions)
+        stale_form = False
+        if state is None:
+            await self.state.set(*wanted, EMBEDDED_TEXT_FORM, iso(self.clock.now()))
+        elif (state.model, state.dimensions) != wanted:
+            self._mismatch = (
+                f"the vector index holds {state.model} vectors ({state.dimensions}-d) but EMBEDDING_MODEL is "
+                f"{wanted[0]} ({wanted[1]}-d); rebuild it with POST /v1/debug/vector_reindex "
+                "(or `companion-memory reindex`), or set EMBEDDING_MODEL back"
+            )
+        else:
+            stale_form = state.text_form != EMBEDDED_TEXT_FORM
+        self._checked = True
+        if stale_form:
+            await self.state.set(*wanted, EMBEDDED_TEXT_FORM, iso(self.clock.now()))
+            await self.passes.begin("refresh")
 
     async def sync(self, memory_ids: Sequence[str]) -> SyncReport:
         """Apply the outbox entries of these memories now (right after a write); what

@@ -56,11 +56,15 @@ class Channels:
     def ask_vector(self, text: str) -> asyncio.Task[list[float]]:
         """The vector of ``text`` as a query, asked for now (``vector`` takes it): it is what
         recall waits for longest, and needs nothing but the query's words."""
-        task = asyncio.ensure_future(self._embedded(text))
+        task = asyncio.ensure_future(self._asked(text))
         # Left unused when the query changes (``vector`` asks again) or the channel is
         # down: its failure, if it fails, is then nobody's to hear.
         task.add_done_callback(lambda done: done.cancelled() or done.exception())
         return task
+
+    async def _asked(self, text: str) -> list[float]:
+        # Nothing is embedded while the index cannot be used (``vector`` says why).
+        return [] if await self.mirror.mismatch() else await self._embedded(text)
 
     async def _embedded(self, text: str) -> list[float]:
         return (await self.mirror.embedder.embed([embedding_text(text)], kind="query"))[0]
