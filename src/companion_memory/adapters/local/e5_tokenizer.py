@@ -222,15 +222,13 @@ class E5Tokenizer:
             spans = np.ndarray((rows, longest + 1), np.uint64, prefix, strides=(8, 8))
             keys = spans[:, 1:] - spans[:, :1] * self._powers[1 : longest + 1]
             piece = self._table[(keys >> _TABLE_SHIFT).view(np.int64)]
-            row, span = np.nonzero(piece == _SHARED)
-            if len(row):
-                shared = keys[row, span]
-                at = np.minimum(np.searchsorted(self._shared_hashes, shared), len(self._shared_hashes) - 1)
-                piece[row, span] = np.where(self._shared_hashes[at] == shared, self._shared_pieces[at], _NONE)
+            row, span = np.nonzero(piece != _NONE)
+            found, key = piece[row, span], keys[row, span]
+            shared = found == _SHARED
+            at = np.searchsorted(self._shared_hashes, key[shared])
+            found[shared] = self._shared_pieces[np.minimum(at, len(self._shared_pieces) - 1)]
             # The slot is the hash's top bits: the whole hash must be the piece's.
-            row, span = np.nonzero(piece >= 0)
-            found = piece[row, span]
-            piece[row, span] = np.where(self._hashes[found] == keys[row, span], found, _NONE)
+            piece[row, span] = np.where(self._hashes[found] == key, found, _NONE)
             single = piece[:, 0]  # the pieces of one character
             single[single < 0] = self.vocabulary.unk
             row, span = np.nonzero(piece >= 0)
