@@ -216,22 +216,23 @@ class E5Tokenizer:
             window = codes[first : first + rows + longest]
             # prefix[k]: the hash of the window up to its character k, so that the run of
             # L characters after it hashes to prefix[k + L] - prefix[k] * B^L, as a piece does
-            # (numpy's arrays wrap around silently).
-            sums = np.cumsum((window + np.uint64(1)) * self._inverse[: len(window)])
+            # (numpy's arrays wrap around silently). Here and below the arrays' methods, not
+            # np.cumsum and the like, which wrap them at a microsecond a call.
+            sums = ((window + np.uint64(1)) * self._inverse[: len(window)]).cumsum()
             prefix = self._powers[1 : len(window) + 1] * sums
             spans = np.ndarray((rows, longest + 1), np.uint64, prefix, strides=(8, 8))
             keys = spans[:, 1:] - spans[:, :1] * self._powers[1 : longest + 1]
             piece = self._table[(keys >> _TABLE_SHIFT).view(np.int64)]
-            row, span = np.nonzero(piece != _NONE)
+            row, span = (piece != _NONE).nonzero()
             found, key = piece[row, span], keys[row, span]
             shared = found == _SHARED
-            at = np.searchsorted(self._shared_hashes, key[shared])
+            at = self._shared_hashes.searchsorted(key[shared])
             found[shared] = self._shared_pieces[np.minimum(at, len(self._shared_pieces) - 1)]
             # The slot is the hash's top bits: the whole hash must be the piece's.
             piece[row, span] = np.where(self._hashes[found] == key, found, _NONE)
             single = piece[:, 0]  # the pieces of one character
             single[single < 0] = self.vocabulary.unk
-            row, span = np.nonzero(piece >= 0)
+            row, span = (piece >= 0).nonzero()
             starts.append(row + first)
             ends.append(row + span + 1 + first)
             pieces.append(piece[row, span])
