@@ -132,6 +132,7 @@ class _Pass:
 class E5Tokenizer:
     def __init__(self, vocabulary: Vocabulary) -> None:
         self.vocabulary = vocabulary
+        self._offsets, self._blob = vocabulary.offsets.data, vocabulary.blob.data
         self.table = {code: out for code, out in vocabulary.normalisation.items() if out != chr(code)}
         self._changed = np.array(sorted(self.table), np.uint32)
         self._changed_length = np.array([len(self.table[code]) for code in sorted(self.table)], np.int64)
@@ -142,7 +143,6 @@ class E5Tokenizer:
         self._hashes = _hashes(codes, char_offsets[:-1], lengths, self.longest)
         usable = np.flatnonzero(lengths > 0)
         usable = usable[usable != unk]
-        self._offsets, self._blob = vocabulary.offsets.data, vocabulary.blob.data
         # Of pieces spelled alike, e5.c's table finds the first. Pieces spelled otherwise
         # must not hash alike, or one would hide the other.
         order = usable[np.argsort(self._hashes[usable], kind="stable")]
@@ -152,7 +152,7 @@ class E5Tokenizer:
             raise ValueError("two pieces of the vocabulary hash alike")
         pieces = order[first].astype(np.int32)
         slots = (hashes >> _TABLE_SHIFT).astype(np.intp)
-        alone = np.bincount(slots, minlength=1 << _TABLE_BITS)[slots] == 1
+        alone = np.bincount(slots, minlength=1 << _TABLE_BITS)[slots] == 1  # in its slot
         self._table = np.full(1 << _TABLE_BITS, _NONE, np.int32)
         self._table[slots[alone]] = pieces[alone]
         self._table[slots[~alone]] = _SHARED
@@ -216,23 +216,23 @@ class E5Tokenizer:
             window = codes[first : first + rows + longest]
             # prefix[k]: the hash of the window up to its character k, so that the run of
             # L characters after it hashes to prefix[k + L] - prefix[k] * B^L, as a piece does
-            # (numpy's arrays wrap around silently).
-            sums = np.cumsum((window + np.uint64(1)) * self._inverse[: len(window)])
+            # (numpy's arrays wrap around silently). Here and below the arrays' methods, not
+            # np.cumsum and the like, which wrap them at a microsecond a call.
+            sums = ((window + np.uint64(1)) * self._inverse[: len(window)]).cumsum()
             prefix = self._powers[1 : len(window) + 1] * sums
             spans = np.ndarray((rows, longest + 1), np.uint64, prefix, strides=(8, 8))
             keys = spans[:, 1:] - spans[:, :1] * self._powers[1 : longest + 1]
             piece = self._table[(keys >> _TABLE_SHIFT).view(np.int64)]
-            row, span = np.nonzero(piece == _SHARED)
-            if len(row):
-                shared = keys[row, span]
-                at = np.minimum(np.searchsorted(self._shared_hashes, shared), len(self._shared_hashes) - 1)
-                piece[row, span] = np.where(self._shared_hashes[at] == shared, self._shared_pieces[at], _NONE)
-            row, span = np.nonzero(piece >= 0)
-            found = piece[row, span]
-            piece[row, span] = np.where(self._hashes[found] == keys[row, span], found, _NONE)
-            alone = piece[:, 0]
-            alone[alone < 0] = self.vocabulary.unk
-            row, span = np.nonzero(piece >= 0)
+            row, span = (piece != _NONE).nonzero()
+            found, key = piece[row, span], keys[row, span]
+            shared = found == _SHARED
+            at = self._shared_hashes.searchsorted(key[shared])
+            found[shared] = self._shared_pieces[np.minimum(at, len(self._shared_pieces) - 1)]
+            # The slot is the hash's top bits: the whole hash must be the piece's.
+            piece[row, span] = np.where(self._hashes[found] == key, found, _NONE)
+            single = piece[:, 0]  # the pieces of one character
+            single[single < 0] = self.vocabulary.unk
+            row, span = (piece >= 0).nonzero()
             starts.append(row + first)
             ends.append(row + span + 1 + first)
             pieces.append(piece[row, span])
