@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..domain.search_text import match_expression, query_terms, substring_expression, substring_forms, trigrams
+from ..domain.search_text import match_expression, substring_expression, substring_forms, trigrams
 from ..ports import Database, SqlValue
 from .sql import chunks, placeholders
 
@@ -72,7 +72,9 @@ async def term_counts(db: Database, asked: Sequence[tuple[str, Sequence[str]]]) 
             else:
                 unknown.append((which, term))
     for part in chunks(unknown):
-        by_asked = {which: [t for w, t in part if w == which] for which, _ in part}
+        by_asked: dict[int, list[str]] = {}
+        for which, term in part:
+            by_asked.setdefault(which, []).append(term)
         rows = await db.all(
             " UNION ALL ".join(
                 f"SELECT {which} AS asked, term, doc FROM {asked[which][0]} WHERE term IN ({placeholders(len(terms))})"
@@ -88,15 +90,15 @@ async def term_counts(db: Database, asked: Sequence[tuple[str, Sequence[str]]]) 
 
 
 async def word_counts(
-    indexes: Sequence[TextIndex], terms: Sequence[str], needles: Sequence[str]
+    indexes: Sequence[TextIndex], terms: Sequence[str], needles: Mapping[str, Sequence[str]]
 ) -> list[dict[str, int]]:
     """``term_frequencies`` in each index's word index of the query ``terms`` and of the
-    terms of the ``needles`` (``substring_needles``): one read serves ``words`` and
-    ``unmatched`` of every index (the indexes share one database)."""
+    terms of the ``needles`` (``substring_needles``, each with its ``query_terms``): one
+    read serves ``words`` and ``unmatched`` of every index (the indexes share one database)."""
     if not indexes:
         return []
     exact = [t for t in terms if not t.endswith("*")]
-    wanted = list(dict.fromkeys([*exact, *(t for needle in needles for t in query_terms(needle))]))
+    wanted = list(dict.fromkeys([*exact, *(t for found in needles.values() for t in found)]))
     return await term_counts(indexes[0].db, [(index.tables.words_vocab, wanted) for index in indexes])
 
 
@@ -168,11 +170,11 @@ class TextIndex:
         )
 
     @staticmethod
-    def unmatched(needles: Sequence[str], counts: Mapping[str, int]) -> list[str]:
-        """The needles (``substring_needles`` of a query) with a term the word index
-        lacks, by its ``word_counts``: what only the substring index can find here (the
-        index keeps one vocabulary for every namespace)."""
-        return [needle for needle in needles if any(t not in counts for t in query_terms(needle))]
+    def unmatched(needles: Mapping[str, Sequence[str]], counts: Mapping[str, int]) -> list[str]:
+        """The needles (``substring_needles`` of a query, each with its ``query_terms``)
+        with a term the word index lacks, by its ``word_counts``: what only the substring
+        index can find here (the index keeps one vocabulary for every namespace)."""
+        return [needle for needle, terms in needles.items() if any(t not in counts for t in terms)]
 
     async def substrings(
         self, needles: Sequence[str], where: str, params: Sequence[SqlValue], *, limit: int

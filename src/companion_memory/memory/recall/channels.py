@@ -112,7 +112,8 @@ class Channels:
         query is embedded. Each channel merges the memories and the episodes it finds by
         bm25, which scores both alike. Their rows are read once the channels are fused:
         only those of the candidates kept."""
-        terms, needles = query_terms(text), substring_needles(said)
+        terms = query_terms(text)
+        needles = {needle: query_terms(needle) for needle in substring_needles(said)}
         # One read of the word indexes' vocabularies serves both channels: the postings
         # budget of the query's terms, and which needles only the substring index can find.
         memory_index, episode_index = self.memories.text, self.episode_search.text
@@ -147,11 +148,15 @@ class Channels:
         return _merged(memories, episodes, limit)
 
     async def _substring(
-        self, needles: list[str], asked: Asked, memory_counts: dict[str, int], episode_counts: dict[str, int]
+        self,
+        needles: dict[str, list[str]],
+        asked: Asked,
+        memory_counts: dict[str, int],
+        episode_counts: dict[str, int],
     ) -> tuple[list[str], set[str]]:
-        """Memories and episodes holding a fragment of the query that their word index
-        cannot match, one with a term no row of theirs has (in any namespace: an index
-        keeps one vocabulary)."""
+        """Memories and episodes holding a fragment of the query (``needles``, each with
+        its terms) that their word index cannot match, one with a term no row of theirs
+        has (in any namespace: an index keeps one vocabulary)."""
         if not needles:
             return [], set()
         reach, limit = asked.reach, self.top_k
