@@ -155,6 +155,16 @@ async def test_a_fragment_finds_an_episode_through_the_substring_index(runtime: 
     assert ids(result) == [episode.id] and result.hits[0].channels == {"substring": 1}
 
 
+async def test_a_word_only_the_episodes_hold_still_finds_a_memory_holding_it_as_a_fragment(runtime: Runtime) -> None:
+    # One read serves both word indexes: each keeps its own vocabulary, so the memories'
+    # lacks "47118" (theirs is "ab47118") and looks for it as a fragment.
+    memory_id = await remember(runtime, "parcel AB47118 is at the post office")
+    episode = await said(runtime, "the bus 47118 was late again")
+    result = await runtime.recall.run("47118", k=3, vector=False)
+    channels = {h.memory.id: h.channels for h in result.hits}
+    assert channels == {episode.id: {"lexical": 1}, memory_id: {"substring": 1}}
+
+
 async def test_an_injected_episode_says_when_and_who(runtime: Runtime) -> None:
     # 17:30 UTC is past midnight in DREAM_TIME_ZONE (Asia/Singapore): the day it was said there.
     await said(runtime, "I went to the LGBTQ support group with Jordan", at="2026-11-28T17:30:00.000Z")
