@@ -68,7 +68,7 @@ class EpisodeSearch:
         self, scope: EpisodeScope, terms: Sequence[str], *, limit: int, counts: Mapping[str, int] | None = None
     ) -> list[tuple[str, float]]:
         """(id, bm25) of the episodes in scope matching any of the query terms, best first
-        (``counts``: the terms' ``TextIndex.word_counts``, when read already)."""
+        (``counts``: the terms' ``text_search.word_counts``, when read already)."""
         where, params = scope.where()
         return _ranked(await self.text.words(terms, where, params, limit=limit, counts=counts))
 
