@@ -236,11 +236,13 @@ class MemoryStore:
         types: Sequence[str] = (),
         limit: int = 50,
         shared: bool = False,
+        counts: Mapping[str, int] | None = None,
     ) -> list[tuple[str, float]]:
         """(id, bm25) of live memories (chosen as in ``lexical_search``) whose content
-        holds any of the needles, best first (see ``TextIndex.substrings``)."""
+        holds any of the needles, best first (see ``TextIndex.substrings``; ``counts``:
+        the needles' ``text_search.substring_counts``, when read already)."""
         where, params = _live_where(namespace, types, shared)
-        rows = await self.text.substrings(needles, where, params, limit=limit)
+        rows = await self.text.substrings(needles, where, params, limit=limit, counts=counts)
         return [(r["id"], float(r["rank"])) for r in rows]
 
     async def neighbours(self, ids: Sequence[str]) -> list[Relation]:

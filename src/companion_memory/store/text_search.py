@@ -102,6 +102,24 @@ async def word_counts(
     return await term_counts(indexes[0].db, [(index.tables.words_vocab, wanted) for index in indexes])
 
 
+async def substring_counts(looked: Sequence[tuple[TextIndex, Sequence[str]]]) -> list[dict[str, int]]:
+    """``term_frequencies`` in each index's substring index of the trigrams of its
+    needles (of ``substrings``), in one read (the indexes share one database)."""
+    if not looked:
+        return []
+    asked = [(index.tables.substrings_vocab, _trigrams_of(_forms(needles))) for index, needles in looked]
+    return await term_counts(looked[0][0].db, asked)
+
+
+def _forms(needles: Sequence[str]) -> dict[str, list[str]]:
+    """Each form of the needles (``substring_forms``), with its trigrams."""
+    return {form: trigrams(form) for form in substring_forms(list(needles))}
+
+
+def _trigrams_of(forms: Mapping[str, list[str]]) -> list[str]:
+    return sorted({g for grams in forms.values() for g in grams})
+
+
 class TextIndex:
     def __init__(self, db: Database, tables: TextTables) -> None:
         self.db = db
@@ -177,19 +195,28 @@ class TextIndex:
         return [needle for needle, terms in needles.items() if any(t not in counts for t in terms)]
 
     async def substrings(
-        self, needles: Sequence[str], where: str, params: Sequence[SqlValue], *, limit: int
+        self,
+        needles: Sequence[str],
+        where: str,
+        params: Sequence[SqlValue],
+        *,
+        limit: int,
+        counts: Mapping[str, int] | None = None,
     ) -> list[dict[str, Any]]:
         """id and bm25 ``rank`` of the rows ``r`` whose content holds any of the needles
-        and matching ``where``, best first.
+        and matching ``where``, best first (``counts``: ``substring_counts`` of the
+        needles, when read already).
 
         A form of a needle with a trigram no row has cannot match and is not looked for;
         nor is one whose rarest trigram is in more than ``POSTINGS_BUDGET`` rows: a
         fragment that common picks out nothing, and scoring its matches would be the
         whole cost of the query.
         """
-        forms = {form: trigrams(form) for form in substring_forms(list(needles))}
-        frequency = await self.term_frequencies(
-            sorted({g for grams in forms.values() for g in grams}), self.tables.substrings_vocab
+        forms = _forms(needles)
+        frequency = (
+            counts
+            if counts is not None
+            else await self.term_frequencies(_trigrams_of(forms), self.tables.substrings_vocab)
         )
         kept = [
             form
