@@ -155,6 +155,23 @@ async def test_a_fragment_finds_an_episode_through_the_substring_index(runtime: 
     assert ids(result) == [episode.id] and result.hits[0].channels == {"substring": 1}
 
 
+async def test_a_word_only_the_episodes_hold_still_finds_a_memory_holding_it_as_a_fragment(runtime: Runtime) -> None:
+    # One read serves both word indexes: each keeps its own vocabulary, so the memories'
+    # lacks "47118" (theirs is "ab47118") and looks for it as a fragment.
+    memory_id = await remember(runtime, "parcel AB47118 is at the post office")
+    episode = await said(runtime, "the bus 47118 was late again")
+    result = await runtime.recall.run("47118", k=3, vector=False)
+    channels = {h.memory.id: h.channels for h in result.hits}
+    assert channels == {episode.id: {"lexical": 1}, memory_id: {"substring": 1}}
+
+
+async def test_a_fragment_finds_the_memory_and_the_episode_holding_it(runtime: Runtime) -> None:
+    memory_id = await remember(runtime, "the spare key is in locker ZQW4471K")
+    episode = await said(runtime, "my locker code is XQW4479B, don't forget")
+    result = await runtime.recall.run("QW447", k=3, vector=False)
+    assert {h.memory.id: h.channels for h in result.hits} == {memory_id: {"substring": 1}, episode.id: {"substring": 2}}
+
+
 async def test_an_injected_episode_says_when_and_who(runtime: Runtime) -> None:
     # 17:30 UTC is past midnight in DREAM_TIME_ZONE (Asia/Singapore): the day it was said there.
     await said(runtime, "I went to the LGBTQ support group with Jordan", at="2026-11-28T17:30:00.000Z")

@@ -68,16 +68,17 @@ class EpisodeSearch:
         self, scope: EpisodeScope, terms: Sequence[str], *, limit: int, counts: Mapping[str, int] | None = None
     ) -> list[tuple[str, float]]:
         """(id, bm25) of the episodes in scope matching any of the query terms, best first
-        (``counts``: the terms' ``TextIndex.word_counts``, when read already)."""
+        (``counts``: the terms' ``text_search.word_counts``, when read already)."""
         where, params = scope.where()
         return _ranked(await self.text.words(terms, where, params, limit=limit, counts=counts))
 
     async def substring_search(
-        self, scope: EpisodeScope, needles: Sequence[str], *, limit: int
+        self, scope: EpisodeScope, needles: Sequence[str], *, limit: int, counts: Mapping[str, int] | None = None
     ) -> list[tuple[str, float]]:
-        """(id, bm25) of the episodes in scope whose content holds any of the needles, best first."""
+        """(id, bm25) of the episodes in scope whose content holds any of the needles, best
+        first (``counts``: the needles' ``text_search.substring_counts``, when read already)."""
         where, params = scope.where()
-        return _ranked(await self.text.substrings(needles, where, params, limit=limit))
+        return _ranked(await self.text.substrings(needles, where, params, limit=limit, counts=counts))
 
 
 def _ranked(rows: Sequence[dict[str, Any]]) -> list[tuple[str, float]]:

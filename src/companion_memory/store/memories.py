@@ -203,7 +203,7 @@ class MemoryStore:
         """(id, bm25) of live memories of the namespace(s) (and, when ``shared``, of those
         shared into them) matching any of the terms, best first (see ``TextIndex.match``:
         terms no memory has are dropped, common ones kept within the postings budget;
-        ``counts``: the terms' ``TextIndex.word_counts``, when read already)."""
+        ``counts``: the terms' ``text_search.word_counts``, when read already)."""
         where, params = _live_where(namespace, types, shared)
         rows = await self.text.words(terms, where, params, limit=limit, counts=counts)
         return [(r["id"], float(r["rank"])) for r in rows]
@@ -236,11 +236,13 @@ class MemoryStore:
         types: Sequence[str] = (),
         limit: int = 50,
         shared: bool = False,
+        counts: Mapping[str, int] | None = None,
     ) -> list[tuple[str, float]]:
         """(id, bm25) of live memories (chosen as in ``lexical_search``) whose content
-        holds any of the needles, best first (see ``TextIndex.substrings``)."""
+        holds any of the needles, best first (see ``TextIndex.substrings``; ``counts``:
+        the needles' ``text_search.substring_counts``, when read already)."""
         where, params = _live_where(namespace, types, shared)
-        rows = await self.text.substrings(needles, where, params, limit=limit)
+        rows = await self.text.substrings(needles, where, params, limit=limit, counts=counts)
         return [(r["id"], float(r["rank"])) for r in rows]
 
     async def neighbours(self, ids: Sequence[str]) -> list[Relation]:

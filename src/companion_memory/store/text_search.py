@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..domain.search_text import match_expression, query_terms, substring_expression, substring_forms, trigrams
+from ..domain.search_text import match_expression, substring_expression, substring_forms, trigrams
 from ..ports import Database, SqlValue
 from .sql import chunks, placeholders
 
@@ -72,7 +72,9 @@ async def term_counts(db: Database, asked: Sequence[tuple[str, Sequence[str]]]) 
             else:
                 unknown.append((which, term))
     for part in chunks(unknown):
-        by_asked = {which: [t for w, t in part if w == which] for which, _ in part}
+        by_asked: dict[int, list[str]] = {}
+        for which, term in part:
+            by_asked.setdefault(which, []).append(term)
         rows = await db.all(
             " UNION ALL ".join(
                 f"SELECT {which} AS asked, term, doc FROM {asked[which][0]} WHERE term IN ({placeholders(len(terms))})"
@@ -88,16 +90,34 @@ async def term_counts(db: Database, asked: Sequence[tuple[str, Sequence[str]]]) 
 
 
 async def word_counts(
-    indexes: Sequence[TextIndex], terms: Sequence[str], needles: Sequence[str]
+    indexes: Sequence[TextIndex], terms: Sequence[str], needles: Mapping[str, Sequence[str]]
 ) -> list[dict[str, int]]:
     """``term_frequencies`` in each index's word index of the query ``terms`` and of the
-    terms of the ``needles`` (``substring_needles``): one read serves ``words`` and
-    ``unmatched`` of every index (the indexes share one database)."""
+    terms of the ``needles`` (``substring_needles``, each with its ``query_terms``): one
+    read serves ``words`` and ``unmatched`` of every index (the indexes share one database)."""
     if not indexes:
         return []
     exact = [t for t in terms if not t.endswith("*")]
-    wanted = list(dict.fromkeys([*exact, *(t for needle in needles for t in query_terms(needle))]))
+    wanted = list(dict.fromkeys([*exact, *(t for found in needles.values() for t in found)]))
     return await term_counts(indexes[0].db, [(index.tables.words_vocab, wanted) for index in indexes])
+
+
+async def substring_counts(looked: Sequence[tuple[TextIndex, Sequence[str]]]) -> list[dict[str, int]]:
+    """``term_frequencies`` in each index's substring index of the trigrams of its
+    needles (of ``substrings``), in one read (the indexes share one database)."""
+    if not looked:
+        return []
+    asked = [(index.tables.substrings_vocab, _trigrams_of(_forms(needles))) for index, needles in looked]
+    return await term_counts(looked[0][0].db, asked)
+
+
+def _forms(needles: Sequence[str]) -> dict[str, list[str]]:
+    """Each form of the needles (``substring_forms``), with its trigrams."""
+    return {form: trigrams(form) for form in substring_forms(list(needles))}
+
+
+def _trigrams_of(forms: Mapping[str, list[str]]) -> list[str]:
+    return sorted({g for grams in forms.values() for g in grams})
 
 
 class TextIndex:
@@ -168,26 +188,35 @@ class TextIndex:
         )
 
     @staticmethod
-    def unmatched(needles: Sequence[str], counts: Mapping[str, int]) -> list[str]:
-        """The needles (``substring_needles`` of a query) with a term the word index
-        lacks, by its ``word_counts``: what only the substring index can find here (the
-        index keeps one vocabulary for every namespace)."""
-        return [needle for needle in needles if any(t not in counts for t in query_terms(needle))]
+    def unmatched(needles: Mapping[str, Sequence[str]], counts: Mapping[str, int]) -> list[str]:
+        """The needles (``substring_needles`` of a query, each with its ``query_terms``)
+        with a term the word index lacks, by its ``word_counts``: what only the substring
+        index can find here (the index keeps one vocabulary for every namespace)."""
+        return [needle for needle, terms in needles.items() if any(t not in counts for t in terms)]
 
     async def substrings(
-        self, needles: Sequence[str], where: str, params: Sequence[SqlValue], *, limit: int
+        self,
+        needles: Sequence[str],
+        where: str,
+        params: Sequence[SqlValue],
+        *,
+        limit: int,
+        counts: Mapping[str, int] | None = None,
     ) -> list[dict[str, Any]]:
         """id and bm25 ``rank`` of the rows ``r`` whose content holds any of the needles
-        and matching ``where``, best first.
+        and matching ``where``, best first (``counts``: ``substring_counts`` of the
+        needles, when read already).
 
         A form of a needle with a trigram no row has cannot match and is not looked for;
         nor is one whose rarest trigram is in more than ``POSTINGS_BUDGET`` rows: a
         fragment that common picks out nothing, and scoring its matches would be the
         whole cost of the query.
         """
-        forms = {form: trigrams(form) for form in substring_forms(list(needles))}
-        frequency = await self.term_frequencies(
-            sorted({g for grams in forms.values() for g in grams}), self.tables.substrings_vocab
+        forms = _forms(needles)
+        frequency = (
+            counts
+            if counts is not None
+            else await self.term_frequencies(_trigrams_of(forms), self.tables.substrings_vocab)
         )
         kept = [
             form

@@ -15,7 +15,7 @@ from ...domain.search_text import embedding_text, query_terms, substring_needles
 from ...ports import ModelError, VectorFilterValue, VectorIndexError
 from ...store.episode_search import EpisodeSearch
 from ...store.memories import MemoryStore
-from ...store.text_search import word_counts
+from ...store.text_search import substring_counts, word_counts
 from ..config import MemoryConfig
 from ..vector_mirror import MEMORY_FILTER, VectorMirror
 from .hits import RecallMeta
@@ -116,7 +116,8 @@ class Channels:
         query is embedded. Each channel merges the memories and the episodes it finds by
         bm25, which scores both alike. Their rows are read once the channels are fused:
         only those of the candidates kept."""
-        terms, needles = query_terms(text), substring_needles(said)
+        terms = query_terms(text)
+        needles = {needle: query_terms(needle) for needle in substring_needles(said)}
         # One read of the word indexes' vocabularies serves both channels: the postings
         # budget of the query's terms, and which needles only the substring index can find.
         memory_index, episode_index = self.memories.text, self.episode_search.text
@@ -151,33 +152,42 @@ class Channels:
         return _merged(memories, episodes, limit)
 
     async def _substring(
-        self, needles: list[str], asked: Asked, memory_counts: dict[str, int], episode_counts: dict[str, int]
+        self,
+        needles: dict[str, list[str]],
+        asked: Asked,
+        memory_counts: dict[str, int],
+        episode_counts: dict[str, int],
     ) -> tuple[list[str], set[str]]:
-        """Memories and episodes holding a fragment of the query that their word index
-        cannot match, one with a term no row of theirs has (in any namespace: an index
-        keeps one vocabulary)."""
-        if not needles:
-            return [], set()
+        """Memories and episodes holding a fragment of the query (``needles``, each with
+        its terms) that their word index cannot match, one with a term no row of theirs
+        has (in any namespace: an index keeps one vocabulary)."""
         reach, limit = asked.reach, self.top_k
-
-        async def memories() -> list[tuple[str, float]]:
-            unmatched = self.memories.text.unmatched(needles, memory_counts) if asked.memories else []
-            if not unmatched:
-                return []
-            return await self.memories.substring_search(
-                reach.namespaces, unmatched, types=asked.types, limit=limit, shared=bool(reach.shared)
+        memory_index, episode_index = self.memories.text, self.episode_search.text
+        in_memories = memory_index.unmatched(needles, memory_counts) if asked.memories else []
+        in_episodes = episode_index.unmatched(needles, episode_counts) if asked.episodes is not None else []
+        # One read of the substring indexes' vocabularies serves both searches.
+        looked_in = [
+            (index, unmatched)
+            for index, unmatched in ((memory_index, in_memories), (episode_index, in_episodes))
+            if unmatched
+        ]
+        counts = dict(zip((index for index, _ in looked_in), await substring_counts(looked_in), strict=True))
+        memories, episodes = await asyncio.gather(
+            self.memories.substring_search(
+                reach.namespaces,
+                in_memories,
+                types=asked.types,
+                limit=limit,
+                shared=bool(reach.shared),
+                counts=counts[memory_index],
             )
-
-        async def episodes() -> list[tuple[str, float]]:
-            if asked.episodes is None:
-                return []
-            unmatched = self.episode_search.text.unmatched(needles, episode_counts)
-            return (
-                await self.episode_search.substring_search(asked.episodes, unmatched, limit=limit) if unmatched else []
-            )
-
-        found = await asyncio.gather(memories(), episodes())
-        return _merged(*found, limit)
+            if in_memories
+            else _none(),
+            self.episode_search.substring_search(asked.episodes, in_episodes, limit=limit, counts=counts[episode_index])
+            if asked.episodes is not None and in_episodes
+            else _none(),
+        )
+        return _merged(memories, episodes, limit)
 
 
 async def no_vector() -> VectorFound:
