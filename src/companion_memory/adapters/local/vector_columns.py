@@ -8,7 +8,15 @@ from typing import Any
 
 import numpy as np
 
-from ...vector_filter import Conditions, holds
+from ...vector_filter import Conditions, holds, passes
+
+
+def grown(array: np.ndarray, capacity: int) -> np.ndarray:
+    """``array`` at the head of a zeroed one of ``capacity`` (a row past the stored ones
+    has no key, no value and passes no filter)."""
+    bigger = np.zeros(capacity, dtype=array.dtype)
+    bigger[: array.size] = array
+    return bigger
 
 
 class MetadataColumn:
@@ -32,9 +40,7 @@ class MetadataColumn:
         return code
 
     def grow(self, capacity: int) -> None:
-        grown = np.zeros(capacity, dtype=np.int32)
-        grown[: self.codes.size] = self.codes
-        self.codes = grown
+        self.codes = grown(self.codes, capacity)
 
     def where(self, op: str, operand: Any, size: int) -> np.ndarray:
         table = np.fromiter((holds(op, operand, v) for v in self.values), dtype=bool, count=len(self.values))
@@ -50,3 +56,22 @@ def filter_mask(columns: Mapping[str, MetadataColumn], conditions: Conditions, s
         for op, operand in condition.items():
             mask &= column.where(op, operand, size)
     return mask
+
+
+class FilterMask:
+    """A filter's mask over the index's capacity, and how many rows pass it, kept up to
+    date row by row as rows are put: a chat turn writes its messages' vectors, and a mask
+    over a million rows took 5 ms a filter to make again, on every recall after it."""
+
+    def __init__(self, columns: Mapping[str, MetadataColumn], conditions: Conditions, size: int, capacity: int) -> None:
+        self.conditions = conditions
+        self.mask = grown(filter_mask(columns, conditions, size), capacity)
+        self.count = int(np.count_nonzero(self.mask))
+
+    def grow(self, capacity: int) -> None:
+        self.mask = grown(self.mask, capacity)
+
+    def put(self, position: int, metadata: Mapping[str, Any]) -> None:
+        passed = passes(self.conditions, metadata)
+        self.count += int(passed) - int(self.mask[position])
+        self.mask[position] = passed

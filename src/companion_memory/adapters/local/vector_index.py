@@ -32,8 +32,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ...ports import VECTOR_QUERY_MAX_TOP_K, VectorFilterValue, VectorIndexError, VectorMatch, VectorRecord
-from ...vector_filter import Conditions, parse, passes
-from .vector_columns import MetadataColumn, filter_mask
+from ...vector_filter import parse
+from .vector_columns import FilterMask, MetadataColumn, grown
 from .vector_file import Row, VectorFile
 from .vector_graph import EXPANSION_SEARCH, GraphFiles, SavedGraph, add_to_graph, new_graph
 
@@ -55,26 +55,6 @@ _SAVE_AFTER_MIN = 10_000
 
 class DimensionMismatch(VectorIndexError, ValueError):
     """A vector of another width than the index's (a ValueError too, as it always was)."""
-
-
-class _KeptMask:
-    """A filter's mask over the rows, and how many pass it, kept up to date as rows are
-    put: a chat turn writes its messages' vectors, and a mask over a million rows took
-    5 ms a filter to make again, on every recall after it."""
-
-    def __init__(self, conditions: Conditions, mask: np.ndarray) -> None:
-        self.conditions = conditions
-        self.mask = mask
-        self.count = int(np.count_nonzero(mask))
-
-    def put(self, position: int, metadata: Mapping[str, Any]) -> None:
-        if position >= self.mask.size:
-            grown = np.zeros(max(64, position + 1, 2 * self.mask.size), dtype=bool)
-            grown[: self.mask.size] = self.mask
-            self.mask = grown
-        passed = passes(self.conditions, metadata)
-        self.count += int(passed) - int(self.mask[position])
-        self.mask[position] = passed
 
 
 class LocalVectorIndex:
@@ -227,10 +207,9 @@ class LocalVectorIndex:
         name = json.dumps(filter, sort_keys=True, default=repr)
         known = self._masks.get(name)
         if known is None:
-            conditions = parse(filter)
             if len(self._masks) >= _MASKS_KEPT:
                 self._masks.clear()
-            known = self._masks[name] = _KeptMask(conditions, filter_mask(self._columns, conditions, len(self._ids)))
+            known = self._masks[name] = FilterMask(self._columns, parse(filter), len(self._ids), self._keys.size)
         return known.mask, known.count
 
     # -- storage ------------------------------------------------------------
@@ -243,7 +222,7 @@ class LocalVectorIndex:
         self._key_position = np.zeros(0, dtype=np.int64)
         self._columns: dict[str, MetadataColumn] = {}
         # Filter → its mask (see _mask), until a row is removed.
-        self._masks: dict[str, _KeptMask] = {}
+        self._masks: dict[str, FilterMask] = {}
         self._storage = np.zeros((0, self.dimensions), dtype=np.float32)
         self._ann: Any = None
         self._unsaved = 0
@@ -282,14 +261,14 @@ class LocalVectorIndex:
         if needed <= self._keys.size:
             return
         capacity = max(64, needed, self._keys.size * 2)
-        keys = np.zeros(capacity, dtype=np.int64)
-        keys[: self._keys.size] = self._keys
-        self._keys = keys
-        grown = np.zeros((capacity, self.dimensions), dtype=self._storage.dtype)
-        grown[: len(self._ids)] = self._matrix
-        self._storage = grown
+        self._keys = grown(self._keys, capacity)
+        storage = np.zeros((capacity, self.dimensions), dtype=self._storage.dtype)
+        storage[: len(self._ids)] = self._matrix
+        self._storage = storage
         for column in self._columns.values():
             column.grow(capacity)
+        for mask in self._masks.values():
+            mask.grow(capacity)
 
     def _index_key(self, key: int, position: int) -> None:
         if key >= self._key_position.size:
