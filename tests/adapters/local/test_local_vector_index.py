@@ -6,6 +6,8 @@ answers as Vectorize does (filter semantics, topK cap)."""
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -44,6 +46,24 @@ async def test_the_filter_follows_every_change() -> None:
 
 
 # -- past the threshold: the HNSW graph -----------------------------------------------
+
+
+def test_a_process_that_opens_a_graph_first_can_still_load_the_embedder(tmp_path: Path) -> None:
+    # onnxruntime loaded after usearch used to kill the process at its import (SIGSEGV).
+    program = (
+        "import asyncio\n"
+        "from companion_memory.adapters.local.vector_index import LocalVectorIndex\n"
+        "from companion_memory.ports import VectorRecord\n"
+        f"index = LocalVectorIndex({str(tmp_path / 'v.sqlite3')!r}, 2, ann_threshold=1)\n"
+        "asyncio.run(index.upsert([VectorRecord(f'm{i}', [1.0, float(i)], {}) for i in range(3)]))\n"
+        "assert index.approximate\n"
+        "import onnxruntime\n"
+        "print(onnxruntime.get_device())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    assert done.stdout.strip() == "CPU"
+
 
 DIMS = 32
 

@@ -8,6 +8,7 @@ file); the ``.npz`` is renamed into place last, so a crash leaves the old pair w
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import os
@@ -32,13 +33,28 @@ EXPANSION_SEARCH = 128
 _GRAPH_DTYPE = "f16"
 
 
+def _usearch_index() -> Any:
+    """usearch's ``Index`` class; ImportError when usearch is not installed.
+
+    onnxruntime (the bundled embedder's engine) is loaded first where it is installed:
+    loaded after usearch 2.26, onnxruntime 1.32 crashes the process at its import
+    (SIGSEGV in libstdc++'s codecvt, from its module's initialisation). The server
+    builds its embedder before its index, but a process that opens a large index first
+    (a test, a CLI command, a bench) would die."""
+    if importlib.util.find_spec("onnxruntime") is not None:
+        import onnxruntime  # noqa: F401
+    from usearch.index import Index
+
+    return Index
+
+
 def new_graph(dimensions: int) -> Any:
     """An empty graph, or None when usearch is not installed."""
     try:
-        from usearch.index import Index
+        index = _usearch_index()
     except ImportError:
         return None
-    return Index(
+    return index(
         ndim=dimensions,
         metric="ip",
         dtype=_GRAPH_DTYPE,
@@ -111,8 +127,7 @@ class GraphFiles:
         if not self._sidecar.exists():
             return None
         try:
-            from usearch.index import Index
-
+            index = _usearch_index()
             with np.load(self._sidecar, allow_pickle=False) as saved:
                 graph = self._path.with_name(str(saved["graph"]))
                 if str(saved["source"]) != self._source:
@@ -122,7 +137,7 @@ class GraphFiles:
                 vectors = saved["vectors"]
                 values = json.loads(str(saved["columns"]))
                 codes = [saved[f"codes_{number}"] for number in range(len(values))]
-            ann = Index.restore(str(graph))
+            ann = index.restore(str(graph))
         except (OSError, ValueError, KeyError, ImportError, RuntimeError) as error:
             log.warning("rebuilding the vector graph: the saved one cannot be used (%s)", error)
             return None
